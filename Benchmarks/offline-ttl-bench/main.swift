@@ -1,0 +1,3 @@
+import OfflineTTL
+
+print("offline-ttl-bench: no benchmarks yet")

@@ -1,0 +1,69 @@
+// swift-tools-version: 6.1
+// OfflineTTL: decides whether an offline cache may still be used, and stays right when the
+// wall clock is moved backward, when several processes share the cache, and when storage fails.
+import PackageDescription
+
+/// Upcoming features enabled for every target (as apple/swift-log does).
+let swiftSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+  name: "OfflineTTL",
+  products: [
+    .library(name: "OfflineTTL", targets: ["OfflineTTL"]),
+    .library(name: "OfflineTTLTesting", targets: ["OfflineTTLTesting"]),
+    .executable(name: "offline-ttl", targets: ["offline-ttl"]),
+    .executable(name: "offline-ttl-bench", targets: ["offline-ttl-bench"]),
+  ],
+  targets: [
+    // zlib's crc32 for record checksums (Debian: zlib1g-dev).
+    .systemLibrary(
+      name: "CZlib",
+      pkgConfig: "zlib",
+      providers: [.apt(["zlib1g-dev"])]
+    ),
+    // The library: time, pure policy, mark record and stores, item stores, the gate.
+    .target(
+      name: "OfflineTTL",
+      dependencies: ["CZlib"],
+      swiftSettings: swiftSettings
+    ),
+    // Test doubles and conformance suites, shipped as their own product.
+    .target(
+      name: "OfflineTTLTesting",
+      dependencies: ["OfflineTTL"],
+      swiftSettings: swiftSettings
+    ),
+    // The command-line tool's logic (parsing, output), kept testable and separate from @main.
+    .target(
+      name: "OfflineTTLCommandLine",
+      dependencies: ["OfflineTTL"],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "offline-ttl",
+      dependencies: ["OfflineTTLCommandLine"],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "offline-ttl-bench",
+      dependencies: ["OfflineTTL"],
+      path: "Benchmarks/offline-ttl-bench",
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "OfflineTTLTests",
+      dependencies: ["OfflineTTL", "OfflineTTLTesting"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "EndToEndTests",
+      dependencies: ["OfflineTTL", "OfflineTTLTesting"],
+      resources: [.copy("Support")],
+      swiftSettings: swiftSettings
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,77 @@
+/// What a ``ClockMarkStore`` keeps: the clock mark, its generation and the boot-clock floor.
+///
+/// The on-disk format of ``FileClockMarkStore`` is documented byte by byte in
+/// `docs/mark-record-format.md`.
+public struct ClockMarkRecord: Sendable, Hashable {
+  /// Incremented by each online sign-in; never by an offline path.
+  public var generation: UInt64
+  /// The clock mark: the latest wall-clock time ever observed for this cache (the high-water
+  /// mark). Never decreases except through an online sign-in (DESIGN rule 4).
+  public var mark: WallClockInstant
+  /// The boot-clock floor (DESIGN rule 9).
+  public var floor: BootClockFloor
+
+  /// Creates a record.
+  public init(generation: UInt64, mark: WallClockInstant, floor: BootClockFloor) {
+    self.generation = generation
+    self.mark = mark
+    self.floor = floor
+  }
+}
+
+/// One reading of the clocks, as handed to a ``ClockMarkStore``.
+public struct ClockObservation: Sendable, Hashable {
+  /// The wall clock now.
+  public var wall: WallClockInstant
+  /// The boot clock now, or `nil` when it is not used.
+  public var boot: BootClockReading?
+  /// The smallest rise of the mark worth a durable write (see
+  /// ``EligibilityPolicy/markResolution``); zero writes every observation.
+  public var markResolution: Duration
+
+  /// Creates an observation.
+  public init(wall: WallClockInstant, boot: BootClockReading? = nil, markResolution: Duration = .zero) {
+    self.wall = wall
+    self.boot = boot
+    self.markResolution = markResolution
+  }
+}
+
+extension ClockMarkRecord {
+  /// The record after an observation: mark `max(mark, wall)` (the seed's rule), floor carried
+  /// forward along the boot clock. Generation unchanged. Pure; shared by every store so that all
+  /// backends advance the mark identically.
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The advanced record.
+  public func observing(_ observation: ClockObservation) -> ClockMarkRecord {
+    ClockMarkRecord(
+      generation: generation,
+      mark: Swift.max(mark, observation.wall),
+      floor: floor.advanced(to: observation.boot))
+  }
+
+  /// Whether `next` (from ``observing(_:)``) must be written, or may be skipped under the mark
+  /// resolution: a write is needed when the mark rises by at least the resolution (any rise when
+  /// the resolution is zero), when the floor becomes untrusted, or when the anchor moves to another
+  /// boot (elapsed time of a boot that was never recorded could not be recovered after the next
+  /// reboot). Within one boot the floor is recomputed from the stored anchor, so skipping loses
+  /// no elapsed time.
+  public func needsWrite(becoming next: ClockMarkRecord, resolution: Duration) -> Bool {
+    if next.floor.isUntrusted != floor.isUntrusted { return true }
+    if next.floor.anchorBootID != floor.anchorBootID { return true }
+    if resolution <= .zero { return true }
+    guard next.mark > mark else { return false }
+    return mark.duration(to: next.mark) >= resolution
+  }
+
+  /// The record an online sign-in writes: the given generation, mark = `wall` (even when lower
+  /// than the old mark: the recovery path after a fast clock was corrected), floor re-anchored.
+  public static func afterOnlineSignIn(
+    generation: UInt64, at observation: ClockObservation
+  ) -> ClockMarkRecord {
+    ClockMarkRecord(
+      generation: generation, mark: observation.wall,
+      floor: .signIn(at: observation.wall, boot: observation.boot))
+  }
+}

@@ -1,0 +1,91 @@
+/// Where a cache's clock mark record lives: a Sendable backend behind one protocol.
+///
+/// Every implementation must guarantee (DESIGN rules 3, 4, 5 and 8), and must pass the shared
+/// conformance suite in `OfflineTTLTesting`:
+/// 1. **Atomic read → advance → write.** ``observe(_:)``, ``createFirstMark(_:)`` and
+///    ``resetAfterOnlineSignIn(_:)`` are each atomic with respect to every thread *and process*
+///    using the same store. Two observers never overwrite a higher mark with a lower one, and an
+///    online sign-in's reset is never undone by a writer that read the record before it.
+/// 2. **Durable before return.** When an operation returns, its record survives a crash or power
+///    loss. A crash at any instant leaves the old or the new record, never half of one.
+/// 3. **Monotone.** The mark never decreases except through ``resetAfterOnlineSignIn(_:)``.
+/// 4. **Fail closed, keep the evidence.** An absent record is ``ClockMarkStoreError/Code/absent``
+///    and ``observe(_:)`` creates nothing. An unreadable record is
+///    ``ClockMarkStoreError/Code/unreadable`` and its bytes are left exactly as they were; only
+///    ``resetAfterOnlineSignIn(_:)`` replaces them. A failed write leaves the old record intact.
+/// 5. **Errors are typed**: every failure is a ``ClockMarkStoreError``.
+public protocol ClockMarkStore: Sendable {
+  /// The current record, writing nothing.
+  ///
+  /// - Returns: The stored record.
+  /// - Throws: ``ClockMarkStoreError``: `absent`, `unreadable` (with why), or an I/O failure.
+  func read() throws(ClockMarkStoreError) -> ClockMarkRecord
+
+  /// Advances the mark to `max(stored, observation.wall)` and carries the floor forward, durably,
+  /// as one atomic step. May skip the write when the rise is below `observation.markResolution`
+  /// (see ``ClockMarkRecord/needsWrite(becoming:resolution:)``).
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The record before and after (equal to what is stored when this returns).
+  /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created), `unreadable` (bytes left
+  ///   alone), `writeFailed` (old record intact), or a lock or I/O failure.
+  func observe(_ observation: ClockObservation) throws(ClockMarkStoreError) -> ClockMarkTransition
+
+  /// Creates the first record (generation 0) at `observation.wall` when none exists, for the
+  /// gate's trust-on-first-use option. An existing record, readable or not, is left untouched.
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The record now stored (the new one, or the existing one unchanged).
+  /// - Throws: ``ClockMarkStoreError``: `unreadable` when a record exists but cannot be read
+  ///   (it is not replaced), `writeFailed`, or a lock or I/O failure.
+  func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    -> ClockMarkRecord
+
+  /// Writes the record an online sign-in earns: generation + 1, mark = `observation.wall` even
+  /// when lower than the stored mark, floor re-anchored. Works over an absent or unreadable
+  /// record (each implementation documents which generation it writes then).
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The new record.
+  /// - Throws: ``ClockMarkStoreError``: `writeFailed` (old bytes intact), or a lock or I/O
+  ///   failure.
+  func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    -> ClockMarkRecord
+}
+
+extension ClockMarkStore {
+  /// ``observe(_:)`` with only a wall-clock reading, writing every rise.
+  public func observe(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkTransition {
+    try observe(ClockObservation(wall: now))
+  }
+
+  /// ``resetAfterOnlineSignIn(_:)`` with only a wall-clock reading.
+  public func resetAfterOnlineSignIn(now: WallClockInstant) throws(ClockMarkStoreError)
+    -> ClockMarkRecord
+  {
+    try resetAfterOnlineSignIn(ClockObservation(wall: now))
+  }
+
+  /// ``createFirstMark(_:)`` with only a wall-clock reading.
+  public func createFirstMark(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkRecord {
+    try createFirstMark(ClockObservation(wall: now))
+  }
+}
+
+/// The record before and after one observation.
+public struct ClockMarkTransition: Sendable, Hashable {
+  /// The record read under the lock, before this observation.
+  public let previous: ClockMarkRecord
+  /// The record after it; this is what is stored (or, when the write was skipped under the
+  /// mark resolution, what the stored record implies).
+  public let current: ClockMarkRecord
+  /// Whether this observation wrote to storage.
+  public let wrote: Bool
+
+  /// Creates a transition.
+  public init(previous: ClockMarkRecord, current: ClockMarkRecord, wrote: Bool) {
+    self.previous = previous
+    self.current = current
+    self.wrote = wrote
+  }
+}

@@ -1,0 +1,132 @@
+/// The eligibility rule: how old a cache may be, and the options that govern how the gate
+/// applies the rule.
+///
+/// The pure part, ``evaluate(_:now:mark:)``, is the seed's model exactly (DESIGN rule 1): for
+/// items `w`, time `now`, mark `m` (absent on first use) and max age `A`,
+/// - no items → `unavailable`, mark unchanged;
+/// - otherwise `previous = m ?? now`, `updated = max(previous, now)`, and `fresh` iff
+///   `now >= previous`, `max(w) <= now` and `now − min(w) <= A` (age == A is fresh).
+///
+/// Arithmetic never traps or wraps for any representable input (DESIGN rule 2).
+public struct EligibilityPolicy: Sendable, Hashable {
+  /// The TTL: how long after its oldest item a cache may be used offline. Never negative.
+  public let maxAge: Duration
+  /// ``maxAge`` in whole nanoseconds, saturated at `UInt64.max` (about 584 years); ages are whole
+  /// nanoseconds, so truncating a sub-nanosecond part changes no decision.
+  public let maxAgeNanoseconds: UInt64
+  /// Whether the gate may create the first clock mark when items exist but no mark does (an app
+  /// migrating from a version without marks). Off by default: a missing mark is `expired`
+  /// with reason `mark_missing` (DESIGN rule 5).
+  public var trustOnFirstUse: Bool
+  /// Whether the gate keeps and checks the boot-clock floor (DESIGN rule 9). On by default.
+  public var usesBootClockFloor: Bool
+  /// The fixed part of the boot-clock floor's tolerance; 500 ppm of the boot time since the last
+  /// sign-in is added to it. Default 2 s. Never negative.
+  public let clockTolerance: Duration
+  /// The smallest rise of the mark that is written to storage. An observation that would raise
+  /// the stored mark by less reads and decides but does not write. Default 1 s; zero writes every
+  /// observation. Never negative.
+  public let markResolution: Duration
+
+  /// Creates a policy.
+  ///
+  /// - Parameters:
+  ///   - maxAge: The TTL, nonnegative (`.seconds(7 * 86_400)` for a week).
+  ///   - trustOnFirstUse: See ``trustOnFirstUse``; default `false`.
+  ///   - usesBootClockFloor: See ``usesBootClockFloor``; default `true`.
+  ///   - clockTolerance: See ``clockTolerance``; default 2 s.
+  ///   - markResolution: See ``markResolution``; default 1 s.
+  /// - Throws: ``InvalidValueError`` with code `negativeMaxAge` for a negative max age, or
+  ///   `outOfRange` for a negative tolerance or resolution.
+  public init(
+    maxAge: Duration,
+    trustOnFirstUse: Bool = false,
+    usesBootClockFloor: Bool = true,
+    clockTolerance: Duration = .seconds(2),
+    markResolution: Duration = .seconds(1)
+  ) throws(InvalidValueError) {
+    guard maxAge >= .zero else {
+      throw InvalidValueError(
+        .negativeMaxAge, "max age must be zero or more, got \(maxAge)")
+    }
+    guard clockTolerance >= .zero else {
+      throw InvalidValueError(
+        .outOfRange, "clock tolerance must be zero or more, got \(clockTolerance)")
+    }
+    guard markResolution >= .zero else {
+      throw InvalidValueError(
+        .outOfRange, "mark resolution must be zero or more, got \(markResolution)")
+    }
+    self.maxAge = maxAge
+    self.maxAgeNanoseconds = maxAge.saturatingNonnegativeNanoseconds
+    self.trustOnFirstUse = trustOnFirstUse
+    self.usesBootClockFloor = usesBootClockFloor
+    self.clockTolerance = clockTolerance
+    self.markResolution = markResolution
+  }
+}
+
+extension EligibilityPolicy {
+  /// Applies the seed's rule to a summary of the items (DESIGN rule 1). Pure: reads no clock and
+  /// touches no storage.
+  ///
+  /// - Parameters:
+  ///   - items: The count and the oldest and newest `writtenAt`.
+  ///   - now: The wall-clock time of this decision.
+  ///   - mark: The stored clock mark, or `nil` on first use.
+  /// - Returns: The status, every reason that applies, the updated mark (`max(mark ?? now, now)`,
+  ///   or `mark` unchanged when there are no items) and, when fresh, the deadline.
+  /// - Complexity: O(1); no heap allocation.
+  public func evaluate(_ items: ItemTimeSummary, now: WallClockInstant, mark: WallClockInstant?)
+    -> EligibilityEvaluation
+  {
+    guard let oldest = items.oldest, let newest = items.newest, items.count > 0 else {
+      return EligibilityEvaluation(
+        status: .unavailable, reasons: [], now: now, previousMark: mark, updatedMark: mark,
+        items: .empty, maxAge: maxAge, deadline: nil)
+    }
+    let previous = mark ?? now
+    let updated = Swift.max(previous, now)
+    var reasons: EligibilityReasons = []
+    if now < previous { reasons.insert(.clockBehindMark) }
+    if newest > now { reasons.insert(.itemFromFuture) }
+    if now >= oldest {
+      // now − oldest is in 0...UInt64.max, so the wrapping subtraction's bit pattern is exact.
+      let age = UInt64(
+        bitPattern: now.nanosecondsSinceEpoch &- oldest.nanosecondsSinceEpoch)
+      if age > maxAgeNanoseconds { reasons.insert(.tooOld) }
+    }
+    let status: EligibilityStatus = reasons.isEmpty ? .fresh : .expired
+    return EligibilityEvaluation(
+      status: status, reasons: reasons, now: now, previousMark: mark, updatedMark: updated,
+      items: items, maxAge: maxAge,
+      deadline: status == .fresh ? deadline(oldest: oldest) : nil)
+  }
+
+  /// Applies the seed's rule to the items' times in one pass.
+  ///
+  /// - Parameters:
+  ///   - writtenAt: Each item's `writtenAt`, in any order.
+  ///   - now: The wall-clock time of this decision.
+  ///   - mark: The stored clock mark, or `nil` on first use.
+  /// - Returns: As ``evaluate(_:now:mark:)``.
+  /// - Complexity: O(n) time, O(1) extra memory, no heap allocation.
+  @inlinable
+  public func evaluate<S: Sequence>(
+    writtenAt: S, now: WallClockInstant, mark: WallClockInstant?
+  ) -> EligibilityEvaluation where S.Element == WallClockInstant {
+    evaluate(ItemTimeSummary(writtenAt: writtenAt), now: now, mark: mark)
+  }
+
+  /// `oldest + maxAge`, or `nil` when that is past ``WallClockInstant/max``.
+  ///
+  /// - Parameter oldest: The oldest item's `writtenAt`.
+  /// - Returns: The last instant at which the cache is still fresh by age.
+  public func deadline(oldest: WallClockInstant) -> WallClockInstant? {
+    // Int64.max − oldest is in 0...UInt64.max: room left above `oldest`.
+    let room = UInt64(bitPattern: Int64.max &- oldest.nanosecondsSinceEpoch)
+    guard maxAgeNanoseconds <= room else { return nil }
+    return WallClockInstant(
+      nanosecondsSinceEpoch: oldest.nanosecondsSinceEpoch &+ Int64(bitPattern: maxAgeNanoseconds))
+  }
+}

@@ -1,0 +1,58 @@
+/// Every reason an evaluation was refused, as a fixed-size set (no heap allocation).
+///
+/// Codes are stable snake_case strings, always listed in the declaration order below, which is
+/// the order of ``allCases`` and of ``codes``. An `expired` result carries every reason that
+/// applies, not only the first one found (DESIGN rule 1).
+public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringConvertible {
+  public let rawValue: UInt16
+  /// Creates a set from its bits; prefer the named members.
+  @inlinable public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+  /// The wall clock reads earlier than the clock mark: a rollback (the seed's rule).
+  public static let clockBehindMark = EligibilityReasons(rawValue: 1 << 0)
+  /// The newest item is dated after now (the seed's rule: a negative age never passes).
+  public static let itemFromFuture = EligibilityReasons(rawValue: 1 << 1)
+  /// The oldest item is older than the max age (`now − oldest > maxAge`).
+  public static let tooOld = EligibilityReasons(rawValue: 1 << 2)
+  /// Items exist but no clock mark does (DESIGN rule 5; trust-on-first-use is off by default).
+  public static let markMissing = EligibilityReasons(rawValue: 1 << 3)
+  /// The stored clock mark cannot be read or is corrupt; its bytes are left alone.
+  public static let markUnreadable = EligibilityReasons(rawValue: 1 << 4)
+  /// The advanced mark could not be made durable, so `fresh` cannot be granted (DESIGN rule 3).
+  public static let markNotPersisted = EligibilityReasons(rawValue: 1 << 5)
+  /// A cached item (or the item index) cannot be read; nothing is deleted.
+  public static let itemUnreadable = EligibilityReasons(rawValue: 1 << 6)
+  /// The wall clock is behind the boot-clock floor by more than the tolerance (DESIGN rule 9).
+  public static let clockBehindElapsedTime = EligibilityReasons(rawValue: 1 << 7)
+  /// The boot clock went backward within one boot: the floor's anchor is untrusted.
+  public static let bootClockInconsistent = EligibilityReasons(rawValue: 1 << 8)
+
+  /// Every reason, in the fixed listing order.
+  public static let allCases: [(reason: EligibilityReasons, code: String)] = [
+    (.clockBehindMark, "clock_behind_mark"),
+    (.itemFromFuture, "item_from_future"),
+    (.tooOld, "too_old"),
+    (.markMissing, "mark_missing"),
+    (.markUnreadable, "mark_unreadable"),
+    (.markNotPersisted, "mark_not_persisted"),
+    (.itemUnreadable, "item_unreadable"),
+    (.clockBehindElapsedTime, "clock_behind_elapsed_time"),
+    (.bootClockInconsistent, "boot_clock_inconsistent"),
+  ]
+
+  /// The snake_case codes of the reasons in this set, in the fixed listing order.
+  ///
+  /// - Complexity: O(k) for k known reasons; allocates the returned array (use only at the edges).
+  public var codes: [String] {
+    Self.allCases.compactMap { contains($0.reason) ? $0.code : nil }
+  }
+
+  /// The reason for a code, or `nil` for an unknown code.
+  public init?(code: String) {
+    guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
+    self = match.reason
+  }
+
+  /// The codes joined by commas, e.g. `clock_behind_mark,too_old`; empty for no reason.
+  public var description: String { codes.joined(separator: ",") }
+}

@@ -1,0 +1,12 @@
+/// The answer to "may this cache be used offline now?" (the seed's three outcomes).
+public enum EligibilityStatus: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+  /// Use the cache offline.
+  case fresh
+  /// Refuse offline use and ask for an online sign-in; the cached data is kept (DESIGN rule 6).
+  case expired
+  /// Nothing is cached.
+  case unavailable
+
+  /// `fresh`, `expired` or `unavailable`.
+  public var description: String { rawValue }
+}
