@@ -27,7 +27,8 @@ public struct BootID: Sendable, Hashable, CustomStringConvertible {
 
   /// The canonical lowercase UUID text.
   public var description: String {
-    let text = String(high, radix: 16).leftPadded(to: 16) + String(low, radix: 16).leftPadded(to: 16)
+    let text =
+      String(high, radix: 16).leftPadded(to: 16) + String(low, radix: 16).leftPadded(to: 16)
     let chars = Array(text)
     return String(chars[0..<8]) + "-" + String(chars[8..<12]) + "-" + String(chars[12..<16]) + "-"
       + String(chars[16..<20]) + "-" + String(chars[20..<32])

@@ -30,7 +30,9 @@ public struct ClockObservation: Sendable, Hashable {
   public var markResolution: Duration
 
   /// Creates an observation.
-  public init(wall: WallClockInstant, boot: BootClockReading? = nil, markResolution: Duration = .zero) {
+  public init(
+    wall: WallClockInstant, boot: BootClockReading? = nil, markResolution: Duration = .zero
+  ) {
     self.wall = wall
     self.boot = boot
     self.markResolution = markResolution

@@ -67,7 +67,8 @@ extension ClockMarkStore {
   }
 
   /// ``createFirstMark(_:)`` with only a wall-clock reading.
-  public func createFirstMark(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkRecord {
+  public func createFirstMark(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkRecord
+  {
     try createFirstMark(ClockObservation(wall: now))
   }
 }

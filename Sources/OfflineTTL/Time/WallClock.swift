@@ -24,7 +24,8 @@ public struct SystemWallClock: WallClock {
     // Seconds of today's clock times 10⁹ fit in Int64 until 2262; saturate beyond.
     let (scaled, overflow) = Int64(spec.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
     if overflow { return spec.tv_sec < 0 ? .min : .max }
-    return WallClockInstant(nanosecondsSinceEpoch: scaled.addingReportingOverflow(Int64(spec.tv_nsec)).partialValue)
+    return WallClockInstant(
+      nanosecondsSinceEpoch: scaled.addingReportingOverflow(Int64(spec.tv_nsec)).partialValue)
   }
 }
 

@@ -62,7 +62,8 @@ extension WallClockInstant {
   ///   - unit: The unit `value` is in.
   /// - Throws: ``InvalidValueError`` with code `outOfRange` when the value does not fit.
   public init(_ value: Int64, _ unit: TimeUnit) throws(InvalidValueError) {
-    self.init(nanosecondsSinceEpoch: try Self.scaled(value, by: unit.nanoseconds, unit: unit.symbol))
+    self.init(
+      nanosecondsSinceEpoch: try Self.scaled(value, by: unit.nanoseconds, unit: unit.symbol))
   }
 
   /// Creates an instant from a Foundation `Date`, rounded to the nearest nanosecond.
