@@ -29,7 +29,8 @@ import Testing
     let store = InMemoryClockMarkStore()
     _ = try store.resetAfterOnlineSignIn(now: instant(100))
     let small = try store.observe(
-      ClockObservation(wall: instant(100).saturatingAdvanced(by: .milliseconds(500)),
+      ClockObservation(
+        wall: instant(100).saturatingAdvanced(by: .milliseconds(500)),
         markResolution: .seconds(1)))
     #expect(!small.wrote)
     #expect(try store.read().mark == instant(100))

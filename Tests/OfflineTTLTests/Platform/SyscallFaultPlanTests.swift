@@ -1,8 +1,7 @@
 import Foundation
+@_spi(Testing) import OfflineTTL
 import OfflineTTLTesting
 import Testing
-
-@_spi(Testing) import OfflineTTL
 
 @Suite struct SyscallFaultPlanTests {
   @Test func failsOnlyTheNthCallOfTheGivenKind() throws {

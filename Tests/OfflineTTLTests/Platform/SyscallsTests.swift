@@ -1,8 +1,7 @@
 import Foundation
+@_spi(Testing) import OfflineTTL
 import OfflineTTLTesting
 import Testing
-
-@_spi(Testing) import OfflineTTL
 
 @Suite struct SyscallsTests {
   let system = Syscalls()
@@ -66,7 +65,9 @@ import Testing
       system.closeIgnoringErrors(second)
     }
     try system.flock(first, .exclusive)
-    #expect(throws: Errno.wouldBlock) { try system.flock(second, LockOperation.exclusive.nonBlocking) }
+    #expect(throws: Errno.wouldBlock) {
+      try system.flock(second, LockOperation.exclusive.nonBlocking)
+    }
     try system.flock(first, .unlock)
     try system.flock(second, LockOperation.exclusive.nonBlocking)
   }
