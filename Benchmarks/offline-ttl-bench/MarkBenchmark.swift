@@ -1,7 +1,6 @@
 import Foundation
-import Synchronization
-
 @_spi(Testing) import OfflineTTL
+import Synchronization
 
 /// `mark`: the clock-mark store. Every figure beside its floor, measured in the same run and the
 /// same directory:

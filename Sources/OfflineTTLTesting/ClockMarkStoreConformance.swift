@@ -158,7 +158,8 @@ public enum ClockMarkStoreConformance {
     let signIn = ClockObservation(
       wall: t(1_000), boot: BootClockReading(bootID: boot, sinceBoot: .seconds(50)))
     let written = try store.resetAfterOnlineSignIn(signIn)
-    #expect(written == ClockMarkRecord.afterOnlineSignIn(generation: written.generation, at: signIn))
+    #expect(
+      written == ClockMarkRecord.afterOnlineSignIn(generation: written.generation, at: signIn))
     let later = ClockObservation(
       wall: t(900), boot: BootClockReading(bootID: boot, sinceBoot: .seconds(80)))
     let transition = try store.observe(later)

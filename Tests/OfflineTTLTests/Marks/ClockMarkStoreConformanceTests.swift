@@ -26,7 +26,8 @@ import Testing
           let path =
             (store as! FileClockMarkStore).directoryPath + "/" + FileClockMarkStore.recordFileName
           let handle = try #require(FileHandle(forWritingAtPath: path))
-          try handle.write(contentsOf: Data(repeating: 0xEE, count: FileClockMarkStore.recordFileSize))
+          try handle.write(
+            contentsOf: Data(repeating: 0xEE, count: FileClockMarkStore.recordFileSize))
           try handle.close()
         },
         cleanUp: { store in

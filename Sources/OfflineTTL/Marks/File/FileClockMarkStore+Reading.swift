@@ -38,7 +38,7 @@ extension FileClockMarkStore {
   private func openDirectory(creating: Bool) throws(ClockMarkStoreError) -> FileDescriptor {
     do {
       return try system.open(directoryPath, [.readOnly, .directory])
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       guard creating else {
         throw ClockMarkStoreError(
           code: .absent, reason: "no clock mark record: \(directoryPath) does not exist")
@@ -48,7 +48,7 @@ extension FileClockMarkStore {
     }
     do {
       try system.mkdir(directoryPath, mode: 0o700)
-    } catch where error == .fileExists {
+    } catch  where error == .fileExists {
       // Created by another process meanwhile.
     } catch {
       throw unusable(error, "cannot create the store directory")
@@ -66,12 +66,13 @@ extension FileClockMarkStore {
     let flags: OpenFlags = [.readWrite, .nonBlocking]
     var fd: FileDescriptor
     do {
-      fd = try system.openat(directory, Self.lockFileName, creating ? flags.union(.create) : flags, mode: 0o600)
-    } catch where error == .noSuchFileOrDirectory && !creating {
+      fd = try system.openat(
+        directory, Self.lockFileName, creating ? flags.union(.create) : flags, mode: 0o600)
+    } catch  where error == .noSuchFileOrDirectory && !creating {
       // No lock file: a record never existed here, unless someone removed the lock file.
       do {
         _ = try system.fstatat(directory, Self.recordFileName)
-      } catch where error == .noSuchFileOrDirectory {
+      } catch  where error == .noSuchFileOrDirectory {
         throw ClockMarkStoreError(
           code: .absent, reason: "no clock mark record in \(directoryPath)")
       } catch {}
@@ -141,11 +142,13 @@ extension FileClockMarkStore {
     guard status.size != 0 else { throw unreadable(.empty, "the record file is empty") }
     guard status.size <= Int64(MarkRecordCodec.fileSize) else {
       throw unreadable(
-        .oversized, "the record file has \(status.size) bytes, more than \(MarkRecordCodec.fileSize)")
+        .oversized,
+        "the record file has \(status.size) bytes, more than \(MarkRecordCodec.fileSize)")
     }
     guard status.size == Int64(MarkRecordCodec.fileSize) else {
       throw unreadable(
-        .truncated, "the record file has \(status.size) bytes, fewer than \(MarkRecordCodec.fileSize)")
+        .truncated,
+        "the record file has \(status.size) bytes, fewer than \(MarkRecordCodec.fileSize)")
     }
     var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
     let count: Int

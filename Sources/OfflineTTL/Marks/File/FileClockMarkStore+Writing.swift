@@ -45,7 +45,7 @@ extension FileClockMarkStore {
     do throws(Errno) {
       do {
         try system.unlinkat(directory, Self.temporaryFileName)
-      } catch where error == .noSuchFileOrDirectory {}
+      } catch  where error == .noSuchFileOrDirectory {}
       let fd = try system.openat(
         directory, Self.temporaryFileName, [.writeOnly, .create, .exclusive], mode: 0o600)
       do throws(Errno) {

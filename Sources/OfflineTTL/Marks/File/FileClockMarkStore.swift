@@ -96,7 +96,8 @@ public struct FileClockMarkStore: ClockMarkStore {
   /// - Throws: ``ClockMarkStoreError``: `absent` (no directory, or no record), `unreadable`,
   ///   `lockFailed` or `storeUnusable`.
   public func read() throws(ClockMarkStoreError) -> ClockMarkRecord {
-    try withLockedDirectory(creating: false, lock: .shared) { directory throws(ClockMarkStoreError) in
+    try withLockedDirectory(creating: false, lock: .shared) {
+      directory throws(ClockMarkStoreError) in
       let loaded = try load(in: directory, writable: false)
       system.closeIgnoringErrors(loaded.fd)
       return loaded.record
@@ -147,7 +148,7 @@ public struct FileClockMarkStore: ClockMarkStore {
         let loaded = try load(in: directory, writable: false)
         system.closeIgnoringErrors(loaded.fd)
         return loaded.record
-      } catch where error.code == .absent {
+      } catch  where error.code == .absent {
         let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: observation)
         try replaceFile(with: first, in: directory)
         return first

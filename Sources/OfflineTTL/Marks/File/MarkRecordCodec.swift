@@ -40,7 +40,9 @@ enum MarkRecordCodec {
     put(UInt64(bitPattern: record.floor.lowerBound.nanosecondsSinceEpoch), 8, at: 32, in: &bytes)
     put(record.floor.anchorBootID.high, 8, at: 40, in: &bytes)
     put(record.floor.anchorBootID.low, 8, at: 48, in: &bytes)
-    put(UInt64(bitPattern: saturatingNanoseconds(record.floor.anchorSinceBoot)), 8, at: 56, in: &bytes)
+    put(
+      UInt64(bitPattern: saturatingNanoseconds(record.floor.anchorSinceBoot)), 8, at: 56, in: &bytes
+    )
     put(
       UInt64(bitPattern: saturatingNanoseconds(record.floor.elapsedSinceSignIn)), 8, at: 64,
       in: &bytes)
