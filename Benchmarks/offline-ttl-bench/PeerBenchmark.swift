@@ -92,7 +92,9 @@ enum PeerBenchmark {
     report.record(
       "ours repeated check p50 (within 1 s resolution)", repeatedP50, unit: "ns",
       floor: ("ours writing check p50", writingP50), target: .ratioAtMost(0.1),
-      note: "\(ours.repeatedWrites) of \(repeatedSamples.count) repeated checks wrote")
+      note: "write syscalls per check: repeated "
+        + BenchFormat.number(ours.writesPerRepeatedCheck) + ", writing "
+        + BenchFormat.number(ours.writesPerWritingCheck))
     report.record(
       "ours repeated check p99", BenchStats.quantile(repeatedSamples, 0.99), unit: "ns",
       floor: ("ours writing check p50", writingP50))
