@@ -26,7 +26,9 @@ import Testing
     let observe = runCommand([
       "mark", "observe", "--dir", dir.path, "--now", "50", "--now", "200", "--now", "150",
     ])
-    #expect(observe.standardOutput == "mark 100 generation 1\nmark 200 generation 1\nmark 200 generation 1\n")
+    #expect(
+      observe.standardOutput
+        == "mark 100 generation 1\nmark 200 generation 1\nmark 200 generation 1\n")
     let again = runCommand(["mark", "reset", "--dir", dir.path, "--now", "7", "--json"])
     #expect(again.standardOutput == "{\"mark\":7,\"generation\":2}\n")
     let show = runCommand(["mark", "show", "--dir", dir.path, "--unit", "ms", "--json"])

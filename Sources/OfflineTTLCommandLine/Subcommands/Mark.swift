@@ -16,7 +16,8 @@ enum Mark: Subcommand {
       .option(
         "now", value: "t", repeatable: true,
         help: "The wall-clock time; observe takes several and observes each in order."),
-      .option("unit", value: "unit", help: "The unit of --now and of the output: s (default), ms or ns."),
+      .option(
+        "unit", value: "unit", help: "The unit of --now and of the output: s (default), ms or ns."),
       .flag("json", help: "Prints {\"mark\":N,\"generation\":G} instead of a line of text."),
     ],
     positionals: [
