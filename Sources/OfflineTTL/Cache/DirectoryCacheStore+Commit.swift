@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 extension DirectoryCacheStore {
   /// See ``CacheItemStore/commit(_:onlyIf:)``.
   ///
@@ -21,37 +15,37 @@ extension DirectoryCacheStore {
   public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
     throws(CacheStoreError) -> Bool
   {
-    let store: Int32
-    let cache: Int32
+    let store: FileDescriptor
+    let cache: FileDescriptor
     do {
-      store = try CacheFiles.openOrCreateDirectory(AT_FDCWD, directory)
+      store = try files.openOrCreateDirectory(nil, directory)
     } catch {
       throw CacheStoreError(
-        code: .storeUnusable, errno: error.errno,
-        reason: "cannot open or create the store directory \(directory): \(error.message)")
+        code: .storeUnusable, errno: error.rawValue,
+        reason: "cannot open or create the store directory \(directory): \(error.description)")
     }
-    defer { CacheFiles.close(store) }
+    defer { files.close(store) }
     do {
-      cache = try CacheFiles.openOrCreateDirectory(store, Self.cacheName)
+      cache = try files.openOrCreateDirectory(store, Self.cacheName)
     } catch {
       throw CacheStoreError(
-        code: .storeUnusable, errno: error.errno,
-        reason: "cannot open or create \(directory)/\(Self.cacheName): \(error.message)")
+        code: .storeUnusable, errno: error.rawValue,
+        reason: "cannot open or create \(directory)/\(Self.cacheName): \(error.description)")
     }
-    defer { CacheFiles.close(cache) }
-    let lock: Int32
+    defer { files.close(cache) }
+    let lock: FileDescriptor
     do {
-      lock = try CacheFiles.openFile(cache, Self.lockName, O_RDWR | O_CREAT)
+      lock = try files.openFile(cache, Self.lockName, [.readWrite, .create])
     } catch {
       throw CacheStoreError(
-        code: .lockFailed, errno: error.errno, reason: "cannot open the cache lock: \(error.message)")
+        code: .lockFailed, errno: error.rawValue, reason: "cannot open the cache lock: \(error.description)")
     }
-    defer { CacheFiles.close(lock) }
+    defer { files.close(lock) }
     do {
-      try CacheFiles.lockExclusive(lock)
+      try files.lockExclusive(lock)
     } catch {
       throw CacheStoreError(
-        code: .lockFailed, errno: error.errno, reason: "cannot lock the cache: \(error.message)")
+        code: .lockFailed, errno: error.rawValue, reason: "cannot lock the cache: \(error.description)")
     }
     guard precondition() else { return false }
     if changes.isEmpty { return true }
@@ -59,17 +53,17 @@ extension DirectoryCacheStore {
       try apply(changes, cache: cache)
     } catch {
       throw CacheStoreError(
-        code: .writeFailed, errno: error.errno,
-        reason: "commit failed, items already committed are intact: \(error.message)")
+        code: .writeFailed, errno: error.rawValue,
+        reason: "commit failed, items already committed are intact: \(error.description)")
     }
     return true
   }
 
-  private func apply(_ changes: CacheChanges, cache: Int32) throws(SystemCallError) {
-    let items = try CacheFiles.openOrCreateDirectory(cache, Self.itemsName)
-    defer { CacheFiles.close(items) }
-    let tmp = try CacheFiles.openOrCreateDirectory(cache, Self.tmpName)
-    defer { CacheFiles.close(tmp) }
+  private func apply(_ changes: CacheChanges, cache: FileDescriptor) throws(Errno) {
+    let items = try files.openOrCreateDirectory(cache, Self.itemsName)
+    defer { files.close(items) }
+    let tmp = try files.openOrCreateDirectory(cache, Self.tmpName)
+    defer { files.close(tmp) }
     var catalog = CacheCatalog()
     if !changes.removesAll {
       if let indexed = readCatalog(cache) {
@@ -78,11 +72,11 @@ extension DirectoryCacheStore {
         catalog = try scanItems(cache)
       }
     }
-    for leftover in try CacheFiles.names(in: tmp) { try CacheFiles.unlink(tmp, leftover) }
+    for leftover in try files.names(in: tmp) { try files.unlink(tmp, leftover) }
 
     // (1) Mark the commit in progress.
-    CacheFiles.close(try CacheFiles.createFile(cache, Self.pendingName))
-    try CacheFiles.sync(cache)
+    files.close(try files.createFile(cache, Self.pendingName))
+    try files.sync(cache)
 
     // (2) Write every new item to tmp/, no sync yet.
     var staged: [(temp: String, key: String, writtenAt: WallClockInstant)] = []
@@ -94,47 +88,47 @@ extension DirectoryCacheStore {
       staged.append((temp, key.rawValue, change.writtenAt))
     }
     // (3) One sync for all of them.
-    if !staged.isEmpty { try CacheFiles.syncFileSystem(tmp) }
+    if !staged.isEmpty { try files.syncFileSystem(tmp) }
     #if !os(Linux)
       for entry in staged {
-        let fd = try CacheFiles.openFile(tmp, entry.temp, O_RDONLY)
-        defer { CacheFiles.close(fd) }
-        try CacheFiles.sync(fd)
+        let fd = try files.openFile(tmp, entry.temp, .readOnly)
+        defer { files.close(fd) }
+        try files.sync(fd)
       }
     #endif
 
     // (4) Deletions, then renames into items/, then one sync of items/.
     if changes.removesAll {
-      for name in try CacheFiles.names(in: items) { try CacheFiles.unlink(items, name) }
+      for name in try files.names(in: items) { try files.unlink(items, name) }
     }
     for (key, change) in changes.entries where change == nil {
-      try CacheFiles.unlink(items, key.rawValue)
+      try files.unlink(items, key.rawValue)
       catalog.entries[key.rawValue] = nil
       catalog.unreadable[key.rawValue] = nil
     }
     for entry in staged {
-      try CacheFiles.rename(tmp, entry.temp, items, entry.key)
+      try files.rename(tmp, entry.temp, items, entry.key)
       catalog.entries[entry.key] = entry.writtenAt
       catalog.unreadable[entry.key] = nil
     }
-    try CacheFiles.sync(items)
+    try files.sync(items)
 
     // (5) Commit the index; while an unreadable item remains, leave `pending` so that every
     // check rebuilds and refuses.
     guard catalog.unreadable.isEmpty else { return }
     try writeIndex(cache, catalog, stamp: try itemsStamp(cache))
-    try CacheFiles.unlink(cache, Self.pendingName)
+    try files.unlink(cache, Self.pendingName)
   }
 
-  private func writeItem(_ tmp: Int32, _ name: String, _ change: CacheChanges.Write)
-    throws(SystemCallError)
+  private func writeItem(_ tmp: FileDescriptor, _ name: String, _ change: CacheChanges.Write)
+    throws(Errno)
   {
-    let fd = try CacheFiles.createFile(tmp, name)
-    defer { CacheFiles.close(fd) }
+    let fd = try files.createFile(tmp, name)
+    defer { files.close(fd) }
     let header = change.payload.withUnsafeBytes { payload in
       CacheFormat.itemHeader(writtenAt: change.writtenAt, payload: payload)
     }
-    try CacheFiles.writeAll(fd, header)
-    try CacheFiles.writeAll(fd, change.payload)
+    try files.writeAll(fd, header)
+    try files.writeAll(fd, change.payload)
   }
 }

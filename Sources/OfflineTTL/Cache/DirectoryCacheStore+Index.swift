@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// Every item's `writtenAt` by key, as the writer keeps it in the index body.
 struct CacheCatalog {
   var entries: [String: WallClockInstant] = [:]
@@ -31,13 +25,13 @@ struct CacheIndexHeader {
 }
 
 extension DirectoryCacheStore {
-  func itemsStamp(_ cache: Int32) throws(SystemCallError) -> DirectoryStamp {
+  func itemsStamp(_ cache: FileDescriptor) throws(Errno) -> DirectoryStamp {
     do {
-      let info = try CacheFiles.status(cache, Self.itemsName)
+      let info = try files.status(cache, Self.itemsName)
       return DirectoryStamp(
-        inode: UInt64(info.st_ino), changeTime: info.changeTimeNanoseconds,
+        inode: info.inode, changeTime: info.changeTimeNanoseconds,
         modificationTime: info.modificationTimeNanoseconds)
-    } catch where error.errno == ENOENT {
+    } catch where error == .noSuchFileOrDirectory {
       return DirectoryStamp()
     }
   }
@@ -47,15 +41,15 @@ extension DirectoryCacheStore {
   ///
   /// - Complexity: O(1): one `stat` for the pending marker, one 72-byte read, one `stat` of the
   ///   items directory.
-  func fastIndexHeader(_ cache: Int32) -> CacheIndexHeader? {
-    guard (try? CacheFiles.exists(cache, Self.pendingName)) == false else { return nil }
-    guard let fd = try? CacheFiles.openFile(cache, Self.indexName, O_RDONLY) else {
+  func fastIndexHeader(_ cache: FileDescriptor) -> CacheIndexHeader? {
+    guard (try? files.exists(cache, Self.pendingName)) == false else { return nil }
+    guard let fd = try? files.openFile(cache, Self.indexName, .readOnly) else {
       // No index: consistent only when there is no items directory at all.
       if (try? itemsStamp(cache)) == DirectoryStamp() { return emptyHeader }
       return nil
     }
-    defer { CacheFiles.close(fd) }
-    guard let bytes = try? CacheFiles.read(fd, count: CacheFormat.indexHeaderSize, offset: 0),
+    defer { files.close(fd) }
+    guard let bytes = try? files.read(fd, count: CacheFormat.indexHeaderSize, offset: 0),
       let header = Self.decodeIndexHeader(bytes),
       let stamp = try? itemsStamp(cache), stamp == header.stamp
     else { return nil }
@@ -121,13 +115,13 @@ extension DirectoryCacheStore {
   }
 
   /// The whole catalog from a consistent index, or `nil` when it must be rebuilt.
-  func readCatalog(_ cache: Int32) -> CacheCatalog? {
+  func readCatalog(_ cache: FileDescriptor) -> CacheCatalog? {
     guard let header = fastIndexHeader(cache) else { return nil }
     if header.summary.count == 0 { return CacheCatalog() }
-    guard let fd = try? CacheFiles.openFile(cache, Self.indexName, O_RDONLY) else { return nil }
-    defer { CacheFiles.close(fd) }
+    guard let fd = try? files.openFile(cache, Self.indexName, .readOnly) else { return nil }
+    defer { files.close(fd) }
     guard header.bodyLength < UInt64(Int.max / 2),
-      let body = try? CacheFiles.read(
+      let body = try? files.read(
         fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize)),
       body.count == Int(header.bodyLength), CacheFormat.crc(body[...]) == header.bodyChecksum
     else { return nil }
@@ -150,29 +144,29 @@ extension DirectoryCacheStore {
   /// Reads every item's header (never a payload) to rebuild the catalog; changes no item.
   ///
   /// - Complexity: O(n) opens and 28-byte reads.
-  func scanItems(_ cache: Int32) throws(SystemCallError) -> CacheCatalog {
+  func scanItems(_ cache: FileDescriptor) throws(Errno) -> CacheCatalog {
     var catalog = CacheCatalog()
-    let items: Int32
+    let items: FileDescriptor
     do {
-      items = try CacheFiles.openDirectory(cache, Self.itemsName)
-    } catch where error.errno == ENOENT {
+      items = try files.openDirectory(cache, Self.itemsName)
+    } catch where error == .noSuchFileOrDirectory {
       return catalog
     }
-    defer { CacheFiles.close(items) }
-    for name in try CacheFiles.names(in: items) {
+    defer { files.close(items) }
+    for name in try files.names(in: items) {
       guard CacheItemKey.problem(with: name) == nil else { continue }
       do {
-        let fd = try CacheFiles.openFile(items, name, O_RDONLY)
-        defer { CacheFiles.close(fd) }
-        let info = try CacheFiles.status(fd)
-        guard info.isRegularFile else {
+        let fd = try files.openFile(items, name, .readOnly)
+        defer { files.close(fd) }
+        let info = try files.status(fd)
+        guard (info.kind == .regular) else {
           catalog.unreadable[name] = "not a regular file"
           continue
         }
-        let bytes = try CacheFiles.read(fd, count: CacheFormat.itemHeaderSize, offset: 0)
+        let bytes = try files.read(fd, count: CacheFormat.itemHeaderSize, offset: 0)
         switch CacheFormat.decodeItemHeader(bytes) {
         case .success(let header):
-          if UInt64(info.st_size) != UInt64(CacheFormat.itemHeaderSize) + header.payloadLength {
+          if UInt64(info.size) != UInt64(CacheFormat.itemHeaderSize) + header.payloadLength {
             catalog.unreadable[name] = "truncated"
           } else {
             catalog.entries[name] = header.writtenAt
@@ -182,7 +176,7 @@ extension DirectoryCacheStore {
         }
       } catch {
         catalog.unreadable[name] =
-          error.errno == ELOOP ? "a symbolic link (never followed)" : error.message
+          error == .tooManySymbolicLinks ? "a symbolic link (never followed)" : error.description
       }
     }
     return catalog
@@ -193,12 +187,12 @@ extension DirectoryCacheStore {
   ///
   /// - Throws: ``CacheStoreError/Code/itemUnreadable`` when an item header cannot be read (the
   ///   index is then not written, so every later check rebuilds and refuses again).
-  func rebuildIndex(_ cache: Int32) throws(CacheStoreError) -> CacheIndexHeader {
-    let lock = try? CacheFiles.openFile(cache, Self.lockName, O_RDWR | O_CREAT)
-    defer { if let lock { CacheFiles.close(lock) } }
+  func rebuildIndex(_ cache: FileDescriptor) throws(CacheStoreError) -> CacheIndexHeader {
+    let lock = try? files.openFile(cache, Self.lockName, [.readWrite, .create])
+    defer { if let lock { files.close(lock) } }
     var locked = false
     if let lock {
-      locked = (try? CacheFiles.lockExclusive(lock)) != nil
+      locked = (try? files.lockExclusive(lock)) != nil
       // A writer may have just finished: its index is then consistent.
       if locked, let header = fastIndexHeader(cache) { return header }
     }
@@ -209,8 +203,8 @@ extension DirectoryCacheStore {
       catalog = try scanItems(cache)
     } catch {
       throw CacheStoreError(
-        code: .indexUnreadable, errno: error.errno,
-        reason: "cannot rebuild the item index: \(error.message)")
+        code: .indexUnreadable, errno: error.rawValue,
+        reason: "cannot rebuild the item index: \(error.description)")
     }
     if let (name, why) = catalog.unreadable.min(by: { $0.key < $1.key }) {
       throw CacheStoreError(
@@ -220,29 +214,29 @@ extension DirectoryCacheStore {
     }
     if locked {
       try? writeIndex(cache, catalog, stamp: stamp)
-      try? CacheFiles.unlink(cache, Self.pendingName)
+      try? files.unlink(cache, Self.pendingName)
     }
     return CacheIndexHeader(
       summary: catalog.summary, stamp: stamp, bodyLength: 0, bodyChecksum: 0)
   }
 
   /// Writes the index durably: temp file, `fsync`, rename over `index`, `fsync` of `cache/`.
-  func writeIndex(_ cache: Int32, _ catalog: CacheCatalog, stamp: DirectoryStamp)
-    throws(SystemCallError)
+  func writeIndex(_ cache: FileDescriptor, _ catalog: CacheCatalog, stamp: DirectoryStamp)
+    throws(Errno)
   {
-    let tmp = try CacheFiles.openOrCreateDirectory(cache, Self.tmpName)
-    defer { CacheFiles.close(tmp) }
+    let tmp = try files.openOrCreateDirectory(cache, Self.tmpName)
+    defer { files.close(tmp) }
     let bytes = Self.encodeIndex(catalog, stamp: stamp)
-    let fd = try CacheFiles.createFile(tmp, Self.indexName)
+    let fd = try files.createFile(tmp, Self.indexName)
     do {
-      try CacheFiles.writeAll(fd, bytes)
-      try CacheFiles.sync(fd)
+      try files.writeAll(fd, bytes)
+      try files.sync(fd)
     } catch {
-      CacheFiles.close(fd)
+      files.close(fd)
       throw error
     }
-    CacheFiles.close(fd)
-    try CacheFiles.rename(tmp, Self.indexName, cache, Self.indexName)
-    try CacheFiles.sync(cache)
+    files.close(fd)
+    try files.rename(tmp, Self.indexName, cache, Self.indexName)
+    try files.sync(cache)
   }
 }

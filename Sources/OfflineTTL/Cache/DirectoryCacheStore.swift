@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// The embedded default ``CacheItemStore``: one file per item in a private directory, beside the
 /// clock mark in the same store directory.
 ///
@@ -35,6 +29,7 @@ import Foundation
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
+  let files: CacheFiles
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -49,6 +44,18 @@ public struct DirectoryCacheStore: CacheItemStore {
   ///   directory itself and everything the store creates inside it are never followed as links.
   public init(at directory: String) {
     self.directory = directory
+    self.files = CacheFiles(sys: Syscalls())
+  }
+
+  /// Creates a store whose every system call first consults a fault plan (for tests).
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - faults: The plan that may fail any call with any error.
+  @_spi(Testing)
+  public init(at directory: String, faults: SyscallFaultPlan) {
+    self.directory = directory
+    self.files = CacheFiles(sys: Syscalls(faults: faults))
   }
 
   /// Creates a store over a directory given as a file URL.
@@ -66,7 +73,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   ///   while the index is rebuilt (O(n) header reads, no payload read).
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
-    defer { CacheFiles.close(cache) }
+    defer { files.close(cache) }
     if let fast = fastIndexHeader(cache) { return fast.summary }
     return try rebuildIndex(cache).summary
   }
@@ -74,32 +81,32 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// See ``CacheItemStore/item(forKey:)``. Reads the whole file and checks its CRC-32.
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
-    defer { CacheFiles.close(cache) }
-    let items: Int32
+    defer { files.close(cache) }
+    let items: FileDescriptor
     do {
-      items = try CacheFiles.openDirectory(cache, Self.itemsName)
-    } catch where error.errno == ENOENT {
+      items = try files.openDirectory(cache, Self.itemsName)
+    } catch where error == .noSuchFileOrDirectory {
       return nil
     } catch {
       throw unreadable(key, error)
     }
-    defer { CacheFiles.close(items) }
-    let fd: Int32
+    defer { files.close(items) }
+    let fd: FileDescriptor
     do {
-      fd = try CacheFiles.openFile(items, key.rawValue, O_RDONLY)
-    } catch where error.errno == ENOENT {
+      fd = try files.openFile(items, key.rawValue, .readOnly)
+    } catch where error == .noSuchFileOrDirectory {
       return nil
     } catch {
       throw unreadable(key, error)
     }
-    defer { CacheFiles.close(fd) }
+    defer { files.close(fd) }
     do {
-      let info = try CacheFiles.status(fd)
-      guard info.isRegularFile else {
+      let info = try files.status(fd)
+      guard (info.kind == .regular) else {
         throw CacheStoreError(
           code: .itemUnreadable, key: key, reason: "item \(key) is not a regular file; left alone")
       }
-      let bytes = try CacheFiles.read(fd, count: Int(info.st_size), offset: 0)
+      let bytes = try files.read(fd, count: Int(info.size), offset: 0)
       switch CacheFormat.decodeItemHeader(bytes) {
       case .failure(let problem):
         throw CacheStoreError(
@@ -114,7 +121,7 @@ public struct DirectoryCacheStore: CacheItemStore {
         }
         return CacheItem(key: key, payload: Data(payload), writtenAt: header.writtenAt)
       }
-    } catch let error as SystemCallError {
+    } catch let error as Errno {
       throw unreadable(key, error)
     } catch let error as CacheStoreError {
       throw error
@@ -127,41 +134,41 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// which only another tool could have made, are skipped).
   public func keys() throws(CacheStoreError) -> [CacheItemKey] {
     guard let cache = try openCache() else { return [] }
-    defer { CacheFiles.close(cache) }
+    defer { files.close(cache) }
     do {
-      let items = try CacheFiles.openDirectory(cache, Self.itemsName)
-      defer { CacheFiles.close(items) }
-      return try CacheFiles.names(in: items)
+      let items = try files.openDirectory(cache, Self.itemsName)
+      defer { files.close(items) }
+      return try files.names(in: items)
         .filter { CacheItemKey.problem(with: $0) == nil }
         .map { CacheItemKey(validated: $0) }
         .sorted()
-    } catch where error.errno == ENOENT {
+    } catch where error == .noSuchFileOrDirectory {
       return []
     } catch {
-      throw CacheStoreError(code: .storeUnusable, errno: error.errno, reason: error.message)
+      throw CacheStoreError(code: .storeUnusable, errno: error.rawValue, reason: error.description)
     }
   }
 
   /// Opens `<directory>/cache` for reading, or returns `nil` when it (or the store directory)
   /// does not exist.
-  func openCache() throws(CacheStoreError) -> Int32? {
+  func openCache() throws(CacheStoreError) -> FileDescriptor? {
     do {
-      let store = try CacheFiles.openDirectory(AT_FDCWD, directory)
-      defer { CacheFiles.close(store) }
-      return try CacheFiles.openDirectory(store, Self.cacheName)
-    } catch where error.errno == ENOENT {
+      let store = try files.openDirectory(nil, directory)
+      defer { files.close(store) }
+      return try files.openDirectory(store, Self.cacheName)
+    } catch where error == .noSuchFileOrDirectory {
       return nil
     } catch {
       throw CacheStoreError(
-        code: .storeUnusable, errno: error.errno,
-        reason: "cannot open the cache in \(directory): \(error.message)")
+        code: .storeUnusable, errno: error.rawValue,
+        reason: "cannot open the cache in \(directory): \(error.description)")
     }
   }
 
-  func unreadable(_ key: CacheItemKey, _ error: SystemCallError) -> CacheStoreError {
-    let why = error.errno == ELOOP ? "is a symbolic link (never followed)" : error.message
+  func unreadable(_ key: CacheItemKey, _ error: Errno) -> CacheStoreError {
+    let why = error == .tooManySymbolicLinks ? "is a symbolic link (never followed)" : error.description
     return CacheStoreError(
-      code: .itemUnreadable, key: key, errno: error.errno,
+      code: .itemUnreadable, key: key, errno: error.rawValue,
       reason: "item \(key) \(why); left alone")
   }
 }
