@@ -59,6 +59,11 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(
+      name: "OfflineTTLCommandLineTests",
+      dependencies: ["OfflineTTLCommandLine", "OfflineTTL", "OfflineTTLTesting"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
       name: "EndToEndTests",
       dependencies: ["OfflineTTL", "OfflineTTLTesting"],
       resources: [.copy("Support")],

@@ -213,7 +213,8 @@ enum BenchFormat {
 
   /// A ratio with two decimals, e.g. `1.37x`.
   static func ratio(_ value: Double) -> String {
-    value >= 100 ? String(format: "%.0fx", value) : String(format: "%.2fx", value)
+    if value >= 100 { return String(format: "%.0fx", value) }
+    return value >= 0.1 ? String(format: "%.2fx", value) : String(format: "%.2gx", value)
   }
 
   /// `1234567` as `1,234,567`.

@@ -18,6 +18,7 @@ let usage = """
     growth     checkEligibility() from 1 to 100,000 items, and evaluation vs n
     mark       clock-mark store observation latency and throughput
     gate       checkEligibility() latency for 1, 1,000 and 100,000 items
+    floor      a boot-clock reading vs its raw system calls; the floor layer vs the seed
     all        every subcommand above, in that order
 
   options:
@@ -35,10 +36,10 @@ let subcommands: [(name: String, run: BenchSubcommand?)] = [
   ("batch", BatchBenchmark.run),
   ("peer", PeerBenchmark.run),
   ("growth", GrowthBenchmark.run),
-  // "mark" dispatches to MarkBenchmark.run once it is on main.
-  ("mark", nil),
+  ("mark", MarkBenchmark.run),
   // "gate" dispatches to GateBenchmark.run once it is on main.
   ("gate", nil),
+  ("floor", FloorBenchmark.run),
 ]
 
 func fail(_ error: any Error, usageHint: Bool) -> Never {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
   import Glibc
-#elseif canImport(Musl)
-  import Musl
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
 /// The Linux boot clock: `CLOCK_BOOTTIME` (nanoseconds since boot, counting suspend; it cannot be
@@ -29,7 +29,8 @@ public struct LinuxBootClock: BootClock {
   ///
   /// - Returns: The reading, or `nil` off Linux, when the boot id file cannot be read or does
   ///   not hold a nonzero UUID, or when `clock_gettime` fails.
-  /// - Complexity: One `open`, one or two `read`s, one `close`, one `clock_gettime`.
+  /// - Complexity: One `open`, one or two `read`s and one `close` through the package's syscall
+  ///   seam, then one `clock_gettime`.
   public func now() -> BootClockReading? {
     #if os(Linux)
       guard let text = Self.readSmallFile(bootIDPath), let id = BootID(uuidString: text),
@@ -47,22 +48,19 @@ public struct LinuxBootClock: BootClock {
   }
 
   #if os(Linux)
-    /// Reads at most 127 bytes of a file as UTF-8, retrying `read` on `EINTR`; `nil` on failure.
+    /// Reads at most 127 bytes of a file as UTF-8 through the syscall seam (`EINTR` retried,
+    /// symbolic links not followed); `nil` on any failure.
     private static func readSmallFile(_ path: String) -> String? {
-      var descriptor: Int32
-      repeat {
-        descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-      } while descriptor < 0 && errno == EINTR
-      guard descriptor >= 0 else { return nil }
-      defer { _ = close(descriptor) }
-      var buffer = [UInt8](repeating: 0, count: 128)
+      let calls = Syscalls()
+      guard let descriptor = try? calls.open(path, .readOnly) else { return nil }
+      defer { calls.closeIgnoringErrors(descriptor) }
+      var buffer = [UInt8](repeating: 0, count: 127)
       var filled = 0
-      while filled < buffer.count - 1 {
+      while filled < buffer.count {
         let count = buffer.withUnsafeMutableBytes { raw in
-          read(descriptor, raw.baseAddress! + filled, raw.count - 1 - filled)
+          try? calls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
         }
-        if count < 0 && errno == EINTR { continue }
-        guard count >= 0 else { return nil }
+        guard let count else { return nil }
         if count == 0 { break }
         filled += count
       }
