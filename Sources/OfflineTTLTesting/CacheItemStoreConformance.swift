@@ -40,7 +40,12 @@ public enum CacheItemStoreConformance {
     #expect(try store.keys().isEmpty)
     #expect(try store.item(forKey: key("missing")) == nil)
     var precondition = 0
-    #expect(try store.commit(CacheChanges(), onlyIf: { precondition += 1; return true }))
+    #expect(
+      try store.commit(
+        CacheChanges(),
+        onlyIf: {
+          precondition += 1; return true
+        }))
     #expect(precondition == 1, "the precondition runs exactly once, even for no changes")
     #expect(try store.summary() == .empty)
   }

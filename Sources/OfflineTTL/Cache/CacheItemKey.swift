@@ -17,7 +17,8 @@ public struct CacheItemKey: Sendable, Hashable, Comparable, CustomStringConverti
   /// - Complexity: O(n) in the key's length.
   public init(_ rawValue: String) throws(InvalidValueError) {
     if let problem = Self.problem(with: rawValue) {
-      throw InvalidValueError(code: .invalidKey, reason: "invalid key \(Self.quoted(rawValue)): \(problem)")
+      throw InvalidValueError(
+        code: .invalidKey, reason: "invalid key \(Self.quoted(rawValue)): \(problem)")
     }
     self.rawValue = rawValue
   }

@@ -38,14 +38,16 @@ extension DirectoryCacheStore {
       lock = try files.openFile(cache, Self.lockName, [.readWrite, .create])
     } catch {
       throw CacheStoreError(
-        code: .lockFailed, errno: error.rawValue, reason: "cannot open the cache lock: \(error.description)")
+        code: .lockFailed, errno: error.rawValue,
+        reason: "cannot open the cache lock: \(error.description)")
     }
     defer { files.close(lock) }
     do {
       try files.lockExclusive(lock)
     } catch {
       throw CacheStoreError(
-        code: .lockFailed, errno: error.rawValue, reason: "cannot lock the cache: \(error.description)")
+        code: .lockFailed, errno: error.rawValue,
+        reason: "cannot lock the cache: \(error.description)")
     }
     guard precondition() else { return false }
     if changes.isEmpty { return true }

@@ -31,7 +31,7 @@ extension DirectoryCacheStore {
       return DirectoryStamp(
         inode: info.inode, changeTime: info.changeTimeNanoseconds,
         modificationTime: info.modificationTimeNanoseconds)
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       return DirectoryStamp()
     }
   }
@@ -149,7 +149,7 @@ extension DirectoryCacheStore {
     let items: FileDescriptor
     do {
       items = try files.openDirectory(cache, Self.itemsName)
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       return catalog
     }
     defer { files.close(items) }

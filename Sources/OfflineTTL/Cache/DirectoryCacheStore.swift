@@ -85,7 +85,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     let items: FileDescriptor
     do {
       items = try files.openDirectory(cache, Self.itemsName)
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       return nil
     } catch {
       throw unreadable(key, error)
@@ -94,7 +94,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     let fd: FileDescriptor
     do {
       fd = try files.openFile(items, key.rawValue, .readOnly)
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       return nil
     } catch {
       throw unreadable(key, error)
@@ -142,7 +142,7 @@ public struct DirectoryCacheStore: CacheItemStore {
         .filter { CacheItemKey.problem(with: $0) == nil }
         .map { CacheItemKey(validated: $0) }
         .sorted()
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       return []
     } catch {
       throw CacheStoreError(code: .storeUnusable, errno: error.rawValue, reason: error.description)
@@ -156,7 +156,7 @@ public struct DirectoryCacheStore: CacheItemStore {
       let store = try files.openDirectory(nil, directory)
       defer { files.close(store) }
       return try files.openDirectory(store, Self.cacheName)
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       return nil
     } catch {
       throw CacheStoreError(
@@ -166,7 +166,8 @@ public struct DirectoryCacheStore: CacheItemStore {
   }
 
   func unreadable(_ key: CacheItemKey, _ error: Errno) -> CacheStoreError {
-    let why = error == .tooManySymbolicLinks ? "is a symbolic link (never followed)" : error.description
+    let why =
+      error == .tooManySymbolicLinks ? "is a symbolic link (never followed)" : error.description
     return CacheStoreError(
       code: .itemUnreadable, key: key, errno: error.rawValue,
       reason: "item \(key) \(why); left alone")

@@ -62,7 +62,9 @@ extension OfflineAccessGate {
   }
 
   /// The refusal (or, with trust-on-first-use, the first mark) for a mark store failure.
-  private func refusal(markError: ClockMarkStoreError, items: ItemTimeSummary, now: WallClockInstant)
+  private func refusal(
+    markError: ClockMarkStoreError, items: ItemTimeSummary, now: WallClockInstant
+  )
     -> OfflineAccessDecision
   {
     var error = markError

@@ -87,7 +87,9 @@ public final class OnlineSession: Sendable {
   }
 
   private func commit(_ changes: CacheChanges) throws(OnlineSessionError) {
-    guard !isClosed else { throw OnlineSessionError(.closed, reason: "the online session is closed") }
+    guard !isClosed else {
+      throw OnlineSessionError(.closed, reason: "the online session is closed")
+    }
     var refusal: OnlineSessionError?
     let applied: Bool
     do throws(CacheStoreError) {

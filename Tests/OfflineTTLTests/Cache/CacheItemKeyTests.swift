@@ -38,7 +38,9 @@ import Testing
       _ = try CacheItemKey("bad\nkey")
       Issue.record("accepted a newline")
     } catch {
-      #expect(error.description == #"invalid_key: invalid key "bad\u{a}key": control characters are not allowed"#)
+      #expect(
+        error.description
+          == #"invalid_key: invalid key "bad\u{a}key": control characters are not allowed"#)
     }
   }
 

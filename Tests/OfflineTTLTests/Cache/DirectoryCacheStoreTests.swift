@@ -117,7 +117,8 @@ import Testing
     defer { directory.remove() }
     let store = DirectoryCacheStore(at: directory.path)
     try Self.fill(store, count: 3)
-    try Data([0x4F, 0x54]).write(to: URL(fileURLWithPath: directory.appending("cache/items/item-2")))
+    try Data([0x4F, 0x54]).write(
+      to: URL(fileURLWithPath: directory.appending("cache/items/item-2")))
     try FileManager.default.removeItem(atPath: directory.appending("cache/index"))
     #expect {
       try store.summary()
@@ -146,12 +147,15 @@ import Testing
     case "missing":
       try FileManager.default.removeItem(atPath: directory.appending("cache/index"))
     case "corrupt":
-      try Data(repeating: 0, count: 72).write(to: URL(fileURLWithPath: directory.appending("cache/index")))
+      try Data(repeating: 0, count: 72).write(
+        to: URL(fileURLWithPath: directory.appending("cache/index")))
     case "pending":
       // A commit that crashed after renaming an item in, before its index.
-      _ = FileManager.default.createFile(atPath: directory.appending("cache/pending"), contents: nil)
+      _ = FileManager.default.createFile(
+        atPath: directory.appending("cache/pending"), contents: nil)
       try FileManager.default.copyItem(
-        atPath: directory.appending("cache/items/item-19"), toPath: directory.appending("cache/items/extra"))
+        atPath: directory.appending("cache/items/item-19"),
+        toPath: directory.appending("cache/items/extra"))
       expectedCount = 21
     default:
       // Another tool removed an item: the items directory changed behind the index.
@@ -247,10 +251,13 @@ import Testing
       let summary = try store.summary()
       let item0 = try #require(try store.item(forKey: CacheItemKey("item-0")))
       #expect([Self.t(1000), Self.t(5000)].contains(item0.writtenAt), "step \(index) \(kind)")
-      #expect(item0.payload == (item0.writtenAt == Self.t(1000) ? Data("payload-0".utf8) : Data("new".utf8)))
+      #expect(
+        item0.payload
+          == (item0.writtenAt == Self.t(1000) ? Data("payload-0".utf8) : Data("new".utf8)))
       let item1 = try store.item(forKey: CacheItemKey("item-1"))
       #expect(summary.count == (item1 == nil ? 1 : 2), "step \(index) \(kind)")
-      #expect(summary.newest == (item1 == nil ? item0.writtenAt : max(item0.writtenAt, Self.t(1001))))
+      #expect(
+        summary.newest == (item1 == nil ? item0.writtenAt : max(item0.writtenAt, Self.t(1001))))
     }
   }
 

@@ -19,14 +19,14 @@ struct CacheFiles: Sendable {
   {
     do {
       return try openDirectory(parent, name)
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       do {
         if let parent {
           try sys.mkdirat(parent, name, mode: 0o700)
         } else {
           try sys.mkdir(name, mode: 0o700)
         }
-      } catch where error == .fileExists {}
+      } catch  where error == .fileExists {}
       let fd = try openDirectory(parent, name)
       do { try sys.fchmod(fd, mode: 0o700) } catch {
         sys.closeIgnoringErrors(fd)
@@ -93,7 +93,7 @@ struct CacheFiles: Sendable {
     do {
       _ = try status(parent, name)
       return true
-    } catch where error == .noSuchFileOrDirectory {
+    } catch  where error == .noSuchFileOrDirectory {
       return false
     }
   }
@@ -117,7 +117,7 @@ struct CacheFiles: Sendable {
   func unlink(_ parent: FileDescriptor, _ name: String) throws(Errno) {
     do {
       try sys.unlinkat(parent, name)
-    } catch where error == .noSuchFileOrDirectory {}
+    } catch  where error == .noSuchFileOrDirectory {}
   }
 
   func lockExclusive(_ fd: FileDescriptor) throws(Errno) {
