@@ -75,9 +75,13 @@ enum PeerBenchmark {
     report.record(
       "diskcache decision p99", BenchStats.quantile(peerSamples, 0.99), unit: "ns",
       floor: (floorName, floorP50))
+    try StoreResolutionCheck.report(
+      report, directory: directory.appendingPathComponent("store").path, rounds: rounds,
+      perRound: perRound / 3 + 1)
     guard let ours else {
       throw oursMissing ?? BenchError.failed("our checkEligibility() is not built yet")
     }
+    report.heading("ours: OfflineAccessGate.checkEligibility(), 1 item")
     let writingP50 = BenchStats.median(writingSamples)
     let repeatedP50 = BenchStats.median(repeatedSamples)
     report.record(
