@@ -52,10 +52,12 @@ public struct MarkHistory: Sendable {
     for (actor, sequence) in byActor {
       for (before, after) in zip(sequence, sequence.dropFirst()) {
         if after.generation < before.generation {
-          problems.append("actor \(actor): generation went back \(before.generation) → \(after.generation)")
+          problems.append(
+            "actor \(actor): generation went back \(before.generation) → \(after.generation)")
         } else if after.generation == before.generation, after.mark < before.mark, !after.isReset {
           problems.append(
-            "actor \(actor): mark went down within generation \(after.generation): \(before.mark) → \(after.mark)")
+            "actor \(actor): mark went down within generation \(after.generation): \(before.mark) → \(after.mark)"
+          )
         }
       }
     }
@@ -67,16 +69,21 @@ public struct MarkHistory: Sendable {
           problems.append("two resets wrote generation \(event.generation)")
         }
         resetNow[event.generation] = event.now
-        if event.mark != event.now { problems.append("a reset stored \(event.mark), not its now \(event.now)") }
+        if event.mark != event.now {
+          problems.append("a reset stored \(event.mark), not its now \(event.now)")
+        }
       } else if event.mark < event.now {
-        problems.append("actor \(event.actor): an observation at \(event.now) reported a lower mark \(event.mark)")
+        problems.append(
+          "actor \(event.actor): an observation at \(event.now) reported a lower mark \(event.mark)"
+        )
       }
       highestNow[event.generation] = Swift.max(highestNow[event.generation] ?? .min, event.now)
     }
     for event in events where !event.isReset {
       guard let reset = resetNow[event.generation] else { continue }
       if event.mark < reset {
-        problems.append("generation \(event.generation): mark \(event.mark) below its reset's \(reset)")
+        problems.append(
+          "generation \(event.generation): mark \(event.mark) below its reset's \(reset)")
       }
       if event.mark > highestNow[event.generation]! {
         problems.append(

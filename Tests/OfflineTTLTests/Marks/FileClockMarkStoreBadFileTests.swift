@@ -13,9 +13,13 @@ struct BadFile: CustomTestStringConvertible, Sendable {
 
   var testDescription: String { name }
 
-  static func bytes(_ name: String, _ reason: ClockMarkStoreError.UnreadableReason,
-    _ transform: @escaping @Sendable ([UInt8]) -> [UInt8]) -> BadFile {
-    BadFile(name: name, reason: reason) { files in try files.overwrite(transform(try files.recordBytes())) }
+  static func bytes(
+    _ name: String, _ reason: ClockMarkStoreError.UnreadableReason,
+    _ transform: @escaping @Sendable ([UInt8]) -> [UInt8]
+  ) -> BadFile {
+    BadFile(name: name, reason: reason) { files in
+      try files.overwrite(transform(try files.recordBytes()))
+    }
   }
 
   static let all: [BadFile] = [
@@ -35,7 +39,9 @@ struct BadFile: CustomTestStringConvertible, Sendable {
       for offset in [0, 4096] {
         bytes[offset + 4] = 9
         let crc = MarkRecordCodec.checksum(bytes[offset..<(offset + 124)])
-        for index in 0..<4 { bytes[offset + 124 + index] = UInt8(truncatingIfNeeded: crc >> (8 * index)) }
+        for index in 0..<4 {
+          bytes[offset + 124 + index] = UInt8(truncatingIfNeeded: crc >> (8 * index))
+        }
       }
       return bytes
     },
@@ -47,7 +53,8 @@ struct BadFile: CustomTestStringConvertible, Sendable {
     BadFile(name: "symbolic link", reason: .symbolicLink) { files in
       let target = files.dir.appending("elsewhere")
       try FileManager.default.moveItem(atPath: files.recordPath, toPath: target)
-      try FileManager.default.createSymbolicLink(atPath: files.recordPath, withDestinationPath: target)
+      try FileManager.default.createSymbolicLink(
+        atPath: files.recordPath, withDestinationPath: target)
     },
     BadFile(name: "directory", reason: .notRegularFile) { files in
       try FileManager.default.removeItem(atPath: files.recordPath)
@@ -56,7 +63,8 @@ struct BadFile: CustomTestStringConvertible, Sendable {
         attributes: [.posixPermissions: 0o700])
     },
     BadFile(name: "mode 0666", reason: .insecureMode) { files in
-      try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: files.recordPath)
+      try FileManager.default.setAttributes(
+        [.posixPermissions: 0o666], ofItemAtPath: files.recordPath)
     },
     BadFile(name: "FIFO", reason: .notRegularFile) { files in
       try FileManager.default.removeItem(atPath: files.recordPath)
@@ -101,7 +109,10 @@ struct Snapshot: Equatable {
     let operations: [(String, () throws(ClockMarkStoreError) -> Void)] = [
       ("read", { () throws(ClockMarkStoreError) in _ = try store.read() }),
       ("observe", { () throws(ClockMarkStoreError) in _ = try store.observe(now: instant(2_000)) }),
-      ("createFirstMark", { () throws(ClockMarkStoreError) in _ = try store.createFirstMark(now: instant(3)) }),
+      (
+        "createFirstMark",
+        { () throws(ClockMarkStoreError) in _ = try store.createFirstMark(now: instant(3)) }
+      ),
     ]
     for (name, operation) in operations {
       do {

@@ -60,7 +60,7 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
   func readBack(_ path: String) throws -> ClockMarkRecord? {
     do {
       return try FileClockMarkStore(atPath: path).read()
-    } catch where error.code == .absent {
+    } catch  where error.code == .absent {
       return nil
     }
   }
@@ -115,7 +115,9 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
             if scenario.inPlace {
               #expect(after == previous, "\(label): a failed in-place write keeps the old record")
             } else {
-              #expect(after == previous || after == expected, "\(label): old or new, got \(String(describing: after))")
+              #expect(
+                after == previous || after == expected,
+                "\(label): old or new, got \(String(describing: after))")
             }
           } else {
             #expect(result == expected, "\(label)")
@@ -125,7 +127,8 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
             #expect(after.mark >= previous.mark, "\(label): never a lower mark")
           }
           let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-          #expect(!names.contains(FileClockMarkStore.temporaryFileName), "\(label): no temp file left")
+          #expect(
+            !names.contains(FileClockMarkStore.temporaryFileName), "\(label): no temp file left")
         }
       }
     }

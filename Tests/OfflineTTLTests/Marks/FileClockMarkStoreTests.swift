@@ -17,7 +17,9 @@ struct StoreFiles {
   var recordPath: String { dir.appending(FileClockMarkStore.recordFileName) }
   var lockPath: String { dir.appending(FileClockMarkStore.lockFileName) }
 
-  func recordBytes() throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: recordPath))) }
+  func recordBytes() throws -> [UInt8] {
+    Array(try Data(contentsOf: URL(fileURLWithPath: recordPath)))
+  }
 
   /// Overwrites the record's bytes in place (keeping its inode and mode).
   func overwrite(_ bytes: [UInt8]) throws {
@@ -129,7 +131,9 @@ struct StoreFiles {
     #expect(first.generation == 0)
     #expect(try files.store.createFirstMark(now: instant(80)) == first)
     try files.overwrite([1, 2, 3])
-    #expect(throws: ClockMarkStoreError.self) { _ = try files.store.createFirstMark(now: instant(1)) }
+    #expect(throws: ClockMarkStoreError.self) {
+      _ = try files.store.createFirstMark(now: instant(1))
+    }
     #expect(try files.recordBytes() == [1, 2, 3])
   }
 
@@ -151,7 +155,8 @@ struct StoreFiles {
     let initial = try shared.resetAfterOnlineSignIn(now: instant(base))
     let history = Mutex(MarkHistory())
     history.withLock {
-      $0.append(.init(isReset: true, actor: 99, now: initial.mark, mark: initial.mark, generation: 1))
+      $0.append(
+        .init(isReset: true, actor: 99, now: initial.mark, mark: initial.mark, generation: 1))
     }
     let errors = Mutex([String]())
     // Actors 0-7 share one instance, 8-15 each have their own; actor 16 resets.
@@ -163,7 +168,10 @@ struct StoreFiles {
           do {
             let record = try FileClockMarkStore(atPath: dir.path).resetAfterOnlineSignIn(now: now)
             history.withLock {
-              $0.append(.init(isReset: true, actor: actor, now: now, mark: record.mark, generation: record.generation))
+              $0.append(
+                .init(
+                  isReset: true, actor: actor, now: now, mark: record.mark,
+                  generation: record.generation))
             }
           } catch { errors.withLock { $0.append("reset: \(error)") } }
         }
@@ -177,7 +185,8 @@ struct StoreFiles {
         do {
           let transition = try store.observe(now: now)
           local.append(
-            .init(isReset: false, actor: actor, now: now, mark: transition.current.mark,
+            .init(
+              isReset: false, actor: actor, now: now, mark: transition.current.mark,
               generation: transition.current.generation))
         } catch { errors.withLock { $0.append("observe: \(error)") } }
       }

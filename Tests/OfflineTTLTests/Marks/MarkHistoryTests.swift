@@ -6,7 +6,8 @@ import Testing
   func event(
     _ reset: Bool, _ actor: Int, now: Int64, mark: Int64, generation: UInt64
   ) -> MarkHistory.Event {
-    .init(isReset: reset, actor: actor, now: instant(now), mark: instant(mark), generation: generation)
+    .init(
+      isReset: reset, actor: actor, now: instant(now), mark: instant(mark), generation: generation)
   }
 
   func record(_ mark: Int64, _ generation: UInt64) -> ClockMarkRecord {
