@@ -173,7 +173,8 @@ final class BenchReport {
 
   /// One readable line: `name  value unit | floor X (what) | ratio R | target T: met`.
   static func line(for figure: BenchFigure) -> String {
-    var text = "  " + figure.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+    let width = Swift.max(44, figure.name.count)
+    var text = "  " + figure.name.padding(toLength: width, withPad: " ", startingAt: 0)
     text += " " + BenchFormat.number(figure.value) + " " + figure.unit
     if let floor = figure.floor {
       text += " | floor " + BenchFormat.number(floor)

@@ -6,19 +6,22 @@ import OfflineTTL
 /// peak memory of a process evaluating 1,000,000 items.
 enum EvaluationBenchmark {
   static let help = """
-    usage: offline-ttl-bench evaluate [--json] [--quick]
+    usage: offline-ttl-bench evaluate [--json] [--quick] [--sizes N,N,...] [--no-memory]
 
     Pure evaluation for n = 1, 10, 1,000 and 1,000,000 items: nanoseconds per evaluation and per
     item beside a plain min/max loop over the same array (targets: ratio <= 1.5 at 1,000,000;
     >= 20,000,000 evaluations/s at n = 1), then the peak memory (VmHWM) of a child process that
     evaluates 1,000,000 items, beside its baseline + 1.2 x 8n bytes.
-      --quick    fewer iterations (a smoke test; figures are noisier)
+      --quick        fewer iterations (a smoke test; figures are noisier)
+      --sizes LIST   item counts to measure, comma-separated (default 1,10,1000,1000000)
+      --no-memory    skip the peak-memory child process
     """
 
   static let sizes = [1, 10, 1_000, 1_000_000]
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(arguments, flags: ["quick", "help"], options: [])
+    let options = try BenchArguments(
+      arguments, flags: ["quick", "help", "no-memory"], options: ["sizes"])
     if options.flag("help") {
       print(help)
       return
@@ -27,7 +30,16 @@ enum EvaluationBenchmark {
     let report = BenchReport(section: "evaluate", json: json)
     let policy = try EligibilityPolicy(maxAge: .seconds(7 * 86_400))
     report.heading("pure evaluation vs a plain min/max loop over the same array")
-    for n in sizes {
+    var chosen = sizes
+    if let list = options.value("sizes") {
+      chosen = try list.split(separator: ",").map { (text: Substring) throws(BenchError) -> Int in
+        guard let n = Int(text.replacingOccurrences(of: "_", with: "")), n > 0 else {
+          throw .usage("--sizes needs positive integers, got '\(text)'")
+        }
+        return n
+      }
+    }
+    for n in chosen {
       let cost = measure(n: n, policy: policy, quick: quick)
       let floorName = "min/max loop"
       report.record(
@@ -43,6 +55,7 @@ enum EvaluationBenchmark {
           floor: (floorName, 1e9 / cost.floor), target: .valueAtLeast(20_000_000))
       }
     }
+    if options.flag("no-memory") { return }
     report.heading("peak memory evaluating 1,000,000 items (child process, VmHWM)")
     let n = 1_000_000
     let probe = try MemoryProbe.spawn(items: n)

@@ -1,10 +1,12 @@
-/// Our side of the `peer` comparison: `OfflineAccessGate.checkEligibility()` over a
+/// Our side of the `peer` and `growth` comparisons: `OfflineAccessGate.checkEligibility()` over a
 /// `DirectoryCacheStore` and a `FileClockMarkStore`. Not built until the gate is on main.
 final class GateCheck {
-  /// How many of the repeated checks wrote the mark.
-  private(set) var repeatedWrites = 0
+  /// Write-type syscalls (`/proc/self/io` `syscw`) per writing check, in the last run.
+  private(set) var writesPerWritingCheck = 0.0
+  /// Write-type syscalls per repeated check, in the last run.
+  private(set) var writesPerRepeatedCheck = 0.0
 
-  init(directory: String) throws {
+  init(directory: String, items: Int = 1) throws {
     throw BenchError.failed(
       "our checkEligibility() is not built yet (OfflineAccessGate is not on main)")
   }

@@ -75,9 +75,13 @@ enum PeerBenchmark {
     report.record(
       "diskcache decision p99", BenchStats.quantile(peerSamples, 0.99), unit: "ns",
       floor: (floorName, floorP50))
+    try StoreResolutionCheck.report(
+      report, directory: directory.appendingPathComponent("store").path, rounds: rounds,
+      perRound: perRound / 3 + 1)
     guard let ours else {
       throw oursMissing ?? BenchError.failed("our checkEligibility() is not built yet")
     }
+    report.heading("ours: OfflineAccessGate.checkEligibility(), 1 item")
     let writingP50 = BenchStats.median(writingSamples)
     let repeatedP50 = BenchStats.median(repeatedSamples)
     report.record(
@@ -92,7 +96,9 @@ enum PeerBenchmark {
     report.record(
       "ours repeated check p50 (within 1 s resolution)", repeatedP50, unit: "ns",
       floor: ("ours writing check p50", writingP50), target: .ratioAtMost(0.1),
-      note: "\(ours.repeatedWrites) of \(repeatedSamples.count) repeated checks wrote")
+      note: "write syscalls per check: repeated "
+        + BenchFormat.number(ours.writesPerRepeatedCheck) + ", writing "
+        + BenchFormat.number(ours.writesPerWritingCheck))
     report.record(
       "ours repeated check p99", BenchStats.quantile(repeatedSamples, 0.99), unit: "ns",
       floor: ("ours writing check p50", writingP50))

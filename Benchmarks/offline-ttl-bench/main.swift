@@ -36,8 +36,7 @@ let subcommands: [(name: String, run: BenchSubcommand?)] = [
   ("batch", BatchBenchmark.run),
   ("peer", PeerBenchmark.run),
   ("growth", GrowthBenchmark.run),
-  // "mark" dispatches to MarkBenchmark.run once it is on main.
-  ("mark", nil),
+  ("mark", MarkBenchmark.run),
   // "gate" dispatches to GateBenchmark.run once it is on main.
   ("gate", nil),
   ("floor", FloorBenchmark.run),

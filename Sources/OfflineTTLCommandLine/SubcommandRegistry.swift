@@ -10,7 +10,8 @@
 enum SubcommandRegistry {
   static var all: [any Subcommand.Type] {
     [
-      Evaluate.self
+      Evaluate.self,
+      Mark.self,
     ]
   }
 

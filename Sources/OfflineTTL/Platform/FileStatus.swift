@@ -25,11 +25,19 @@ public struct FileStatus: Sendable, Hashable {
   public let device: UInt64
   /// The inode number.
   public let inode: UInt64
+  /// The status-change time (`st_ctim`) in nanoseconds since the epoch; it changes whenever the
+  /// inode does (for a directory: an entry added, removed or renamed) and cannot be set.
+  public let changeTimeNanoseconds: Int64
+  /// The modification time (`st_mtim`) in nanoseconds since the epoch.
+  public let modificationTimeNanoseconds: Int64
 
   /// Creates a status.
   public init(
-    kind: Kind, permissions: UInt32, size: Int64, ownerID: UInt32, device: UInt64, inode: UInt64
+    kind: Kind, permissions: UInt32, size: Int64, ownerID: UInt32, device: UInt64, inode: UInt64,
+    changeTimeNanoseconds: Int64 = 0, modificationTimeNanoseconds: Int64 = 0
   ) {
+    self.changeTimeNanoseconds = changeTimeNanoseconds
+    self.modificationTimeNanoseconds = modificationTimeNanoseconds
     self.kind = kind
     self.permissions = permissions
     self.size = size

@@ -42,6 +42,10 @@ public enum SyscallKind: String, Sendable, Hashable, CaseIterable, CustomStringC
   case ftruncate
   /// `fchmod(2)`.
   case fchmod
+  /// `syncfs(2)` (Linux; on Darwin, `sync(2)`): one flush of a whole file system.
+  case syncfs
+  /// Listing a directory (`fdopendir` + `readdir(3)`, counted once per listing).
+  case readdir
 
   /// The C name, e.g. `"fdatasync"`.
   public var description: String { rawValue }

@@ -63,3 +63,45 @@ extension Syscalls {
     do { try close(fd) } catch {}
   }
 }
+
+extension Syscalls {
+  /// ``pwriteAll(_:_:at:)`` for an array slice.
+  ///
+  /// - Throws: ``Errno``; some bytes may have been written.
+  public func pwriteAll(_ fd: FileDescriptor, bytes: ArraySlice<UInt8>, at offset: Int64)
+    throws(Errno)
+  {
+    var failure: Errno? = nil
+    bytes.withUnsafeBytes { buffer in
+      do throws(Errno) { try pwriteAll(fd, buffer, at: offset) } catch { failure = error }
+    }
+    if let failure { throw failure }
+  }
+
+  /// ``writeAll(_:_:)`` for an array slice.
+  ///
+  /// - Throws: ``Errno``; some bytes may have been written.
+  public func writeAll(_ fd: FileDescriptor, bytes: ArraySlice<UInt8>) throws(Errno) {
+    var failure: Errno? = nil
+    bytes.withUnsafeBytes { buffer in
+      do throws(Errno) { try writeAll(fd, buffer) } catch { failure = error }
+    }
+    if let failure { throw failure }
+  }
+
+  /// ``preadAll(_:into:at:)`` into an array, filling it from its start.
+  ///
+  /// - Returns: Bytes read; less than `bytes.count` only at end of file.
+  /// - Throws: ``Errno``.
+  public func preadAll(_ fd: FileDescriptor, into bytes: inout [UInt8], at offset: Int64)
+    throws(Errno) -> Int
+  {
+    var result: Result<Int, Errno> = .success(0)
+    bytes.withUnsafeMutableBytes { buffer in
+      do throws(Errno) { result = .success(try preadAll(fd, into: buffer, at: offset)) } catch {
+        result = .failure(error)
+      }
+    }
+    return try result.get()
+  }
+}

@@ -205,6 +205,61 @@ public struct Syscalls: Sendable {
     _ = try call(.fchmod) { system_fchmod(fd.rawValue, mode_t(mode)) }
   }
 
+  /// `renameat(fromDirectory, from, toDirectory, to)`: atomically moves a name between two
+  /// directories of one file system, replacing `to`.
+  public func renameat(
+    _ fromDirectory: FileDescriptor, _ from: String, into toDirectory: FileDescriptor,
+    as to: String
+  ) throws(Errno) {
+    _ = try call(.renameat) {
+      system_renameat(fromDirectory.rawValue, from, toDirectory.rawValue, to)
+    }
+  }
+
+  /// `syncfs(fd)`: one flush of the whole file system holding `fd`, making every file written
+  /// before it durable (instead of one `fsync` per file). On Darwin, `sync()` followed by
+  /// `fsync(fd)`.
+  public func syncfs(_ fd: FileDescriptor) throws(Errno) {
+    #if canImport(Glibc)
+      _ = try call(.syncfs) { system_syncfs(fd.rawValue) }
+    #else
+      _ = try call(.syncfs) { () -> Int32 in
+        sync()
+        return system_fsync(fd.rawValue)
+      }
+    #endif
+  }
+
+  /// The names in an open directory, except `.` and `..` (`dup` + `fdopendir` + `readdir`).
+  /// `directory` stays open and is not moved.
+  ///
+  /// - Complexity: O(entries).
+  public func directoryEntries(_ directory: FileDescriptor) throws(Errno) -> [String] {
+    var names: [String] = []
+    _ = try call(.readdir) { () -> Int32 in
+      names = []
+      let copy = dup(directory.rawValue)
+      guard copy >= 0 else { return -1 }
+      guard let stream = fdopendir(copy) else {
+        let saved = errno
+        _ = system_close(copy)
+        errno = saved
+        return -1
+      }
+      defer { closedir(stream) }
+      rewinddir(stream)
+      while true {
+        errno = 0
+        guard let entry = readdir(stream) else { return errno == 0 ? 0 : -1 }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+          String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        if name != "." && name != ".." { names.append(name) }
+      }
+    }
+    return names
+  }
+
   // MARK: Status and locks
 
   /// `fstat(fd)`.
@@ -265,6 +320,11 @@ private func system_pwrite(
 private func system_ftruncate(_ fd: Int32, _ length: off_t) -> Int32 { ftruncate(fd, length) }
 private func system_fsync(_ fd: Int32) -> Int32 { fsync(fd) }
 #if canImport(Glibc)
+  /// `syncfs(2)`, which Glibc declares only under `_GNU_SOURCE`.
+  @_silgen_name("syncfs")
+  private func system_syncfs(_ fd: Int32) -> Int32
+#endif
+#if canImport(Glibc)
   private func system_fdatasync(_ fd: Int32) -> Int32 { fdatasync(fd) }
 #endif
 private func system_rename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
@@ -301,6 +361,10 @@ extension FileStatus {
     self.init(
       kind: kind, permissions: UInt32(status.st_mode & 0o7777), size: Int64(status.st_size),
       ownerID: UInt32(status.st_uid), device: UInt64(status.st_dev),
-      inode: UInt64(status.st_ino))
+      inode: UInt64(status.st_ino),
+      changeTimeNanoseconds: Int64(status.st_ctim.tv_sec) &* 1_000_000_000
+        &+ Int64(status.st_ctim.tv_nsec),
+      modificationTimeNanoseconds: Int64(status.st_mtim.tv_sec) &* 1_000_000_000
+        &+ Int64(status.st_mtim.tv_nsec))
   }
 }

@@ -80,13 +80,48 @@ enum Evaluate: Subcommand {
   /// One `--batch` output line without its newline:
   /// `{"status":"...","mark":N|null,"reasons":[...]}`, the mark as a count of `unit`.
   static func resultLine(_ evaluation: EligibilityEvaluation, unit: TimeUnit) -> [UInt8] {
-    var object = JSONObject()
-    object["status"] = .string(evaluation.status.rawValue)
-    object["mark"] = evaluation.updatedMark.map { .integer($0.count(in: unit)) } ?? .null
-    object["reasons"] = .array(evaluation.reasons.codes.map { .string($0) })
     var bytes: [UInt8] = []
-    object.write(to: &bytes)
+    appendResultLine(evaluation, unit: unit, to: &bytes)
     return bytes
+  }
+
+  /// Appends ``resultLine(_:unit:)``'s bytes; allocates nothing once `bytes` has capacity.
+  /// The mark is exact in `unit`: it is one of the inputs (`max(mark ?? now, now)`).
+  static func appendResultLine(
+    _ evaluation: EligibilityEvaluation, unit: TimeUnit, to bytes: inout [UInt8]
+  ) {
+    bytes.append(contentsOf: #"{"status":""#.utf8)
+    switch evaluation.status {
+    case .fresh: bytes.append(contentsOf: "fresh".utf8)
+    case .expired: bytes.append(contentsOf: "expired".utf8)
+    case .unavailable: bytes.append(contentsOf: "unavailable".utf8)
+    }
+    bytes.append(contentsOf: #"","mark":"#.utf8)
+    if let mark = evaluation.updatedMark {
+      appendDecimal(mark.count(in: unit), to: &bytes)
+    } else {
+      bytes.append(contentsOf: "null".utf8)
+    }
+    bytes.append(contentsOf: #","reasons":["#.utf8)
+    var first = true
+    for (reason, code) in EligibilityReasons.allCases where evaluation.reasons.contains(reason) {
+      if !first { bytes.append(UInt8(ascii: ",")) }
+      first = false
+      JSONValue.writeString(code, to: &bytes)
+    }
+    bytes.append(contentsOf: "]}".utf8)
+  }
+
+  /// Appends `value` in decimal without allocating.
+  static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+    if value < 0 { bytes.append(UInt8(ascii: "-")) }
+    var magnitude = value.magnitude
+    let start = bytes.count
+    repeat {
+      bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+      magnitude /= 10
+    } while magnitude > 0
+    bytes[start...].reverse()
   }
 
   /// The human-readable result: `status:`, `mark:`, `reasons:` and, when fresh, `deadline:`.
