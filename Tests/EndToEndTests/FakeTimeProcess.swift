@@ -75,7 +75,8 @@ enum FakeTimeProcess {
 
   /// The environment that freezes the child's wall clock at `instant` (whole seconds, UTC) and
   /// keeps its boot clock real (`FAKETIME_DONT_FAKE_MONOTONIC=1`).
-  static func frozenWallClock(atSecondsSinceEpoch seconds: Int64, library: String) -> [String: String]
+  static func frozenWallClock(atSecondsSinceEpoch seconds: Int64, library: String) -> [String:
+    String]
   {
     let date = Date(timeIntervalSince1970: TimeInterval(seconds))
     let formatter = DateFormatter()
