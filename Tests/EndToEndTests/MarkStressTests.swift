@@ -45,7 +45,7 @@ import Testing
           isReset: true, actor: 99, now: Self.t(Self.base), mark: Self.t(Self.base), generation: 1))
     }
     let problems = Mutex([String]())
-    DispatchQueue.concurrentPerform(iterations: Self.observers + 1) { actor in
+    runConcurrently(Self.observers + 1) { actor in
       do {
         if actor == Self.observers {
           for round in 0..<Self.resets {
