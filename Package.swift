@@ -99,6 +99,11 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(
+      name: "OfflineTTLCommandLineTests",
+      dependencies: ["OfflineTTLCommandLine", "OfflineTTL", "OfflineTTLTesting"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
       name: "EndToEndTests",
       dependencies: ["OfflineTTL", "OfflineTTLTesting"],
       resources: [.copy("Support")],

@@ -1,10 +1,77 @@
-import Foundation
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
-/// The `offline-ttl` command: dispatches to one subcommand per file.
+/// The `offline-ttl` command: finds the subcommand in ``SubcommandRegistry``, reads its
+/// arguments, runs it and turns errors into the exit codes of ``ExitCode``.
 public enum OfflineTTLCommand {
-  /// Runs the command with `arguments` (program name first) and exits with its status.
+  /// Runs the command with `arguments` (program name first) on the real standard streams and
+  /// the system clock, then exits with its status.
+  ///
+  /// - Parameter arguments: `CommandLine.arguments`.
   public static func main(_ arguments: [String]) -> Never {
-    FileHandle.standardError.write(Data("error: not built yet\n".utf8))
-    exit(64)
+    // A closed pipe must give a write error, not kill the process.
+    signal(SIGPIPE, SIG_IGN)
+    var environment: [String: String] = [:]
+    var entry = environ
+    while let pointer = entry.pointee {
+      let pair = String(cString: pointer)
+      if let equals = pair.firstIndex(of: "=") {
+        environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+      }
+      entry += 1
+    }
+    let context = CommandContext.process(environment: environment)
+    let code = run(Array(arguments.dropFirst()), context: context)
+    context.standardOutput.flush()
+    context.standardError.flush()
+    exit(code.rawValue)
+  }
+
+  /// Runs the command with `arguments` (without the program name) in `context`.
+  ///
+  /// - Returns: The exit status; output is left in the context's sinks (call `flush()`).
+  static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+    let configurations = SubcommandRegistry.all.map { $0.configuration }
+    guard let first = arguments.first else {
+      return toolUsageError("missing subcommand", context: context)
+    }
+    if first == "--help" || first == "-h" || first == "help" {
+      context.standardOutput.write(HelpFormatter.toolHelp(subcommands: configurations))
+      return .success
+    }
+    guard let subcommand = SubcommandRegistry.subcommand(named: first) else {
+      let message =
+        first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown subcommand '\(first)'"
+      return toolUsageError(message, context: context)
+    }
+    let configuration = subcommand.configuration
+    do {
+      switch try ArgumentReader.read(Array(arguments.dropFirst()), for: configuration) {
+      case .help:
+        context.standardOutput.write(HelpFormatter.help(for: configuration))
+        return .success
+      case .arguments(let parsed):
+        return try subcommand.run(parsed, context: context)
+      }
+    } catch let error as UsageError {
+      context.standardError.write("error: \(error.message)\n")
+      context.standardError.write(HelpFormatter.usageHint(for: configuration))
+      return .usage
+    } catch let failure as CommandFailure {
+      context.standardError.write("error: \(failure.message)\n")
+      return failure.exitCode
+    } catch {
+      context.standardError.write("error: \(error)\n")
+      return .software
+    }
+  }
+
+  private static func toolUsageError(_ message: String, context: CommandContext) -> ExitCode {
+    context.standardError.write("error: \(message)\n")
+    context.standardError.write(HelpFormatter.toolUsageHint())
+    return .usage
   }
 }

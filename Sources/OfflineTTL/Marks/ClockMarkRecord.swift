@@ -54,17 +54,27 @@ extension ClockMarkRecord {
   }
 
   /// Whether `next` (from ``observing(_:)``) must be written, or may be skipped under the mark
-  /// resolution: a write is needed when the mark rises by at least the resolution (any rise when
-  /// the resolution is zero), when the floor becomes untrusted, or when the anchor moves to another
-  /// boot (elapsed time of a boot that was never recorded could not be recovered after the next
-  /// reboot). Within one boot the floor is recomputed from the stored anchor, so skipping loses
-  /// no elapsed time.
+  /// resolution.
+  ///
+  /// A write is needed when the mark rises by at least the resolution (any rise when the
+  /// resolution is zero), when the floor's lower bound rises by at least the resolution, when the
+  /// floor becomes untrusted, or when the anchor moves to another boot. Within one boot a skipped
+  /// floor is recomputed from the stored anchor, but after a reboot only the new uptime is added
+  /// to the stored bound: boot time never written would be lost. Writing when the floor rises
+  /// keeps that loss below the resolution, also while the wall clock is held still (a held clock
+  /// never raises the mark).
+  ///
+  /// - Parameters:
+  ///   - next: The record after the observation.
+  ///   - resolution: The smallest rise worth a write; zero or less writes every observation.
+  /// - Returns: `true` when `next` must be made durable before a decision is returned.
   public func needsWrite(becoming next: ClockMarkRecord, resolution: Duration) -> Bool {
     if next.floor.isUntrusted != floor.isUntrusted { return true }
     if next.floor.anchorBootID != floor.anchorBootID { return true }
     if resolution <= .zero { return true }
-    guard next.mark > mark else { return false }
-    return mark.duration(to: next.mark) >= resolution
+    if next.mark > mark, mark.duration(to: next.mark) >= resolution { return true }
+    let floorRise = floor.lowerBound.duration(to: next.floor.lowerBound)
+    return floorRise >= resolution
   }
 
   /// The record an online sign-in writes: the given generation, mark = `wall` (even when lower

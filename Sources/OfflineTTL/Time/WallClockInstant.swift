@@ -39,7 +39,7 @@ public struct WallClockInstant: Sendable, Hashable, Comparable, CustomStringConv
 extension WallClockInstant {
   /// Creates an instant from whole seconds since the Unix epoch, exactly.
   ///
-  /// - Parameter secondsSinceEpoch: Seconds since 1970-01-01T00:00:00Z.
+  /// - Parameter seconds: Seconds since 1970-01-01T00:00:00Z.
   /// - Throws: ``InvalidValueError`` with code `outOfRange` when `seconds × 10⁹` does not fit in
   ///   `Int64` nanoseconds (|seconds| > 9,223,372,036).
   public init(secondsSinceEpoch seconds: Int64) throws(InvalidValueError) {
@@ -48,7 +48,7 @@ extension WallClockInstant {
 
   /// Creates an instant from whole milliseconds since the Unix epoch, exactly.
   ///
-  /// - Parameter millisecondsSinceEpoch: Milliseconds since 1970-01-01T00:00:00Z.
+  /// - Parameter milliseconds: Milliseconds since 1970-01-01T00:00:00Z.
   /// - Throws: ``InvalidValueError`` with code `outOfRange` when `ms × 10⁶` does not fit in
   ///   `Int64` nanoseconds.
   public init(millisecondsSinceEpoch milliseconds: Int64) throws(InvalidValueError) {

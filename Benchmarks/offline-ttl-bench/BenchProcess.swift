@@ -1,0 +1,103 @@
+import Foundation
+
+/// Child processes and paths shared by the benchmarks.
+enum BenchProcess {
+  /// This program's own executable (`/proc/self/exe` resolved).
+  static var selfExecutable: String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+      ?? CommandLine.arguments[0]
+  }
+
+  /// The folder holding this executable: `.build/release` for a release build.
+  static var executableDirectory: URL {
+    URL(fileURLWithPath: selfExecutable).deletingLastPathComponent()
+  }
+
+  /// The package root: the folder above `Benchmarks/` that this source was compiled from, or the
+  /// current directory when that folder is gone.
+  static var packageRoot: URL {
+    let root = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    if FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+      return root
+    }
+    return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+  }
+
+  /// A fresh, empty work directory under the package's `.build/bench-work/` (on the same disk as
+  /// the build, not a tmpfs), created 0700.
+  static func workDirectory(_ name: String) throws -> URL {
+    let directory = packageRoot.appendingPathComponent(".build/bench-work/\(name)")
+    let manager = FileManager.default
+    try? manager.removeItem(at: directory)
+    try manager.createDirectory(
+      at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    return directory
+  }
+
+  /// Runs a program to completion and returns its stdout.
+  ///
+  /// - Parameters:
+  ///   - executable: The program's path.
+  ///   - arguments: Its arguments.
+  ///   - stdinPath: A file to feed on stdin, or `nil` for none.
+  ///   - stdoutPath: A file to write stdout to (then the result is empty), or `nil` to capture it.
+  ///   - environment: Extra environment variables.
+  /// - Returns: The captured stdout (empty when `stdoutPath` is set).
+  /// - Throws: ``BenchError`` when it cannot start or exits nonzero (with its stderr).
+  @discardableResult
+  static func run(
+    executable: String, arguments: [String], stdinPath: String? = nil,
+    stdoutPath: String? = nil, environment: [String: String] = [:],
+    acceptedExitCodes: Set<Int32> = [0]
+  ) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
+    if let stdinPath {
+      guard let handle = FileHandle(forReadingAtPath: stdinPath) else {
+        throw BenchError.failed("cannot open \(stdinPath)")
+      }
+      process.standardInput = handle
+    } else {
+      process.standardInput = FileHandle.nullDevice
+    }
+    let outputPipe = Pipe()
+    if let stdoutPath {
+      _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+      guard let handle = FileHandle(forWritingAtPath: stdoutPath) else {
+        throw BenchError.failed("cannot create \(stdoutPath)")
+      }
+      process.standardOutput = handle
+    } else {
+      process.standardOutput = outputPipe
+    }
+    let errorFile = FileManager.default.temporaryDirectory
+      .appendingPathComponent("offline-ttl-bench-stderr-\(getpid())-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: errorFile) }
+    process.standardError = try FileHandle(forWritingTo: errorFile)
+    do {
+      try process.run()
+    } catch {
+      throw BenchError.failed("cannot run \(executable): \(error)")
+    }
+    var output = Data()
+    if stdoutPath == nil {
+      output = outputPipe.fileHandleForReading.readDataToEndOfFile()
+    }
+    process.waitUntilExit()
+    let status = process.terminationStatus
+    guard process.terminationReason == .exit, acceptedExitCodes.contains(status) else {
+      let stderr = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+      let tail = stderr.split(separator: "\n").suffix(5).joined(separator: "\n")
+      throw BenchError.failed(
+        "\(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.joined(separator: " "))"
+          + " exited \(status): \(tail)")
+    }
+    return String(decoding: output, as: UTF8.self)
+  }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// `peer`: our `checkEligibility()` beside python-diskcache making the same decision, and beside
+/// the pwrite + fdatasync floor, all in one directory and one run, in interleaved rounds.
+enum PeerBenchmark {
+  static let help = """
+    usage: offline-ttl-bench peer [--json] [--quick] [--rounds N] [--per-round N]
+
+    In one work directory (.build/bench-work/peer) and interleaved rounds, times:
+      floor      one in-place pwrite of 64 bytes + fdatasync
+      diskcache  python-diskcache (SQLite WAL, synchronous=FULL): in one transaction read an
+                 entry with an expiry and the stored observation time, store max(mark, now)
+      writing    our checkEligibility() with markResolution 0 (every check writes the mark)
+      repeated   our checkEligibility() with the default markResolution (1 s): repeated checks
+                 within the resolution read and decide but do not write
+    Targets: writing <= 0.8 x diskcache; repeated <= 0.1 x writing and <= 0.1 x diskcache.
+    The first run creates .build/bench-venv and installs diskcache into it with pip.
+      --quick         2 rounds of 100
+      --rounds N      rounds (default 5)
+      --per-round N   decisions per round and kind (default 300; repeated checks: 10 x N)
+    """
+
+  static func run(arguments: [String], json: Bool) throws {
+    let options = try BenchArguments(
+      arguments, flags: ["quick", "help"], options: ["rounds", "per-round"])
+    if options.flag("help") {
+      print(help)
+      return
+    }
+    let quick = options.flag("quick")
+    let rounds = try options.positiveInt("rounds", default: quick ? 2 : 5)
+    let perRound = try options.positiveInt("per-round", default: quick ? 100 : 300)
+    let report = BenchReport(section: "peer", json: json)
+    report.heading("one decision, durably recorded: ours vs python-diskcache vs the floor")
+
+    let directory = try BenchProcess.workDirectory("peer")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let floor = try DurabilityFloor(directory: directory.path)
+    defer { floor.close() }
+    let peer = try DiskcachePeer(
+      directory: directory.appendingPathComponent("diskcache").path, note: report.note)
+    defer { peer.finish() }
+    guard peer.isSynchronousFull else {
+      throw BenchError.failed("diskcache did not get synchronous=FULL: \(peer.description)")
+    }
+    report.note("work directory \(directory.path); \(peer.description)")
+    var ours: GateCheck? = nil
+    var oursMissing: BenchError? = nil
+    do {
+      ours = try GateCheck(directory: directory.appendingPathComponent("gate").path)
+    } catch let error as BenchError {
+      oursMissing = error
+    }
+
+    var floorSamples: [UInt64] = []
+    var peerSamples: [UInt64] = []
+    var writingSamples: [UInt64] = []
+    var repeatedSamples: [UInt64] = []
+    for _ in 0..<rounds {
+      floorSamples += try floor.measure(count: perRound)
+      peerSamples += try peer.time(perRound)
+      if let ours {
+        writingSamples += try ours.writingChecks(perRound)
+        repeatedSamples += try ours.repeatedChecks(perRound * 10)
+      }
+    }
+
+    let floorP50 = BenchStats.median(floorSamples)
+    let peerP50 = BenchStats.median(peerSamples)
+    let floorName = "pwrite+fdatasync p50"
+    report.record("floor: pwrite 64 B + fdatasync p50", floorP50, unit: "ns")
+    report.record(
+      "floor: pwrite 64 B + fdatasync p99", BenchStats.quantile(floorSamples, 0.99), unit: "ns")
+    report.record("diskcache decision p50", peerP50, unit: "ns", floor: (floorName, floorP50))
+    report.record(
+      "diskcache decision p99", BenchStats.quantile(peerSamples, 0.99), unit: "ns",
+      floor: (floorName, floorP50))
+    try StoreResolutionCheck.report(
+      report, directory: directory.appendingPathComponent("store").path, rounds: rounds,
+      perRound: perRound / 3 + 1)
+    guard let ours else {
+      throw oursMissing ?? BenchError.failed("our checkEligibility() is not built yet")
+    }
+    report.heading("ours: OfflineAccessGate.checkEligibility(), 1 item")
+    let writingP50 = BenchStats.median(writingSamples)
+    let repeatedP50 = BenchStats.median(repeatedSamples)
+    report.record(
+      "ours writing check p50 (markResolution 0)", writingP50, unit: "ns",
+      floor: (floorName, floorP50))
+    report.record(
+      "ours writing check p99", BenchStats.quantile(writingSamples, 0.99), unit: "ns",
+      floor: (floorName, floorP50))
+    report.record(
+      "ours writing check vs diskcache", writingP50, unit: "ns",
+      floor: ("diskcache decision p50", peerP50), target: .ratioAtMost(0.8))
+    report.record(
+      "ours repeated check p50 (within 1 s resolution)", repeatedP50, unit: "ns",
+      floor: ("ours writing check p50", writingP50), target: .ratioAtMost(0.1),
+      note: "write syscalls per check: repeated "
+        + BenchFormat.number(ours.writesPerRepeatedCheck) + ", writing "
+        + BenchFormat.number(ours.writesPerWritingCheck))
+    report.record(
+      "ours repeated check p99", BenchStats.quantile(repeatedSamples, 0.99), unit: "ns",
+      floor: ("ours writing check p50", writingP50))
+    report.record(
+      "ours repeated check vs diskcache", repeatedP50, unit: "ns",
+      floor: ("diskcache decision p50", peerP50), target: .ratioAtMost(0.1))
+  }
+}

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The Linux boot clock: `CLOCK_BOOTTIME` (nanoseconds since boot, counting suspend; it cannot be
+/// set) and the boot id in `/proc/sys/kernel/random/boot_id` (a new random UUID at every boot).
+///
+/// Every Linux specific of the floor lives in this file, so an Apple implementation
+/// (`mach_continuous_time` and the `kern.bootsessionuuid` sysctl) can be added beside it without
+/// touching the policy. On other platforms the type exists but ``now()`` returns `nil`.
+///
+/// Both are read at each call, never cached at construction (STYLE 6). Sources: `clock_gettime(2)`
+/// for `CLOCK_BOOTTIME`, `random(4)` for `boot_id`.
+public struct LinuxBootClock: BootClock {
+  /// The file the boot id is read from.
+  public let bootIDPath: String
+
+  /// Creates the clock.
+  ///
+  /// - Parameter bootIDPath: Where to read the boot id; the default is the kernel's file. Tests
+  ///   point it elsewhere to see an unreadable or malformed id.
+  public init(bootIDPath: String = "/proc/sys/kernel/random/boot_id") {
+    self.bootIDPath = bootIDPath
+  }
+
+  /// Reads the boot id, then `CLOCK_BOOTTIME`.
+  ///
+  /// - Returns: The reading, or `nil` off Linux, when the boot id file cannot be read or does
+  ///   not hold a nonzero UUID, or when `clock_gettime` fails.
+  /// - Complexity: One `open`, one or two `read`s and one `close` through the package's syscall
+  ///   seam, then one `clock_gettime`.
+  public func now() -> BootClockReading? {
+    #if os(Linux)
+      guard let text = Self.readSmallFile(bootIDPath), let id = BootID(uuidString: text),
+        id != .none
+      else { return nil }
+      var spec = timespec()
+      guard clock_gettime(CLOCK_BOOTTIME, &spec) == 0, spec.tv_sec >= 0, spec.tv_nsec >= 0 else {
+        return nil
+      }
+      let since = Duration.seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
+      return BootClockReading(bootID: id, sinceBoot: since)
+    #else
+      return nil
+    #endif
+  }
+
+  #if os(Linux)
+    /// Reads at most 127 bytes of a file as UTF-8 through the syscall seam (`EINTR` retried,
+    /// symbolic links not followed); `nil` on any failure.
+    private static func readSmallFile(_ path: String) -> String? {
+      let calls = Syscalls()
+      guard let descriptor = try? calls.open(path, .readOnly) else { return nil }
+      defer { calls.closeIgnoringErrors(descriptor) }
+      var buffer = [UInt8](repeating: 0, count: 127)
+      var filled = 0
+      while filled < buffer.count {
+        let count = buffer.withUnsafeMutableBytes { raw in
+          try? calls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+        }
+        guard let count else { return nil }
+        if count == 0 { break }
+        filled += count
+      }
+      return String(decoding: buffer[0..<filled], as: UTF8.self)
+    }
+  #endif
+}
+
+extension BootClock where Self == LinuxBootClock {
+  /// The Linux boot clock (its readings are `nil` on other platforms).
+  public static var linux: LinuxBootClock { LinuxBootClock() }
+}

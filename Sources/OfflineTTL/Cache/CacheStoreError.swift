@@ -1,0 +1,57 @@
+/// A cache item store failed. The gate turns every one of these into an `expired` refusal with
+/// reason `item_unreadable` that carries the error; nothing is deleted on any failure.
+public struct CacheStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The kind of failure.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    enum Backing: String, Sendable, Hashable {
+      case itemUnreadable = "item_unreadable"
+      case indexUnreadable = "index_unreadable"
+      case writeFailed = "write_failed"
+      case lockFailed = "lock_failed"
+      case storeUnusable = "store_unusable"
+    }
+    let backing: Backing
+    init(_ backing: Backing) { self.backing = backing }
+
+    /// An item exists but cannot be read or fails its checksum; see ``CacheStoreError/key``.
+    public static let itemUnreadable = Code(.itemUnreadable)
+    /// The item index cannot be read and cannot be rebuilt (for example a read-only directory
+    /// holding a corrupt index is still rebuilt in memory; this code means even that failed).
+    public static let indexUnreadable = Code(.indexUnreadable)
+    /// Writing or syncing failed; items already committed are intact. See ``errno``.
+    public static let writeFailed = Code(.writeFailed)
+    /// The cross-process writer lock could not be taken.
+    public static let lockFailed = Code(.lockFailed)
+    /// The store directory cannot be opened or created.
+    public static let storeUnusable = Code(.storeUnusable)
+
+    /// The stable snake_case name.
+    public var description: String { backing.rawValue }
+  }
+
+  /// The kind of failure.
+  public let code: Code
+  /// The item concerned, when one is.
+  public let key: CacheItemKey?
+  /// The operating system's error number, when one caused this.
+  public let errno: Int32?
+  /// A sentence for people.
+  public let reason: String
+
+  /// Creates an error.
+  ///
+  /// - Parameters:
+  ///   - code: The kind of failure.
+  ///   - key: The item concerned, if any.
+  ///   - errno: The operating system's error number, if any.
+  ///   - reason: A sentence for people.
+  public init(code: Code, key: CacheItemKey? = nil, errno: Int32? = nil, reason: String) {
+    self.code = code
+    self.key = key
+    self.errno = errno
+    self.reason = reason
+  }
+
+  /// `"<code>: <reason>"`.
+  public var description: String { "\(code): \(reason)" }
+}

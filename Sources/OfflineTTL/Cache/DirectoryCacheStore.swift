@@ -1,0 +1,175 @@
+import Foundation
+
+/// The embedded default ``CacheItemStore``: one file per item in a private directory, beside the
+/// clock mark in the same store directory.
+///
+/// Layout inside the store directory (the mark store's own files, such as `clock-mark`, sit
+/// beside `cache/` and can never clash with a key):
+/// ```
+/// cache/            0700
+///   lock            flock(2) writer lock
+///   index           count, oldest and newest writtenAt (a fixed 72-byte header), then every
+///                   key with its writtenAt; maintained by the writer under the lock
+///   pending         present while a commit is in progress (or crashed): the index is then rebuilt
+///   tmp/            new files before they are renamed into place
+///   items/<key>     0600; header with the exact writtenAt, length and CRC-32, then the payload
+/// ```
+/// The byte layouts are in `docs/cache-format.md`.
+///
+/// - ``summary()`` reads the index header and makes two `stat` calls: its cost does not depend on
+///   the number of items. A missing index, a `pending` marker, or an items directory changed
+///   since the index was written (another tool added or removed files) makes it rebuild the
+///   index from the item headers, under the lock; no item is changed by a rebuild.
+/// - ``commit(_:onlyIf:)`` writes every new file, then makes them durable with *one*
+///   `syncfs(2)` (Linux; one `fsync` per file elsewhere), renames them into place, syncs the items
+///   directory once and commits the index: a constant number of syncs per commit, not one per item.
+/// - No path follows a symbolic link: every component the store opens is opened `O_NOFOLLOW`;
+///   an item that is a link, not a regular file, truncated or failing its checksum is
+///   ``CacheStoreError/Code/itemUnreadable`` and is left where it is.
+public struct DirectoryCacheStore: CacheItemStore {
+  /// The store directory (shared with `FileClockMarkStore`).
+  public let directory: String
+  let files: CacheFiles
+
+  static let cacheName = "cache"
+  static let itemsName = "items"
+  static let tmpName = "tmp"
+  static let lockName = "lock"
+  static let indexName = "index"
+  static let pendingName = "pending"
+
+  /// Creates a store over a directory; nothing is created until the first commit.
+  ///
+  /// - Parameter directory: The store directory's path. Its parents may be symbolic links; the
+  ///   directory itself and everything the store creates inside it are never followed as links.
+  public init(at directory: String) {
+    self.directory = directory
+    self.files = CacheFiles(sys: Syscalls())
+  }
+
+  /// Creates a store whose every system call first consults a fault plan (for tests).
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - faults: The plan that may fail any call with any error.
+  @_spi(Testing)
+  public init(at directory: String, faults: SyscallFaultPlan) {
+    self.directory = directory
+    self.files = CacheFiles(sys: Syscalls(faults: faults))
+  }
+
+  /// Creates a store over a directory given as a file URL.
+  ///
+  /// - Parameter url: The store directory.
+  public init(at url: URL) {
+    self.init(at: url.path)
+  }
+
+  /// See ``CacheItemStore/summary()``.
+  ///
+  /// A missing store directory or `cache/` directory is an empty cache.
+  ///
+  /// - Complexity: O(1) in the number of items: one 72-byte read and two `stat` calls, except
+  ///   while the index is rebuilt (O(n) header reads, no payload read).
+  public func summary() throws(CacheStoreError) -> ItemTimeSummary {
+    guard let cache = try openCache() else { return .empty }
+    defer { files.close(cache) }
+    if let fast = fastIndexHeader(cache) { return fast.summary }
+    return try rebuildIndex(cache).summary
+  }
+
+  /// See ``CacheItemStore/item(forKey:)``. Reads the whole file and checks its CRC-32.
+  public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
+    guard let cache = try openCache() else { return nil }
+    defer { files.close(cache) }
+    let items: FileDescriptor
+    do {
+      items = try files.openDirectory(cache, Self.itemsName)
+    } catch  where error == .noSuchFileOrDirectory {
+      return nil
+    } catch {
+      throw unreadable(key, error)
+    }
+    defer { files.close(items) }
+    let fd: FileDescriptor
+    do {
+      fd = try files.openFile(items, key.rawValue, .readOnly)
+    } catch  where error == .noSuchFileOrDirectory {
+      return nil
+    } catch {
+      throw unreadable(key, error)
+    }
+    defer { files.close(fd) }
+    do {
+      let info = try files.status(fd)
+      guard (info.kind == .regular) else {
+        throw CacheStoreError(
+          code: .itemUnreadable, key: key, reason: "item \(key) is not a regular file; left alone")
+      }
+      let bytes = try files.read(fd, count: Int(info.size), offset: 0)
+      switch CacheFormat.decodeItemHeader(bytes) {
+      case .failure(let problem):
+        throw CacheStoreError(
+          code: .itemUnreadable, key: key, reason: "item \(key): \(problem.rawValue); left alone")
+      case .success(let header):
+        let payload = bytes[CacheFormat.itemHeaderSize...]
+        let sum = CacheFormat.crc(payload, seed: CacheFormat.crc(bytes[0..<24]))
+        guard UInt64(payload.count) == header.payloadLength, sum == header.checksum else {
+          throw CacheStoreError(
+            code: .itemUnreadable, key: key,
+            reason: "item \(key): truncated or bad checksum; left alone")
+        }
+        return CacheItem(key: key, payload: Data(payload), writtenAt: header.writtenAt)
+      }
+    } catch let error as Errno {
+      throw unreadable(key, error)
+    } catch let error as CacheStoreError {
+      throw error
+    } catch {
+      throw CacheStoreError(code: .itemUnreadable, key: key, reason: "\(error)")
+    }
+  }
+
+  /// See ``CacheItemStore/keys()``. Lists the items directory (names that are not valid keys,
+  /// which only another tool could have made, are skipped).
+  public func keys() throws(CacheStoreError) -> [CacheItemKey] {
+    guard let cache = try openCache() else { return [] }
+    defer { files.close(cache) }
+    do {
+      let items = try files.openDirectory(cache, Self.itemsName)
+      defer { files.close(items) }
+      return try files.names(in: items)
+        .filter { CacheItemKey.problem(with: $0) == nil }
+        .map { CacheItemKey(validated: $0) }
+        .sorted()
+    } catch  where error == .noSuchFileOrDirectory {
+      return []
+    } catch {
+      throw CacheStoreError(code: .storeUnusable, errno: error.rawValue, reason: error.description)
+    }
+  }
+
+  /// Opens `<directory>/cache` for reading, or returns `nil` when it (or the store directory)
+  /// does not exist.
+  func openCache() throws(CacheStoreError) -> FileDescriptor? {
+    do {
+      let store = try files.openDirectory(nil, directory)
+      defer { files.close(store) }
+      return try files.openDirectory(store, Self.cacheName)
+    } catch  where error == .noSuchFileOrDirectory {
+      return nil
+    } catch {
+      throw CacheStoreError(
+        code: .storeUnusable, errno: error.rawValue,
+        reason: "cannot open the cache in \(directory): \(error.description)")
+    }
+  }
+
+  func unreadable(_ key: CacheItemKey, _ error: Errno) -> CacheStoreError {
+    let why =
+      error == .tooManySymbolicLinks ? "is a symbolic link (never followed)" : error.description
+    return CacheStoreError(
+      code: .itemUnreadable, key: key, errno: error.rawValue,
+      reason: "item \(key) \(why); left alone")
+  }
+}

@@ -1,0 +1,104 @@
+extension OfflineAccessGate {
+  /// Decides whether the cache may be used offline now (DESIGN rules 1, 3 and 5).
+  ///
+  /// Reads the wall clock once; summarizes the items (count, oldest, newest: no payload is read);
+  /// an empty cache is `unavailable` and nothing is written. Otherwise the clock is observed
+  /// through the mark store, durably, before `fresh` can be returned, and the seed's rule is
+  /// applied against the mark as it was before this observation.
+  ///
+  /// Never throws: a store failure is an `expired` decision carrying the typed error, with
+  /// reason `mark_missing` (no mark while items exist; unless ``EligibilityPolicy/trustOnFirstUse``
+  /// lets the gate create it), `mark_unreadable` (its bytes are left alone),
+  /// `mark_not_persisted` (the advanced mark could not be made durable; the old one is intact)
+  /// or `item_unreadable` (nothing is deleted). Every other reason that applies is added too.
+  ///
+  /// - Returns: The decision.
+  /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
+  ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
+  public func checkEligibility() -> OfflineAccessDecision {
+    let now = clock.now()
+    let items: ItemTimeSummary
+    do {
+      items = try cache.summary()
+    } catch {
+      return refusal(cacheError: error, now: now)
+    }
+    guard items.count > 0 else {
+      // The seed's rule: nothing cached is `unavailable`, and the mark is left unchanged.
+      let record = try? marks.read()
+      return OfflineAccessDecision(
+        status: .unavailable, reasons: [], now: now, deadline: nil, mark: record?.mark,
+        previousMark: record?.mark, generation: record?.generation, items: items)
+    }
+    let transition: ClockMarkTransition
+    do {
+      transition = try marks.observe(observation(at: now))
+    } catch {
+      return refusal(markError: error, items: items, now: now)
+    }
+    assert(transition.current.mark >= transition.previous.mark, "the mark never decreases")
+    let seed = policy.evaluate(items, now: now, mark: transition.previous.mark)
+    let (evaluation, check) = applyingFloor(to: seed, record: transition.current, now: now)
+    return OfflineAccessDecision(
+      status: evaluation.status, reasons: evaluation.reasons, now: now,
+      deadline: evaluation.deadline, mark: transition.current.mark,
+      previousMark: transition.previous.mark, generation: transition.current.generation,
+      items: items, floor: transition.current.floor, floorCheck: check)
+  }
+
+  /// The refusal for an item store failure. The clock is still observed (best effort), so that
+  /// the time is seen.
+  private func refusal(cacheError: CacheStoreError, now: WallClockInstant)
+    -> OfflineAccessDecision
+  {
+    let transition = try? marks.observe(observation(at: now))
+    var reasons: EligibilityReasons = .itemUnreadable
+    if let previous = transition?.previous.mark, now < previous {
+      reasons.insert(.clockBehindMark)
+    }
+    return OfflineAccessDecision(
+      status: .expired, reasons: reasons, now: now, deadline: nil,
+      mark: transition?.current.mark, previousMark: transition?.previous.mark,
+      generation: transition?.current.generation, items: nil, cacheError: cacheError)
+  }
+
+  /// The refusal (or, with trust-on-first-use, the first mark) for a mark store failure.
+  private func refusal(
+    markError: ClockMarkStoreError, items: ItemTimeSummary, now: WallClockInstant
+  )
+    -> OfflineAccessDecision
+  {
+    var error = markError
+    var reason: EligibilityReasons
+    switch markError.code {
+    case .absent:
+      if policy.trustOnFirstUse {
+        do {
+          let record = try marks.createFirstMark(observation(at: now))
+          let seed = policy.evaluate(items, now: now, mark: record.mark)
+          let (evaluation, check) = applyingFloor(to: seed, record: record, now: now)
+          return OfflineAccessDecision(
+            status: evaluation.status, reasons: evaluation.reasons, now: now,
+            deadline: evaluation.deadline, mark: record.mark, previousMark: nil,
+            generation: record.generation, items: items, floor: record.floor, floorCheck: check)
+        } catch let failure {
+          error = failure
+          reason = failure.code == .unreadable ? .markUnreadable : .markNotPersisted
+        }
+      } else {
+        reason = .markMissing
+      }
+    case .unreadable:
+      reason = .markUnreadable
+    default:
+      reason = .markNotPersisted
+    }
+    // Judge the other reasons against the stored mark when it can still be read.
+    let stored = reason == .markNotPersisted ? try? marks.read() : nil
+    let evaluation = policy.evaluate(items, now: now, mark: stored?.mark)
+    return OfflineAccessDecision(
+      status: .expired, reasons: evaluation.reasons.union(reason), now: now, deadline: nil,
+      mark: stored?.mark, previousMark: stored?.mark, generation: stored?.generation,
+      items: items, markError: error)
+  }
+}

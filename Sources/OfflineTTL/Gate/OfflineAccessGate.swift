@@ -1,0 +1,129 @@
+/// The front door: decides whether a cache may be used offline, opens it read-only, and hands
+/// the only writer to an online sign-in.
+///
+/// ```swift
+/// let gate = OfflineAccessGate(
+///   cache: DirectoryCacheStore(at: dir), marks: FileClockMarkStore(at: dir),
+///   policy: try EligibilityPolicy(maxAge: .seconds(7 * 86_400)))
+/// switch gate.openOffline() {                       // rechecks now
+/// case .opened(let reader): show(try reader.item(forKey: key))
+/// case .refused(let decision): askForSignIn(decision.reasons)
+/// }
+/// let session = try gate.beginOnlineSession()       // after the server authenticated the user
+/// try session.write(key, data)                      // the only place items are written
+/// ```
+///
+/// Every call reads the wall clock when it is made, never at construction (STYLE 6). The gate
+/// holds no state of its own: any number of gates, threads and processes may share one store.
+/// No offline path (``checkEligibility()``, ``openOffline()``, ``recordObservation()``,
+/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (DESIGN rule 6).
+public struct OfflineAccessGate: Sendable {
+  /// Where the items live.
+  public let cache: any CacheItemStore
+  /// Where the clock mark lives.
+  public let marks: any ClockMarkStore
+  /// Max age and the gate's options.
+  public let policy: EligibilityPolicy
+  /// The wall clock ("now").
+  public let clock: any WallClock
+  /// The boot clock that carries the floor forward (DESIGN rule 9), or `nil` for none. Its
+  /// reading goes into every observation, refused or not, even when the policy turns the floor
+  /// check off (the record's floor then stays current).
+  public let bootClock: (any BootClock)?
+
+  /// Creates a gate.
+  ///
+  /// - Parameters:
+  ///   - cache: The item store, for example ``DirectoryCacheStore``.
+  ///   - marks: The clock-mark store, usually in the same directory as the items.
+  ///   - policy: Max age and options (`trustOnFirstUse` is off by default).
+  ///   - clock: The wall clock; the system clock by default.
+  ///   - bootClock: The boot clock; ``LinuxBootClock`` by default (whose readings are `nil`
+  ///     off Linux, which leaves the floor where the last online sign-in put it).
+  public init(
+    cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
+    clock: any WallClock = SystemWallClock(),
+    bootClock: (any BootClock)? = LinuxBootClock()
+  ) {
+    self.cache = cache
+    self.marks = marks
+    self.policy = policy
+    self.clock = clock
+    self.bootClock = bootClock
+  }
+
+  /// The observation this gate hands the mark store for a reading of the wall clock, with the
+  /// boot clock read now.
+  func observation(at now: WallClockInstant) -> ClockObservation {
+    ClockObservation(wall: now, boot: bootClock?.now(), markResolution: policy.markResolution)
+  }
+
+  /// Re-evaluates now and, when fresh, opens the cache read-only (DESIGN rule 7). A decision
+  /// made earlier (a login screen's) is never reused.
+  ///
+  /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`
+  ///   with the decision.
+  /// - Complexity: As ``checkEligibility()``.
+  public func openOffline() -> OfflineOpenResult {
+    let decision = checkEligibility()
+    guard decision.isFresh else { return .refused(decision) }
+    return .opened(OfflineCacheReader(gate: self, decision: decision))
+  }
+
+  /// Advances the clock mark to the wall clock now, and nothing else; call it at launch and when
+  /// coming to the foreground so that more time is seen.
+  ///
+  /// - Returns: The record before and after.
+  /// - Throws: ``ClockMarkStoreError`` (for example `absent` before the first online sign-in);
+  ///   nothing is created or deleted.
+  @discardableResult
+  public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
+    try marks.observe(observation(at: clock.now()))
+  }
+
+  /// Starts an online session: call it only after the app's server sign-in succeeded. Resets
+  /// the mark to the wall clock now (even below the old mark: the recovery after a fast clock
+  /// was corrected), in a new generation, under the cache's writer lock so that no older
+  /// session's write can interleave.
+  ///
+  /// - Returns: The session, the only type that can write, replace or delete items.
+  /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
+  ///   opened or locked; nothing is written then.
+  public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
+    var reset: Result<ClockMarkRecord, ClockMarkStoreError>?
+    do {
+      _ = try cache.commit(CacheChanges()) {
+        let now = clock.now()
+        reset = Result { () throws(ClockMarkStoreError) in
+          try marks.resetAfterOnlineSignIn(observation(at: now))
+        }
+        return true
+      }
+    } catch {
+      throw OnlineSessionError(cacheError: error)
+    }
+    switch reset {
+    case .success(let record): return OnlineSession(gate: self, record: record)
+    case .failure(let error): throw OnlineSessionError(markError: error)
+    case nil:
+      throw OnlineSessionError(
+        cacheError: CacheStoreError(code: .lockFailed, reason: "the store ran no writer step"))
+    }
+  }
+}
+
+/// The result of ``OfflineAccessGate/openOffline()``.
+public enum OfflineOpenResult: Sendable {
+  /// The cache is fresh: a read-only reader, bounded by the decision's deadline.
+  case opened(OfflineCacheReader)
+  /// The cache may not be used offline now; the decision says why.
+  case refused(OfflineAccessDecision)
+
+  /// The decision made at open, whichever way it went.
+  public var decision: OfflineAccessDecision {
+    switch self {
+    case .opened(let reader): reader.decision
+    case .refused(let decision): decision
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/// Read-only access to a cache that was fresh when it was opened (DESIGN rule 7).
+///
+/// It has no write, delete or re-stamp API at all. Every read first checks the wall clock again:
+/// past the opening decision's deadline, or behind the clock mark (the one seen at open or the
+/// one stored now, whichever is later), it refuses with ``OfflineReadError`` and touches nothing.
+/// With the boot-clock floor on, the deadline is judged from `max(wall, L)`, `L` carried forward
+/// to the boot clock now, so a held-back wall clock cannot keep a reader alive.
+public struct OfflineCacheReader: Sendable {
+  let gate: OfflineAccessGate
+  /// The fresh decision this reader was opened with.
+  public let decision: OfflineAccessDecision
+
+  init(gate: OfflineAccessGate, decision: OfflineAccessDecision) {
+    self.gate = gate
+    self.decision = decision
+  }
+
+  /// The last instant at which reads are allowed (the opening decision's deadline).
+  public var deadline: WallClockInstant? { decision.deadline }
+
+  /// One item's bytes and `writtenAt`, or `nil` when no item has that key.
+  ///
+  /// - Parameter key: The item's key.
+  /// - Returns: The item, exactly as the online session wrote it.
+  /// - Throws: ``OfflineReadError``: `deadline_passed`, `clock_behind_mark` or
+  ///   `mark_unreadable` before anything is read; `item_unreadable` when the item fails its
+  ///   checks (it is left alone).
+  /// - Complexity: One read of the mark record plus O(payload size).
+  public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
+    try checkStillFresh()
+    do {
+      return try gate.cache.item(forKey: key)
+    } catch {
+      throw OfflineReadError(.itemUnreadable, cacheError: error, reason: error.reason)
+    }
+  }
+
+  /// Every key in the cache, in ascending byte order.
+  ///
+  /// - Returns: The keys.
+  /// - Throws: As ``item(forKey:)``.
+  /// - Complexity: O(n log n).
+  public func keys() throws(OfflineReadError) -> [CacheItemKey] {
+    try checkStillFresh()
+    do {
+      return try gate.cache.keys()
+    } catch {
+      throw OfflineReadError(.itemUnreadable, cacheError: error, reason: error.reason)
+    }
+  }
+
+  /// Refuses when the wall clock is past the deadline or behind the mark.
+  ///
+  /// - Throws: ``OfflineReadError`` saying which.
+  public func checkStillFresh() throws(OfflineReadError) {
+    let now = gate.clock.now()
+    if let deadline = decision.deadline, now > deadline {
+      throw OfflineReadError(
+        .deadlinePassed,
+        reason: "the cache expired at its deadline (\(deadline)); now is \(now)")
+    }
+    let stored: ClockMarkRecord
+    do {
+      stored = try gate.marks.read()
+    } catch {
+      throw OfflineReadError(.markUnreadable, markError: error, reason: error.reason)
+    }
+    let mark = Swift.max(stored.mark, decision.mark ?? stored.mark)
+    if now < mark {
+      throw OfflineReadError(
+        .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
+    }
+    // DESIGN rule 9: a held-back wall clock cannot keep a reader alive past its deadline.
+    let effective = gate.effectiveNow(wall: now, stored: stored, openedWith: decision.floor)
+    if let deadline = decision.deadline, effective > deadline {
+      throw OfflineReadError(
+        .deadlinePassed,
+        reason: "the cache expired at its deadline (\(deadline)); the boot clock shows real time"
+          + " is at least \(effective) (the wall clock reads \(now))")
+    }
+  }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+
+/// The only writer of a cache: created by ``OfflineAccessGate/beginOnlineSession()`` after a
+/// successful server sign-in (DESIGN rule 6).
+///
+/// Writes are stamped with the wall clock at write time and applied as one durable commit per
+/// call (``write(contentsOf:)`` writes any number of items with a constant number of syncs). Each
+/// commit checks, under the store's writer lock, that this session is open and that no newer
+/// online session has begun (the stored generation is still this session's); otherwise it
+/// refuses and writes nothing. ``signOut()`` removes every item but keeps the clock mark and its
+/// generation: a sign-out, a restart or a reinstall that keeps the store never resets the mark.
+public final class OnlineSession: Sendable {
+  private let gate: OfflineAccessGate
+  /// The mark record this session's sign-in wrote.
+  public let record: ClockMarkRecord
+  private let closed = Mutex(false)
+
+  init(gate: OfflineAccessGate, record: ClockMarkRecord) {
+    self.gate = gate
+    self.record = record
+  }
+
+  /// This session's generation.
+  public var generation: UInt64 { record.generation }
+
+  /// Whether ``close()`` or ``signOut()`` was called.
+  public var isClosed: Bool { closed.withLock { $0 } }
+
+  /// Ends the session; later writes are refused with `closed`. Idempotent.
+  public func close() {
+    closed.withLock { $0 = true }
+  }
+
+  /// Writes (or replaces) one item, stamped with the wall clock now.
+  ///
+  /// - Parameters:
+  ///   - key: The item's key.
+  ///   - payload: The bytes.
+  /// - Returns: The `writtenAt` recorded.
+  /// - Throws: ``OnlineSessionError``: `closed`, `superseded`, or a store failure.
+  @discardableResult
+  public func write(_ key: CacheItemKey, _ payload: Data) throws(OnlineSessionError)
+    -> WallClockInstant
+  {
+    try write(contentsOf: [(key, payload)])
+  }
+
+  /// Writes (or replaces) many items in one durable commit, all stamped with the wall clock now.
+  ///
+  /// - Parameter items: Keys and bytes; a later duplicate key wins.
+  /// - Returns: The `writtenAt` recorded.
+  /// - Throws: ``OnlineSessionError``: `closed`, `superseded`, or a store failure; nothing of
+  ///   this call is visible then (except what a crash-free partial write failure left, which the
+  ///   store reports as `write_failed`; committed items stay intact).
+  /// - Complexity: O(n + k); a constant number of syncs (see ``DirectoryCacheStore``).
+  @discardableResult
+  public func write(contentsOf items: some Sequence<(CacheItemKey, Data)>)
+    throws(OnlineSessionError) -> WallClockInstant
+  {
+    let now = gate.clock.now()
+    var changes = CacheChanges()
+    for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
+    try commit(changes)
+    return now
+  }
+
+  /// Deletes one item (a missing one is not an error).
+  ///
+  /// - Parameter key: The item's key.
+  /// - Throws: ``OnlineSessionError``: `closed`, `superseded`, or a store failure.
+  public func delete(_ key: CacheItemKey) throws(OnlineSessionError) {
+    var changes = CacheChanges()
+    changes.delete(key)
+    try commit(changes)
+  }
+
+  /// Signs out: removes every item and closes the session. The clock mark and its generation
+  /// are kept (a sign-out never resets the mark).
+  ///
+  /// - Throws: ``OnlineSessionError``: `closed`, `superseded`, or a store failure.
+  public func signOut() throws(OnlineSessionError) {
+    var changes = CacheChanges()
+    changes.removeAll()
+    try commit(changes)
+    close()
+  }
+
+  private func commit(_ changes: CacheChanges) throws(OnlineSessionError) {
+    guard !isClosed else {
+      throw OnlineSessionError(.closed, reason: "the online session is closed")
+    }
+    var refusal: OnlineSessionError?
+    let applied: Bool
+    do throws(CacheStoreError) {
+      applied = try gate.cache.commit(changes) {
+        refusal = admission()
+        return refusal == nil
+      }
+    } catch {
+      throw OnlineSessionError(cacheError: error)
+    }
+    if !applied {
+      throw refusal ?? OnlineSessionError(.closed, reason: "the store refused the commit")
+    }
+  }
+
+  /// Run under the store's writer lock: `nil` when this session may still write.
+  private func admission() -> OnlineSessionError? {
+    if isClosed { return OnlineSessionError(.closed, reason: "the online session is closed") }
+    let stored: ClockMarkRecord
+    do throws(ClockMarkStoreError) {
+      stored = try gate.marks.read()
+    } catch {
+      return OnlineSessionError(markError: error)
+    }
+    guard stored.generation == record.generation else {
+      return OnlineSessionError(
+        .superseded,
+        reason: "a newer online session (generation \(stored.generation)) has begun;"
+          + " this one is generation \(record.generation)")
+    }
+    return nil
+  }
+}

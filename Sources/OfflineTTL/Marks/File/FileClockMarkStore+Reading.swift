@@ -1,0 +1,261 @@
+/// A record loaded under the lock: its descriptor (left open for the write that may follow), the
+/// file's bytes, and which slot holds the newest valid copy.
+struct LoadedRecord {
+  let fd: FileDescriptor
+  let bytes: [UInt8]
+  let newestSlot: Int
+  let sequence: UInt64
+  let record: ClockMarkRecord
+}
+
+extension FileClockMarkStore {
+  /// Opens the store directory and the lock file, takes the lock, runs `body`, and releases
+  /// everything (closing the lock descriptor releases the lock).
+  ///
+  /// - Parameters:
+  ///   - creating: Whether a missing directory or lock file is created (operations that write a
+  ///     new record). Otherwise a missing directory, or a missing lock file with no record, is
+  ///     `absent` and nothing is created.
+  ///   - lock: Shared or exclusive.
+  func withLockedDirectory<R>(
+    creating: Bool, lock: LockOperation,
+    _ body: (FileDescriptor) throws(ClockMarkStoreError) -> R
+  ) throws(ClockMarkStoreError) -> R {
+    let directory = try openDirectory(creating: creating)
+    defer { system.closeIgnoringErrors(directory) }
+    let lockFD = try openLockFile(in: directory, creating: creating)
+    defer { system.closeIgnoringErrors(lockFD) }
+    do {
+      try system.flock(lockFD, lock)
+    } catch {
+      throw ClockMarkStoreError(
+        code: .lockFailed, errno: error.rawValue,
+        reason: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
+    }
+    return try body(directory)
+  }
+
+  private func openDirectory(creating: Bool) throws(ClockMarkStoreError) -> FileDescriptor {
+    do {
+      return try system.open(directoryPath, [.readOnly, .directory])
+    } catch  where error == .noSuchFileOrDirectory {
+      guard creating else {
+        throw ClockMarkStoreError(
+          code: .absent, reason: "no clock mark record: \(directoryPath) does not exist")
+      }
+    } catch {
+      throw unusable(error, "cannot open the store directory")
+    }
+    do {
+      try system.mkdir(directoryPath, mode: 0o700)
+    } catch  where error == .fileExists {
+      // Created by another process meanwhile.
+    } catch {
+      throw unusable(error, "cannot create the store directory")
+    }
+    do {
+      return try system.open(directoryPath, [.readOnly, .directory])
+    } catch {
+      throw unusable(error, "cannot open the store directory")
+    }
+  }
+
+  private func openLockFile(in directory: FileDescriptor, creating: Bool)
+    throws(ClockMarkStoreError) -> FileDescriptor
+  {
+    let flags: OpenFlags = [.readWrite, .nonBlocking]
+    var fd: FileDescriptor
+    do {
+      fd = try system.openat(
+        directory, Self.lockFileName, creating ? flags.union(.create) : flags, mode: 0o600)
+    } catch  where error == .noSuchFileOrDirectory && !creating {
+      // No lock file: a record never existed here, unless someone removed the lock file.
+      do {
+        _ = try system.fstatat(directory, Self.recordFileName)
+      } catch  where error == .noSuchFileOrDirectory {
+        throw ClockMarkStoreError(
+          code: .absent, reason: "no clock mark record in \(directoryPath)")
+      } catch {}
+      do {
+        fd = try system.openat(directory, Self.lockFileName, flags.union(.create), mode: 0o600)
+      } catch {
+        throw lockFailed(error)
+      }
+    } catch {
+      throw lockFailed(error)
+    }
+    let status: FileStatus
+    do {
+      status = try system.fstat(fd)
+    } catch {
+      system.closeIgnoringErrors(fd)
+      throw lockFailed(error)
+    }
+    guard status.kind == .regular else {
+      system.closeIgnoringErrors(fd)
+      throw ClockMarkStoreError(
+        code: .lockFailed,
+        reason: "\(Self.lockFileName) in \(directoryPath) is not a regular file")
+    }
+    return fd
+  }
+
+  /// Opens, checks and reads the record under the lock.
+  ///
+  /// - Parameter writable: Open read-write (for a write that may follow).
+  /// - Returns: The loaded record; the caller closes its descriptor.
+  /// - Throws: `absent`, `unreadable` with its reason, or `writeFailed` when a writable open is
+  ///   refused by a read-only file system.
+  func load(in directory: FileDescriptor, writable: Bool) throws(ClockMarkStoreError)
+    -> LoadedRecord
+  {
+    let fd: FileDescriptor
+    do {
+      fd = try system.openat(
+        directory, Self.recordFileName, [writable ? .readWrite : .readOnly, .nonBlocking])
+    } catch {
+      throw openError(error, writable: writable)
+    }
+    do {
+      return try loadOpened(fd)
+    } catch {
+      system.closeIgnoringErrors(fd)
+      throw error
+    }
+  }
+
+  private func loadOpened(_ fd: FileDescriptor) throws(ClockMarkStoreError) -> LoadedRecord {
+    let status: FileStatus
+    do {
+      status = try system.fstat(fd)
+    } catch {
+      throw unreadable(.io, errno: error, "cannot fstat the record")
+    }
+    guard status.kind == .regular else {
+      throw unreadable(.notRegularFile, "the record is not a regular file")
+    }
+    guard !status.isAccessibleByOthers else {
+      throw unreadable(
+        .insecureMode,
+        "the record has mode 0\(String(status.permissions, radix: 8)); it must be 0600")
+    }
+    guard status.size != 0 else { throw unreadable(.empty, "the record file is empty") }
+    guard status.size <= Int64(MarkRecordCodec.fileSize) else {
+      throw unreadable(
+        .oversized,
+        "the record file has \(status.size) bytes, more than \(MarkRecordCodec.fileSize)")
+    }
+    guard status.size == Int64(MarkRecordCodec.fileSize) else {
+      throw unreadable(
+        .truncated,
+        "the record file has \(status.size) bytes, fewer than \(MarkRecordCodec.fileSize)")
+    }
+    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+    let count: Int
+    do throws(Errno) {
+      count = try system.preadAll(fd, into: &bytes, at: 0)
+    } catch {
+      throw unreadable(.io, errno: error, "cannot read the record")
+    }
+    guard count == MarkRecordCodec.fileSize else {
+      throw unreadable(.truncated, "the record file ended after \(count) bytes")
+    }
+    return try Self.newest(in: bytes, fd: fd)
+  }
+
+  static func newest(in bytes: [UInt8], fd: FileDescriptor) throws(ClockMarkStoreError)
+    -> LoadedRecord
+  {
+    var best: LoadedRecord? = nil
+    var unknown: UInt16? = nil
+    for (index, offset) in MarkRecordCodec.slotOffsets.enumerated() {
+      switch MarkRecordCodec.decode(bytes[offset..<(offset + 4096)]) {
+      case .valid(let sequence, let record):
+        if best == nil || sequence > best!.sequence {
+          best = LoadedRecord(
+            fd: fd, bytes: bytes, newestSlot: index, sequence: sequence, record: record)
+        }
+      case .unknownVersion(let version):
+        unknown = version
+      case .invalid:
+        break
+      }
+    }
+    // A slot of an unknown version may be newer than a valid one: never fall back past it.
+    if let unknown {
+      throw ClockMarkStoreError(
+        code: .unreadable, unreadableReason: .unknownVersion,
+        reason: "the record has format version \(unknown) (or unknown flags); this library reads 1")
+    }
+    guard let best else {
+      throw ClockMarkStoreError(
+        code: .unreadable, unreadableReason: .badChecksum,
+        reason: "no slot of the record passes its checksum")
+    }
+    return best
+  }
+
+  /// The highest generation among version-1 slots whose checksum holds, in a record that could
+  /// not be loaded (for ``resetAfterOnlineSignIn(_:)``); `nil` when none can be read. Reads only a
+  /// regular file of at most the record's size; never follows a link.
+  func salvagedGeneration(in directory: FileDescriptor) -> UInt64? {
+    guard
+      let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
+    else { return nil }
+    defer { system.closeIgnoringErrors(fd) }
+    guard let status = try? system.fstat(fd), status.kind == .regular,
+      status.size <= Int64(MarkRecordCodec.fileSize)
+    else { return nil }
+    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+    guard let count = try? system.preadAll(fd, into: &bytes, at: 0) else { return nil }
+    var highest: UInt64? = nil
+    for offset in MarkRecordCodec.slotOffsets where offset + MarkRecordCodec.slotLength <= count {
+      if case .valid(_, let record) = MarkRecordCodec.decode(bytes[offset..<(offset + 4096)]) {
+        highest = Swift.max(highest ?? 0, record.generation)
+      }
+    }
+    return highest
+  }
+
+  // MARK: Errors
+
+  private func openError(_ error: Errno, writable: Bool) -> ClockMarkStoreError {
+    switch error {
+    case .noSuchFileOrDirectory:
+      return ClockMarkStoreError(
+        code: .absent, reason: "no clock mark record in \(directoryPath)")
+    case .tooManySymbolicLinks:
+      return unreadable(.symbolicLink, "the record is a symbolic link (never followed)")
+    case .isDirectory:
+      return unreadable(.notRegularFile, "a directory stands where the record should be")
+    case .permissionDenied, .notPermitted:
+      return unreadable(.permission, errno: error, "the record cannot be opened")
+    case .readOnlyFileSystem where writable:
+      return ClockMarkStoreError(
+        code: .writeFailed, errno: error.rawValue,
+        reason: "the record cannot be opened for writing: \(error)")
+    default:
+      return unreadable(.io, errno: error, "the record cannot be opened")
+    }
+  }
+
+  func unreadable(
+    _ why: ClockMarkStoreError.UnreadableReason, errno: Errno? = nil, _ text: String
+  ) -> ClockMarkStoreError {
+    var reason = "\(Self.recordFileName) in \(directoryPath): \(text)"
+    if let errno { reason += ": \(errno)" }
+    return ClockMarkStoreError(
+      code: .unreadable, unreadableReason: why, errno: errno?.rawValue, reason: reason)
+  }
+
+  func unusable(_ error: Errno, _ text: String) -> ClockMarkStoreError {
+    ClockMarkStoreError(
+      code: .storeUnusable, errno: error.rawValue, reason: "\(text) \(directoryPath): \(error)")
+  }
+
+  private func lockFailed(_ error: Errno) -> ClockMarkStoreError {
+    ClockMarkStoreError(
+      code: .lockFailed, errno: error.rawValue,
+      reason: "cannot open \(Self.lockFileName) in \(directoryPath): \(error)")
+  }
+}

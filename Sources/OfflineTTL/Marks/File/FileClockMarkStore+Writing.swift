@@ -1,0 +1,75 @@
+extension FileClockMarkStore {
+  /// Writes `record` into the slot that does not hold the newest valid copy, with the next
+  /// sequence number, and `fdatasync`s. On failure, writes the slot's previous bytes back (best
+  /// effort) so the store keeps reading the old record, and throws `writeFailed`.
+  func writeNextSlot(_ record: ClockMarkRecord, over loaded: LoadedRecord)
+    throws(ClockMarkStoreError)
+  {
+    let target = 1 - loaded.newestSlot
+    let offset = MarkRecordCodec.slotOffsets[target]
+    let slot = MarkRecordCodec.encode(record, sequence: loaded.sequence &+ 1)
+    do throws(Errno) {
+      try system.pwriteAll(loaded.fd, bytes: slot[...], at: Int64(offset))
+      try system.fdatasync(loaded.fd)
+    } catch {
+      restoreSlot(target, from: loaded)
+      throw ClockMarkStoreError(
+        code: .writeFailed, errno: error.rawValue,
+        reason: "cannot write \(Self.recordFileName) in \(directoryPath): \(error);"
+          + " the previous record is kept")
+    }
+  }
+
+  /// Puts the previous bytes of a slot back after a failed write, so neither the page cache nor
+  /// the disk offers the unacknowledged record, and the next write again targets this slot (never
+  /// the one holding the last acknowledged record). Errors are ignored: the failure is already
+  /// being reported.
+  private func restoreSlot(_ slot: Int, from loaded: LoadedRecord) {
+    let offset = MarkRecordCodec.slotOffsets[slot]
+    let previous = loaded.bytes[offset..<(offset + MarkRecordCodec.slotLength)]
+    do {
+      try system.pwriteAll(loaded.fd, bytes: previous, at: Int64(offset))
+      try system.fdatasync(loaded.fd)
+    } catch {}
+  }
+
+  /// Replaces (or creates) the record file with one holding `record` in both slots: temporary
+  /// file, write, `fsync`, `rename` over the record's name (a symbolic link there is replaced,
+  /// never followed; a directory there fails with `EISDIR`), `fsync` of the directory. The rename
+  /// is the commit point: a failure after it reports `writeFailed` with the new record in place.
+  func replaceFile(with record: ClockMarkRecord, in directory: FileDescriptor)
+    throws(ClockMarkStoreError)
+  {
+    let file = MarkRecordCodec.encodeFile(record, sequence: 1)
+    var renamed = false
+    do throws(Errno) {
+      do {
+        try system.unlinkat(directory, Self.temporaryFileName)
+      } catch  where error == .noSuchFileOrDirectory {}
+      let fd = try system.openat(
+        directory, Self.temporaryFileName, [.writeOnly, .create, .exclusive], mode: 0o600)
+      do throws(Errno) {
+        try system.fchmod(fd, mode: 0o600)
+        try system.pwriteAll(fd, bytes: file[...], at: 0)
+        try system.fsync(fd)
+      } catch {
+        system.closeIgnoringErrors(fd)
+        throw error
+      }
+      // The data is durable (fsync succeeded); a failing close releases the descriptor anyway.
+      system.closeIgnoringErrors(fd)
+      try system.renameat(directory, Self.temporaryFileName, to: Self.recordFileName)
+      renamed = true
+      try system.fsync(directory)
+    } catch {
+      if !renamed {
+        do { try system.unlinkat(directory, Self.temporaryFileName) } catch {}
+      }
+      throw ClockMarkStoreError(
+        code: .writeFailed, errno: error.rawValue,
+        reason: "cannot \(renamed ? "sync the directory after writing" : "write")"
+          + " \(Self.recordFileName) in \(directoryPath): \(error)"
+          + (renamed ? "; the new record is in place" : "; the previous bytes are kept"))
+    }
+  }
+}

@@ -1,0 +1,190 @@
+import Foundation
+
+/// The embedded default ``ClockMarkStore``: one small file in the store directory, written in
+/// place into two alternating checksummed slots and made durable with one `fdatasync`, serialized
+/// across threads and processes by `flock` on a lock file beside it.
+///
+/// ## Files in the store directory
+/// The directory (created 0700 when an operation that writes finds it missing) is shared with the
+/// cache's items. This store uses only the names in ``reservedFileNames``:
+/// - ``recordFileName`` (`clock-mark`): the record, exactly 8,192 bytes, mode 0600. Its format is
+///   documented byte by byte in `docs/mark-record-format.md`.
+/// - ``lockFileName`` (`clock-mark.lock`): empty, mode 0600; never delete it while the store is in
+///   use (a new lock file would not exclude holders of the old one).
+/// - ``temporaryFileName`` (`clock-mark.tmp`): exists only while a record is created or replaced.
+///
+/// ## Guarantees (DESIGN rules 3, 4, 5, 8)
+/// - Every operation holds `flock` on the lock file for its whole read → advance → write
+///   (exclusive; shared for ``read()``). The lock descriptor is opened afresh for each operation,
+///   so threads sharing one instance exclude each other too (`flock` locks belong to an open file
+///   description).
+/// - An observation writes the slot that does *not* hold the newest valid record, with the next
+///   sequence number and a CRC-32, then `fdatasync`s. A crash at any instant leaves the old slot
+///   intact; a torn new slot fails its checksum and the reader takes the old one. The slot that
+///   holds the last acknowledged record is never overwritten by the next write. If the write or
+///   the sync fails, the slot's previous bytes are written back (best effort) and
+///   ``ClockMarkStoreError/Code/writeFailed`` is thrown: the store reads back the old record.
+/// - A record is created (``createFirstMark(_:)``, or ``resetAfterOnlineSignIn(_:)`` over an absent
+///   or unreadable one) as a temporary file: write, `fsync`, `rename`, `fsync` of the directory.
+/// - Every open uses `O_NOFOLLOW | O_CLOEXEC`: a symbolic link in place of the record, the lock
+///   file or the directory itself is an error, never followed.
+/// - A record that is a symbolic link, a directory or other non-regular file, of the wrong size
+///   (a larger one is rejected from `fstat` alone, without reading it), readable or writable by
+///   group or others, with no slot passing its checksum, or of an unknown version is
+///   ``ClockMarkStoreError/Code/unreadable`` with its reason, and its bytes are left exactly as
+///   they were: only ``resetAfterOnlineSignIn(_:)`` replaces it.
+/// - **Trade-off of two slots:** a damaged (bit-flipped) *newest* slot is not reported: the
+///   reader falls back to the other slot, which holds the record before the last write (after a
+///   crash, the last acknowledged one). So a flip can only cost the last rise of the mark, never
+///   raise it. Damage to both slots is `unreadable (bad_checksum)`.
+///
+/// ``resetAfterOnlineSignIn(_:)`` over an unreadable record writes generation
+/// `1 + the highest generation in any version-1 slot whose checksum holds` (read only from a
+/// regular file of at most 8,192 bytes), else 1; over an absent record, 1.
+///
+/// Cost: an uncontended observation is about 13 system calls and one `fdatasync` of one 4 KiB
+/// block (see `Benchmarks/README.md`, section `mark`).
+public struct FileClockMarkStore: ClockMarkStore {
+  /// The record file's name in the store directory: `clock-mark`.
+  public static let recordFileName = "clock-mark"
+  /// The lock file's name in the store directory: `clock-mark.lock`.
+  public static let lockFileName = "clock-mark.lock"
+  /// The temporary file used while creating or replacing the record: `clock-mark.tmp`.
+  public static let temporaryFileName = "clock-mark.tmp"
+  /// Every name this store may create in its directory. Other stores sharing the directory (the
+  /// item cache) must not use these names.
+  public static let reservedFileNames: Set<String> = [
+    recordFileName, lockFileName, temporaryFileName,
+  ]
+  /// The exact size of a record file, in bytes.
+  public static let recordFileSize = MarkRecordCodec.fileSize
+
+  /// The store directory's path.
+  public let directoryPath: String
+  let system: Syscalls
+
+  /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
+  /// that writes, created with mode 0700) by each operation.
+  ///
+  /// - Parameter directory: The store directory, a `file:` URL.
+  public init(at directory: URL) {
+    self.init(atPath: directory.path)
+  }
+
+  /// Creates a store in a directory given by path. Does no I/O.
+  ///
+  /// - Parameter path: The store directory.
+  public init(atPath path: String) {
+    self.directoryPath = path
+    self.system = Syscalls()
+  }
+
+  /// Creates a store whose system calls consult a fault plan (tests only).
+  ///
+  /// - Parameters:
+  ///   - path: The store directory.
+  ///   - faults: The plan every system call of this instance consults.
+  @_spi(Testing)
+  public init(atPath path: String, faults: SyscallFaultPlan?) {
+    self.directoryPath = path
+    self.system = Syscalls(faults: faults)
+  }
+
+  /// The current record, under a shared lock, writing nothing.
+  ///
+  /// - Returns: The newest valid record.
+  /// - Throws: ``ClockMarkStoreError``: `absent` (no directory, or no record), `unreadable`,
+  ///   `lockFailed` or `storeUnusable`.
+  public func read() throws(ClockMarkStoreError) -> ClockMarkRecord {
+    try withLockedDirectory(creating: false, lock: .shared) {
+      directory throws(ClockMarkStoreError) in
+      let loaded = try load(in: directory, writable: false)
+      system.closeIgnoringErrors(loaded.fd)
+      return loaded.record
+    }
+  }
+
+  /// Advances the mark (``ClockMarkRecord/observing(_:)``) under an exclusive lock and writes it
+  /// durably into the other slot, unless ``ClockMarkRecord/needsWrite(becoming:resolution:)``
+  /// says the rise is below `observation.markResolution`.
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The record before and after.
+  /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created, not even the directory),
+  ///   `unreadable` (bytes untouched), `writeFailed` with the errno (the old record reads back),
+  ///   `lockFailed`, `storeUnusable`.
+  public func observe(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    -> ClockMarkTransition
+  {
+    try withLockedDirectory(creating: false, lock: .exclusive) {
+      directory throws(ClockMarkStoreError) in
+      let loaded = try load(in: directory, writable: true)
+      defer { system.closeIgnoringErrors(loaded.fd) }
+      let previous = loaded.record
+      let next = previous.observing(observation)
+      guard previous.needsWrite(becoming: next, resolution: observation.markResolution) else {
+        return ClockMarkTransition(previous: previous, current: next, wrote: false)
+      }
+      assert(next.mark >= previous.mark, "an observation lowered the mark")
+      assert(next.generation == previous.generation, "an observation changed the generation")
+      try writeNextSlot(next, over: loaded)
+      return ClockMarkTransition(previous: previous, current: next, wrote: true)
+    }
+  }
+
+  /// Creates the first record (generation 0, mark = `observation.wall`) when none exists, by
+  /// temporary file and rename; leaves an existing record, readable or not, untouched.
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The new record, or the existing one.
+  /// - Throws: ``ClockMarkStoreError``: `unreadable` (an existing record is not replaced),
+  ///   `writeFailed`, `lockFailed`, `storeUnusable` (the directory cannot be opened or created).
+  public func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    -> ClockMarkRecord
+  {
+    try withLockedDirectory(creating: true, lock: .exclusive) {
+      directory throws(ClockMarkStoreError) in
+      do throws(ClockMarkStoreError) {
+        let loaded = try load(in: directory, writable: false)
+        system.closeIgnoringErrors(loaded.fd)
+        return loaded.record
+      } catch  where error.code == .absent {
+        let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: observation)
+        try replaceFile(with: first, in: directory)
+        return first
+      }
+    }
+  }
+
+  /// Writes generation + 1 with mark = `observation.wall` (even when lower than the stored
+  /// mark) and the floor re-anchored. Over a readable record it writes the other slot in place;
+  /// over an absent or unreadable one it replaces the file (temporary file and rename) with
+  /// generation `1 + highest valid slot generation`, else 1.
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The new record.
+  /// - Throws: ``ClockMarkStoreError``: `writeFailed` (the old bytes read back; a directory in
+  ///   the record's place gives `EISDIR` and is left alone), `lockFailed`, `storeUnusable`.
+  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    -> ClockMarkRecord
+  {
+    try withLockedDirectory(creating: true, lock: .exclusive) {
+      directory throws(ClockMarkStoreError) in
+      let loaded: LoadedRecord
+      do throws(ClockMarkStoreError) {
+        loaded = try load(in: directory, writable: true)
+      } catch {
+        let generation: UInt64 =
+          error.code == .absent ? 1 : (salvagedGeneration(in: directory).map { $0 &+ 1 } ?? 1)
+        let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
+        try replaceFile(with: record, in: directory)
+        return record
+      }
+      defer { system.closeIgnoringErrors(loaded.fd) }
+      let record = ClockMarkRecord.afterOnlineSignIn(
+        generation: loaded.record.generation &+ 1, at: observation)
+      try writeNextSlot(record, over: loaded)
+      return record
+    }
+  }
+}

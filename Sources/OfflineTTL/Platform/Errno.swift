@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An error number from the C library (`errno`), typed so that it cannot be mixed with other
+/// integers (the shape of apple/swift-system's `Errno`).
+///
+/// Thrown by the internal syscall seam (`Syscalls`); stores turn it into their own typed errors
+/// and keep the raw value (for example ``ClockMarkStoreError/errno``). Public under the
+/// `Testing` SPI so that fault plans (``SyscallFaultPlan``) can name the error to inject.
+@_spi(Testing)
+public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The raw C value, e.g. `5` for `EIO` on Linux.
+  public let rawValue: Int32
+
+  /// Wraps a raw C value.
+  ///
+  /// - Parameter rawValue: An `errno` value.
+  public init(rawValue: Int32) {
+    self.rawValue = rawValue
+  }
+
+  /// `EINTR`: interrupted by a signal. The seam retries it (except for `close`).
+  public static let interrupted = Errno(rawValue: EINTR)
+  /// `EIO`: an I/O error on the device.
+  public static let ioError = Errno(rawValue: EIO)
+  /// `ENOSPC`: no space left on the device.
+  public static let noSpace = Errno(rawValue: ENOSPC)
+  /// `EROFS`: read-only file system.
+  public static let readOnlyFileSystem = Errno(rawValue: EROFS)
+  /// `ENOENT`: no such file or directory.
+  public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
+  /// `EEXIST`: the file exists.
+  public static let fileExists = Errno(rawValue: EEXIST)
+  /// `ELOOP`: a symbolic link where `O_NOFOLLOW` forbids one (Linux: 40).
+  public static let tooManySymbolicLinks = Errno(rawValue: ELOOP)
+  /// `EISDIR`: a directory where a file was expected.
+  public static let isDirectory = Errno(rawValue: EISDIR)
+  /// `ENOTDIR`: a file where a directory was expected.
+  public static let notDirectory = Errno(rawValue: ENOTDIR)
+  /// `EACCES`: permission denied.
+  public static let permissionDenied = Errno(rawValue: EACCES)
+  /// `EPERM`: operation not permitted.
+  public static let notPermitted = Errno(rawValue: EPERM)
+  /// `EWOULDBLOCK` / `EAGAIN`: a non-blocking `flock` found the lock taken.
+  public static let wouldBlock = Errno(rawValue: EWOULDBLOCK)
+  /// `EBADF`: not an open file descriptor.
+  public static let badFileDescriptor = Errno(rawValue: EBADF)
+  /// `EINVAL`: invalid argument.
+  public static let invalidArgument = Errno(rawValue: EINVAL)
+
+  /// The C name where known (`"EIO"`), else `"errno N"`; the message is ``message``.
+  public var name: String {
+    switch rawValue {
+    case EINTR: "EINTR"
+    case EIO: "EIO"
+    case ENOSPC: "ENOSPC"
+    case EROFS: "EROFS"
+    case ENOENT: "ENOENT"
+    case EEXIST: "EEXIST"
+    case ELOOP: "ELOOP"
+    case EISDIR: "EISDIR"
+    case ENOTDIR: "ENOTDIR"
+    case EACCES: "EACCES"
+    case EPERM: "EPERM"
+    case EWOULDBLOCK: "EWOULDBLOCK"
+    case EBADF: "EBADF"
+    case EINVAL: "EINVAL"
+    case EDQUOT: "EDQUOT"
+    case ENAMETOOLONG: "ENAMETOOLONG"
+    default: "errno \(rawValue)"
+    }
+  }
+
+  /// The C library's message for this error (`strerror`), e.g. `"Input/output error"`.
+  public var message: String { Syscalls.errorMessage(rawValue) }
+
+  /// `"EIO (Input/output error)"`.
+  public var description: String { "\(name) (\(message))" }
+}

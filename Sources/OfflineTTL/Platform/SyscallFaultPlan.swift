@@ -1,0 +1,148 @@
+import Synchronization
+
+/// A script of failures for the syscall seam, and a trace of the calls made through it: the one
+/// place tests inject faults (the role of apple/swift-system's `Internals/Mocking.swift`, but
+/// chosen per store instance instead of per thread or process, so tests that inject faults can
+/// run in parallel with everything else).
+///
+/// Hand a plan to a store (for example `FileClockMarkStore(atPath:faults:)`); every system call
+/// that store makes first asks the plan whether to fail. A fault names a ``SyscallKind``, which
+/// call of that kind to fail (1-based, counted from the plan's creation or its last
+/// ``resetCounts()``, retries included), the ``Errno`` to report, and whether the real call runs
+/// first (``Timing/afterCall``: the call took effect but reported an error) or not at all
+/// (``Timing/beforeCall``). An injected `EINTR` is retried by the seam like a real one, except for
+/// `close`.
+///
+/// ```swift
+/// let plan = SyscallFaultPlan()
+/// plan.fail(.fdatasync, occurrence: 1, with: .ioError)
+/// let store = FileClockMarkStore(atPath: dir, faults: plan)
+/// #expect(throws: ClockMarkStoreError.self) { try store.observe(now: t) }
+/// print(plan.trace)   // [.openat, .openat, .flock, .openat, .fstat, .pread, ...]
+/// ```
+///
+/// To fail "every step", run the operation once with an empty plan, read ``trace``, then for each
+/// index `i` inject a fault at that kind's occurrence number ``occurrence(at:)`` in a fresh plan.
+@_spi(Testing)
+public final class SyscallFaultPlan: Sendable {
+  /// When an injected error is reported.
+  public enum Timing: Sendable, Hashable {
+    /// The real call is not made; the error is reported as if it failed with no effect.
+    case beforeCall
+    /// The real call is made (it takes effect), then the error is reported instead of its result.
+    /// For `close` the descriptor is always released. Do not combine with `EINTR` for a call that
+    /// is not idempotent (`rename`, `unlink`, `mkdir`): a real call that reports `EINTR` had no
+    /// effect, and the seam's retry would then fail.
+    case afterCall
+  }
+
+  /// One scripted failure.
+  public struct Fault: Sendable, Hashable {
+    /// The kind of call to fail.
+    public var kind: SyscallKind
+    /// Which call of that kind fails, 1-based; `nil` fails every call of that kind.
+    public var occurrence: Int?
+    /// The error reported.
+    public var errno: Errno
+    /// Whether the real call runs first.
+    public var timing: Timing
+
+    /// Creates a fault.
+    ///
+    /// - Parameters:
+    ///   - kind: The kind of call to fail.
+    ///   - occurrence: Which call of that kind, 1-based; `nil` for every call (never combine
+    ///     `nil` with `EINTR`: the seam would retry forever).
+    ///   - errno: The error reported.
+    ///   - timing: Whether the real call runs first; default ``Timing/beforeCall``.
+    public init(
+      kind: SyscallKind, occurrence: Int?, errno: Errno, timing: Timing = .beforeCall
+    ) {
+      self.kind = kind
+      self.occurrence = occurrence
+      self.errno = errno
+      self.timing = timing
+    }
+  }
+
+  struct State: Sendable {
+    var faults: [Fault]
+    var counts: [SyscallKind: Int] = [:]
+    var trace: [SyscallKind] = []
+    var injected: [Fault] = []
+  }
+
+  private let state: Mutex<State>
+
+  /// Creates a plan.
+  ///
+  /// - Parameter faults: The failures to inject; default none (the plan then only traces).
+  public init(_ faults: [Fault] = []) {
+    state = Mutex(State(faults: faults))
+  }
+
+  /// Adds a failure.
+  ///
+  /// - Parameters:
+  ///   - kind: The kind of call to fail.
+  ///   - occurrence: Which call of that kind, 1-based; `nil` for every call.
+  ///   - errno: The error reported.
+  ///   - timing: Whether the real call runs first; default ``Timing/beforeCall``.
+  public func fail(
+    _ kind: SyscallKind, occurrence: Int? = 1, with errno: Errno, timing: Timing = .beforeCall
+  ) {
+    let fault = Fault(kind: kind, occurrence: occurrence, errno: errno, timing: timing)
+    state.withLock { $0.faults.append(fault) }
+  }
+
+  /// Every call made through the seam since creation or the last ``resetCounts()``, in order,
+  /// including failed and retried ones.
+  public var trace: [SyscallKind] { state.withLock { $0.trace } }
+
+  /// The faults that fired, in order.
+  public var injected: [Fault] { state.withLock { $0.injected } }
+
+  /// How many calls of `kind` were made.
+  ///
+  /// - Parameter kind: The kind of call.
+  /// - Returns: The count since creation or the last ``resetCounts()``.
+  public func count(of kind: SyscallKind) -> Int { state.withLock { $0.counts[kind, default: 0] } }
+
+  /// For the call at `index` in ``trace``, its 1-based occurrence number among calls of its kind.
+  ///
+  /// - Parameter index: An index into ``trace``.
+  /// - Returns: The kind at that index and its occurrence number.
+  public func occurrence(at index: Int) -> (kind: SyscallKind, occurrence: Int) {
+    let trace = self.trace
+    let kind = trace[index]
+    return (kind, trace[...index].lazy.filter { $0 == kind }.count)
+  }
+
+  /// Clears the counters, the trace and the record of injected faults; keeps the faults.
+  public func resetCounts() {
+    state.withLock {
+      $0.counts = [:]
+      $0.trace = []
+      $0.injected = []
+    }
+  }
+
+  /// Removes every fault; keeps the counters and the trace.
+  public func removeAllFaults() { state.withLock { $0.faults = [] } }
+
+  /// Counts one call of `kind` and returns the fault to inject into it, if any.
+  func intercept(_ kind: SyscallKind) -> Fault? {
+    state.withLock { state in
+      let number = state.counts[kind, default: 0] + 1
+      state.counts[kind] = number
+      state.trace.append(kind)
+      guard
+        let fault = state.faults.first(where: {
+          $0.kind == kind && ($0.occurrence == nil || $0.occurrence == number)
+        })
+      else { return nil }
+      state.injected.append(fault)
+      return fault
+    }
+  }
+}

@@ -1,0 +1,370 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The one seam through which every libc call of OfflineTTL's stores goes (the role of
+/// apple/swift-system's `Internals/Syscalls.swift`): typed arguments and results, `EINTR`
+/// retried (never for `close`), `O_NOFOLLOW | O_CLOEXEC` added to every open, and a per-instance
+/// ``SyscallFaultPlan`` that tests use to fail any call with any ``Errno``.
+///
+/// Each store keeps one `Syscalls` value (pass the same plan to every component that should share
+/// one script). Production code uses `Syscalls()`, which has no plan and costs one `nil` check per
+/// call. No other file in the package calls these C functions; add a method here rather than
+/// calling libc elsewhere, so fault injection keeps covering every step.
+///
+/// Methods throw ``Errno`` and never trap. Short reads and writes are returned as counts; use the
+/// `…All` helpers in `Syscalls+Loops.swift` to loop.
+@_spi(Testing)
+public struct Syscalls: Sendable {
+  /// The fault plan consulted before (or after) every call, or `nil` in production.
+  public let faults: SyscallFaultPlan?
+
+  /// Creates the seam.
+  ///
+  /// - Parameter faults: A test's fault plan; `nil` (the default) for real calls only.
+  public init(faults: SyscallFaultPlan? = nil) {
+    self.faults = faults
+  }
+
+  /// Runs `body`, retrying on `EINTR`, consulting the fault plan on each attempt.
+  /// `body` returns the C result; `-1` means failure with `errno` set.
+  @inline(__always)
+  private func call<R: BinaryInteger>(
+    _ kind: SyscallKind, retryingInterrupts: Bool = true, _ body: () -> R
+  ) throws(Errno) -> R {
+    while true {
+      let fault = faults?.intercept(kind)
+      if let fault, fault.timing == .beforeCall {
+        if fault.errno == .interrupted && retryingInterrupts { continue }
+        throw fault.errno
+      }
+      let result = body()
+      if result == -1 {
+        let error = Errno(rawValue: errno)
+        if error == .interrupted && retryingInterrupts { continue }
+        throw error
+      }
+      if let fault {
+        if fault.errno == .interrupted && retryingInterrupts { continue }
+        throw fault.errno
+      }
+      return result
+    }
+  }
+
+  static func errorMessage(_ code: Int32) -> String {
+    guard let text = strerror(code) else { return "errno \(code)" }
+    return String(cString: text)
+  }
+
+  // MARK: Opening and closing
+
+  /// `open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)`.
+  ///
+  /// - Parameters:
+  ///   - path: The path; its last component is never followed if it is a symbolic link
+  ///     (`ELOOP`).
+  ///   - flags: The access mode and options.
+  ///   - mode: Permission bits for a created file (before the umask).
+  /// - Returns: The new descriptor.
+  /// - Throws: ``Errno``.
+  public func open(_ path: String, _ flags: OpenFlags, mode: UInt32 = 0) throws(Errno)
+    -> FileDescriptor
+  {
+    let raw = flags.rawValue | O_NOFOLLOW | O_CLOEXEC
+    return FileDescriptor(rawValue: try call(.open) { system_open(path, raw, mode) })
+  }
+
+  /// `openat(directory, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)`.
+  ///
+  /// - Parameters:
+  ///   - directory: An open directory.
+  ///   - name: A name relative to it; a symbolic link as its last component is never followed.
+  ///   - flags: The access mode and options.
+  ///   - mode: Permission bits for a created file (before the umask).
+  /// - Returns: The new descriptor.
+  /// - Throws: ``Errno``.
+  public func openat(
+    _ directory: FileDescriptor, _ name: String, _ flags: OpenFlags, mode: UInt32 = 0
+  ) throws(Errno) -> FileDescriptor {
+    let raw = flags.rawValue | O_NOFOLLOW | O_CLOEXEC
+    return FileDescriptor(
+      rawValue: try call(.openat) { system_openat(directory.rawValue, name, raw, mode) })
+  }
+
+  /// `close(fd)`. Never retried: the descriptor is released even when an error is reported.
+  ///
+  /// - Parameter fd: The descriptor to close.
+  /// - Throws: ``Errno`` (after releasing the descriptor).
+  public func close(_ fd: FileDescriptor) throws(Errno) {
+    let fault = faults?.intercept(.close)
+    let result = system_close(fd.rawValue)
+    if let fault { throw fault.errno }
+    if result == -1 { throw Errno(rawValue: errno) }
+  }
+
+  // MARK: Reading and writing
+
+  /// `read(fd, buffer, count)`.
+  ///
+  /// - Returns: Bytes read; `0` at end of file.
+  public func read(_ fd: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(Errno)
+    -> Int
+  {
+    try call(.read) { system_read(fd.rawValue, buffer.baseAddress, buffer.count) }
+  }
+
+  /// `pread(fd, buffer, count, offset)`.
+  ///
+  /// - Returns: Bytes read; `0` at end of file.
+  public func pread(
+    _ fd: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
+  ) throws(Errno) -> Int {
+    try call(.pread) { system_pread(fd.rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+  }
+
+  /// `write(fd, buffer, count)`.
+  ///
+  /// - Returns: Bytes written (may be short).
+  public func write(_ fd: FileDescriptor, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+    try call(.write) { system_write(fd.rawValue, buffer.baseAddress, buffer.count) }
+  }
+
+  /// `pwrite(fd, buffer, count, offset)`.
+  ///
+  /// - Returns: Bytes written (may be short).
+  public func pwrite(_ fd: FileDescriptor, _ buffer: UnsafeRawBufferPointer, at offset: Int64)
+    throws(Errno) -> Int
+  {
+    try call(.pwrite) {
+      system_pwrite(fd.rawValue, buffer.baseAddress, buffer.count, off_t(offset))
+    }
+  }
+
+  /// `ftruncate(fd, length)`.
+  public func ftruncate(_ fd: FileDescriptor, to length: Int64) throws(Errno) {
+    _ = try call(.ftruncate) { system_ftruncate(fd.rawValue, off_t(length)) }
+  }
+
+  // MARK: Durability
+
+  /// `fsync(fd)`: data and metadata durable. On a directory, makes its entries durable.
+  public func fsync(_ fd: FileDescriptor) throws(Errno) {
+    _ = try call(.fsync) { system_fsync(fd.rawValue) }
+  }
+
+  /// `fdatasync(fd)`: data (and the metadata needed to read it) durable. On Darwin this is
+  /// `fsync`.
+  public func fdatasync(_ fd: FileDescriptor) throws(Errno) {
+    #if canImport(Glibc)
+      _ = try call(.fdatasync) { system_fdatasync(fd.rawValue) }
+    #else
+      _ = try call(.fdatasync) { system_fsync(fd.rawValue) }
+    #endif
+  }
+
+  // MARK: Names
+
+  /// `rename(from, to)`: atomically replaces `to` (a symbolic link at `to` is replaced, never
+  /// followed).
+  public func rename(_ from: String, to: String) throws(Errno) {
+    _ = try call(.rename) { system_rename(from, to) }
+  }
+
+  /// `renameat(directory, from, directory, to)`.
+  public func renameat(_ directory: FileDescriptor, _ from: String, to: String) throws(Errno) {
+    _ = try call(.renameat) {
+      system_renameat(directory.rawValue, from, directory.rawValue, to)
+    }
+  }
+
+  /// `unlink(path)`.
+  public func unlink(_ path: String) throws(Errno) {
+    _ = try call(.unlink) { system_unlink(path) }
+  }
+
+  /// `unlinkat(directory, name, 0)`: removes a file (never a directory).
+  public func unlinkat(_ directory: FileDescriptor, _ name: String) throws(Errno) {
+    _ = try call(.unlinkat) { system_unlinkat(directory.rawValue, name, 0) }
+  }
+
+  /// `mkdir(path, mode)`.
+  public func mkdir(_ path: String, mode: UInt32) throws(Errno) {
+    _ = try call(.mkdir) { system_mkdir(path, mode_t(mode)) }
+  }
+
+  /// `mkdirat(directory, name, mode)`.
+  public func mkdirat(_ directory: FileDescriptor, _ name: String, mode: UInt32) throws(Errno) {
+    _ = try call(.mkdirat) { system_mkdirat(directory.rawValue, name, mode_t(mode)) }
+  }
+
+  /// `fchmod(fd, mode)`.
+  public func fchmod(_ fd: FileDescriptor, mode: UInt32) throws(Errno) {
+    _ = try call(.fchmod) { system_fchmod(fd.rawValue, mode_t(mode)) }
+  }
+
+  /// `renameat(fromDirectory, from, toDirectory, to)`: atomically moves a name between two
+  /// directories of one file system, replacing `to`.
+  public func renameat(
+    _ fromDirectory: FileDescriptor, _ from: String, into toDirectory: FileDescriptor,
+    as to: String
+  ) throws(Errno) {
+    _ = try call(.renameat) {
+      system_renameat(fromDirectory.rawValue, from, toDirectory.rawValue, to)
+    }
+  }
+
+  /// `syncfs(fd)`: one flush of the whole file system holding `fd`, making every file written
+  /// before it durable (instead of one `fsync` per file). On Darwin, `sync()` followed by
+  /// `fsync(fd)`.
+  public func syncfs(_ fd: FileDescriptor) throws(Errno) {
+    #if canImport(Glibc)
+      _ = try call(.syncfs) { system_syncfs(fd.rawValue) }
+    #else
+      _ = try call(.syncfs) { () -> Int32 in
+        sync()
+        return system_fsync(fd.rawValue)
+      }
+    #endif
+  }
+
+  /// The names in an open directory, except `.` and `..` (`dup` + `fdopendir` + `readdir`).
+  /// `directory` stays open and is not moved.
+  ///
+  /// - Complexity: O(entries).
+  public func directoryEntries(_ directory: FileDescriptor) throws(Errno) -> [String] {
+    var names: [String] = []
+    _ = try call(.readdir) { () -> Int32 in
+      names = []
+      let copy = dup(directory.rawValue)
+      guard copy >= 0 else { return -1 }
+      guard let stream = fdopendir(copy) else {
+        let saved = errno
+        _ = system_close(copy)
+        errno = saved
+        return -1
+      }
+      defer { closedir(stream) }
+      rewinddir(stream)
+      while true {
+        errno = 0
+        guard let entry = readdir(stream) else { return errno == 0 ? 0 : -1 }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+          String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        if name != "." && name != ".." { names.append(name) }
+      }
+    }
+    return names
+  }
+
+  // MARK: Status and locks
+
+  /// `fstat(fd)`.
+  public func fstat(_ fd: FileDescriptor) throws(Errno) -> FileStatus {
+    var status = stat()
+    _ = try call(.fstat) { system_fstat(fd.rawValue, &status) }
+    return FileStatus(status)
+  }
+
+  /// `fstatat(directory, name, AT_SYMLINK_NOFOLLOW)`: describes a symbolic link itself.
+  public func fstatat(_ directory: FileDescriptor, _ name: String) throws(Errno) -> FileStatus {
+    var status = stat()
+    _ = try call(.fstatat) {
+      system_fstatat(directory.rawValue, name, &status, AT_SYMLINK_NOFOLLOW)
+    }
+    return FileStatus(status)
+  }
+
+  /// `lstat(path)` (through `fstatat(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW)`; counted as
+  /// ``SyscallKind/fstatat``).
+  public func lstat(_ path: String) throws(Errno) -> FileStatus {
+    var status = stat()
+    _ = try call(.fstatat) { system_fstatat(AT_FDCWD, path, &status, AT_SYMLINK_NOFOLLOW) }
+    return FileStatus(status)
+  }
+
+  /// `flock(fd, operation)`. The lock belongs to the open file description: two descriptors
+  /// opened separately exclude each other even within one process; `dup`ed ones share it.
+  public func flock(_ fd: FileDescriptor, _ operation: LockOperation) throws(Errno) {
+    _ = try call(.flock) { system_flock(fd.rawValue, operation.rawValue) }
+  }
+}
+
+// The C functions, under names that the seam's methods do not shadow. Only this file calls them.
+private func system_open(_ path: String, _ flags: Int32, _ mode: UInt32) -> Int32 {
+  open(path, flags, mode_t(mode))
+}
+private func system_openat(_ dir: Int32, _ name: String, _ flags: Int32, _ mode: UInt32) -> Int32 {
+  openat(dir, name, flags, mode_t(mode))
+}
+private func system_close(_ fd: Int32) -> Int32 { close(fd) }
+private func system_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+  read(fd, buf, count)
+}
+private func system_pread(
+  _ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ count: Int, _ offset: off_t
+) -> Int {
+  pread(fd, buf, count, offset)
+}
+private func system_write(_ fd: Int32, _ buf: UnsafeRawPointer?, _ count: Int) -> Int {
+  write(fd, buf, count)
+}
+private func system_pwrite(
+  _ fd: Int32, _ buf: UnsafeRawPointer?, _ count: Int, _ offset: off_t
+) -> Int {
+  pwrite(fd, buf, count, offset)
+}
+private func system_ftruncate(_ fd: Int32, _ length: off_t) -> Int32 { ftruncate(fd, length) }
+private func system_fsync(_ fd: Int32) -> Int32 { fsync(fd) }
+#if canImport(Glibc)
+  /// `syncfs(2)`, which Glibc declares only under `_GNU_SOURCE`.
+  @_silgen_name("syncfs")
+  private func system_syncfs(_ fd: Int32) -> Int32
+#endif
+#if canImport(Glibc)
+  private func system_fdatasync(_ fd: Int32) -> Int32 { fdatasync(fd) }
+#endif
+private func system_rename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
+private func system_renameat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: String) -> Int32 {
+  renameat(dir, from, dir2, to)
+}
+private func system_unlink(_ path: String) -> Int32 { unlink(path) }
+private func system_unlinkat(_ dir: Int32, _ name: String, _ flags: Int32) -> Int32 {
+  unlinkat(dir, name, flags)
+}
+private func system_mkdir(_ path: String, _ mode: mode_t) -> Int32 { mkdir(path, mode) }
+private func system_mkdirat(_ dir: Int32, _ name: String, _ mode: mode_t) -> Int32 {
+  mkdirat(dir, name, mode)
+}
+private func system_fchmod(_ fd: Int32, _ mode: mode_t) -> Int32 { fchmod(fd, mode) }
+private func system_fstat(_ fd: Int32, _ status: inout stat) -> Int32 { fstat(fd, &status) }
+private func system_fstatat(
+  _ dir: Int32, _ name: String, _ status: inout stat, _ flags: Int32
+) -> Int32 {
+  fstatat(dir, name, &status, flags)
+}
+private func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
+
+extension FileStatus {
+  fileprivate init(_ status: stat) {
+    let type = status.st_mode & S_IFMT
+    let kind: Kind =
+      switch type {
+      case S_IFREG: .regular
+      case S_IFDIR: .directory
+      case S_IFLNK: .symbolicLink
+      default: .other
+      }
+    self.init(
+      kind: kind, permissions: UInt32(status.st_mode & 0o7777), size: Int64(status.st_size),
+      ownerID: UInt32(status.st_uid), device: UInt64(status.st_dev),
+      inode: UInt64(status.st_ino),
+      changeTimeNanoseconds: Int64(status.st_ctim.tv_sec) &* 1_000_000_000
+        &+ Int64(status.st_ctim.tv_nsec),
+      modificationTimeNanoseconds: Int64(status.st_mtim.tv_sec) &* 1_000_000_000
+        &+ Int64(status.st_mtim.tv_nsec))
+  }
+}

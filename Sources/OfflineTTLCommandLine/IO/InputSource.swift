@@ -1,0 +1,97 @@
+/// Standard input read line by line without Foundation, or in-memory bytes for tests.
+final class InputSource {
+  private let fileDescriptor: Int32?
+  private var buffer: [UInt8]
+  private var start = 0
+  private var atEnd = false
+  /// `errno` of a failed read, if any; reading stops there.
+  private(set) var readError: Int32?
+
+  private static let chunkSize = 1 << 16
+
+  /// Reads from `fileDescriptor` in 64 KiB chunks.
+  init(fileDescriptor: Int32) {
+    self.fileDescriptor = fileDescriptor
+    self.buffer = []
+  }
+
+  /// Reads from the given bytes.
+  init<C: Collection>(bytes: C) where C.Element == UInt8 {
+    self.fileDescriptor = nil
+    self.buffer = Array(bytes)
+    self.atEnd = true
+  }
+
+  /// Reads from the given text's UTF-8.
+  convenience init(text: String) {
+    self.init(bytes: Array(text.utf8))
+  }
+
+  /// The next line without its `\n` (and without a `\r` before it), or `nil` at end of input.
+  /// A last line without a newline is returned too.
+  ///
+  /// - Parameter body: Called with the line's bytes; the buffer is valid only during the call.
+  /// - Returns: `body`'s result, or `nil` at end of input.
+  func withNextLine<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+    var searchFrom = start
+    while true {
+      let newline = buffer.withUnsafeBufferPointer { all -> Int? in
+        var index = searchFrom
+        while index < all.count {
+          if all[index] == UInt8(ascii: "\n") { return index }
+          index += 1
+        }
+        return nil
+      }
+      if let newline {
+        let lineStart = start
+        start = newline + 1
+        return try lineBody(from: lineStart, to: newline, body)
+      }
+      if atEnd {
+        guard start < buffer.count else { return nil }
+        let lineStart = start
+        start = buffer.count
+        return try lineBody(from: lineStart, to: buffer.count, body)
+      }
+      let searched = buffer.count - start
+      refill()
+      searchFrom = start + searched
+    }
+  }
+
+  /// The next line as a `String`, or `nil` at end of input.
+  func readLine() -> String? {
+    withNextLine { String(decoding: $0, as: UTF8.self) }
+  }
+
+  private func lineBody<R>(
+    from lineStart: Int, to lineEnd: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R
+  ) rethrows -> R {
+    var end = lineEnd
+    if end > lineStart, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+    return try buffer.withUnsafeBufferPointer {
+      try body(UnsafeBufferPointer(rebasing: $0[lineStart..<end]))
+    }
+  }
+
+  private func refill() {
+    guard let fileDescriptor else {
+      atEnd = true
+      return
+    }
+    if start > 0 {
+      buffer.removeFirst(start)
+      start = 0
+    }
+    let oldCount = buffer.count
+    buffer.append(contentsOf: repeatElement(0, count: Self.chunkSize))
+    let count = buffer.withUnsafeMutableBytes {
+      FileDescriptorCalls.read(
+        fileDescriptor, into: UnsafeMutableRawBufferPointer(rebasing: $0[oldCount...]))
+    }
+    buffer.removeLast(Self.chunkSize - max(count, 0))
+    if count < 0 { readError = Int32(-count) }
+    if count <= 0 { atEnd = true }
+  }
+}

@@ -1,0 +1,99 @@
+import OfflineTTL
+
+/// `offline-ttl mark observe|reset|show`: drives a ``FileClockMarkStore`` directly, for tests
+/// and QA.
+enum Mark: Subcommand {
+  static let configuration = CommandConfiguration(
+    name: "mark",
+    abstract: "Observes, resets or shows the clock mark stored in a directory.",
+    usage: [
+      "mark observe --dir <d> --now <t> [--now <t> ...] [--unit s|ms|ns] [--json]",
+      "mark reset --dir <d> --now <t> [--unit s|ms|ns] [--json]",
+      "mark show --dir <d> [--unit s|ms|ns] [--json]",
+    ],
+    options: [
+      .option("dir", value: "d", help: "The store directory."),
+      .option(
+        "now", value: "t", repeatable: true,
+        help: "The wall-clock time; observe takes several and observes each in order."),
+      .option(
+        "unit", value: "unit", help: "The unit of --now and of the output: s (default), ms or ns."),
+      .flag("json", help: "Prints {\"mark\":N,\"generation\":G} instead of a line of text."),
+    ],
+    positionals: [
+      PositionalSpec(name: "action", help: "observe, reset or show.")
+    ],
+    discussion: """
+      observe raises the mark to max(mark, now) and writes it durably (every rise is written);
+      reset does what an online sign-in does: generation + 1 and mark = now, even when now is
+      lower, and it works over an absent or unreadable record; show reads without writing.
+      Each prints the resulting mark (in --unit, rounded down) and generation on one line:
+        mark 1700000000 generation 1
+      Observe and show never create anything. These commands do not anchor the boot-clock floor.
+      Exit status: 0 done; 1 the record is absent or unreadable, or writing it failed (the typed
+      reason is on stderr, e.g. "error: unreadable (bad_checksum): ..."); 74 the directory cannot
+      be opened or created; 64 usage error.
+      """)
+
+  static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
+    guard let action = arguments.positionals.first else {
+      throw UsageError("missing action (observe, reset or show)")
+    }
+    let unit = try arguments.unit()
+    let directory = try arguments.requiredValue("dir")
+    let nows = try arguments.instants("now", unit: unit)
+    let json = arguments.flag("json")
+    let store = FileClockMarkStore(atPath: directory)
+    switch action {
+    case "observe":
+      guard !nows.isEmpty else { throw UsageError("missing option '--now'") }
+      for now in nows {
+        let transition = try perform { () throws(ClockMarkStoreError) in
+          try store.observe(ClockObservation(wall: now))
+        }
+        print(transition.current, unit: unit, json: json, context: context)
+      }
+    case "reset":
+      guard let now = nows.first else { throw UsageError("missing option '--now'") }
+      guard nows.count == 1 else { throw UsageError("reset takes one '--now'") }
+      let record = try perform { () throws(ClockMarkStoreError) in
+        try store.resetAfterOnlineSignIn(now: now)
+      }
+      print(record, unit: unit, json: json, context: context)
+    case "show":
+      guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
+      let record = try perform { () throws(ClockMarkStoreError) in try store.read() }
+      print(record, unit: unit, json: json, context: context)
+    default:
+      throw UsageError("unknown action '\(action)' (use observe, reset or show)")
+    }
+    return .success
+  }
+
+  /// Runs a store operation, turning its error into exit 74 (store unusable) or 1 (anything
+  /// else) with the typed reason.
+  private static func perform<R>(_ body: () throws(ClockMarkStoreError) -> R) throws(CommandFailure)
+    -> R
+  {
+    do {
+      return try body()
+    } catch {
+      let code = error.code == .storeUnusable ? ExitCode.ioError : ExitCode(rawValue: 1)
+      throw CommandFailure(code, error.description)
+    }
+  }
+
+  /// Prints `mark <n> generation <g>` or the JSON object, and flushes (each line is an
+  /// acknowledgement: the record was durable before it was printed).
+  private static func print(
+    _ record: ClockMarkRecord, unit: TimeUnit, json: Bool, context: CommandContext
+  ) {
+    let mark = record.mark.count(in: unit)
+    if json {
+      context.standardOutput.writeLine("{\"mark\":\(mark),\"generation\":\(record.generation)}")
+    } else {
+      context.standardOutput.writeLine("mark \(mark) generation \(record.generation)")
+    }
+    context.standardOutput.flush()
+  }
+}
