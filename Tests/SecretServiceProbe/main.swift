@@ -9,13 +9,13 @@
 //
 // Prints `ok generation=<g> mark=<ns>` or `error <ClockMarkStoreError>` and `elapsed_ms=<n>`;
 // exit 0, 1 (store error) or 2 (usage, or built without the SecretService trait).
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 #if SecretService
   import OfflineTTL
   import OfflineTTLSecretService
-
-  #if canImport(Glibc)
-    import Glibc
-  #endif
 
   func monotonicMilliseconds() -> Int64 {
     var now = timespec()

@@ -2,6 +2,7 @@
   import Foundation
   import OfflineTTL
   import OfflineTTLSecretService
+  import OfflineTTLTesting
   import Synchronization
   import Testing
 
@@ -12,6 +13,29 @@
         configuration: try SecretServiceStoreConfiguration(
           applicationID: SecretServiceTestSupport.uniqueApplicationID(name),
           lockDirectory: try SecretServiceTestSupport.temporaryDirectory() + "/locks"))
+    }
+
+    @Test func passesTheClockMarkStoreConformanceSuite() throws {
+      guard SecretServiceTestSupport.keyringIsReady() else { return }
+      let locks = try SecretServiceTestSupport.temporaryDirectory()
+      try ClockMarkStoreConformance.run(
+        ClockMarkStoreConformance.Backend(
+          makeEmpty: {
+            SecretServiceClockMarkStore(
+              configuration: try SecretServiceStoreConfiguration(
+                applicationID: SecretServiceTestSupport.uniqueApplicationID("conformance"),
+                lockDirectory: locks))
+          },
+          reopen: { store in
+            SecretServiceClockMarkStore(
+              configuration: (store as! SecretServiceClockMarkStore).configuration)
+          },
+          corrupt: { store in
+            let applicationID = (store as! SecretServiceClockMarkStore).configuration.applicationID
+            try SecretServiceTestSupport.storeRawSecret(
+              "garbage\u{0}\u{1}", applicationID: applicationID, kind: "clock-mark", key: "mark")
+          }),
+        threadObservations: 10)
     }
 
     @Test func observingWithoutARecordIsAbsentAndCreatesNothing() throws {

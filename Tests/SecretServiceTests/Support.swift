@@ -147,6 +147,30 @@ enum SecretServiceTestSupport {
     try start(executable, arguments, environment: environment).wait()
   }
 
+  /// Stores `text` as the secret with these attributes (replacing one), through `secret-tool`.
+  ///
+  /// - Throws: When `secret-tool` is missing (Debian: libsecret-tools) or fails.
+  static func storeRawSecret(_ text: String, applicationID: String, kind: String, key: String)
+    throws
+  {
+    guard let secretTool = which("secret-tool") else {
+      throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "secret-tool"])
+    }
+    let input = NSTemporaryDirectory() + "offline-ttl-secret-input-" + UUID().uuidString
+    try text.write(toFile: input, atomically: true, encoding: .utf8)
+    defer { unlink(input) }
+    let output = try run(
+      "/bin/sh",
+      [
+        "-c", "\"$0\" store --label=raw \"$@\" < \"$INPUT\"", secretTool, "xdg:schema",
+        "org.offlinettl.Secret", "application", applicationID, "kind", kind, "key", key,
+      ], environment: ["INPUT": input])
+    guard output.status == 0 else {
+      throw CocoaError(
+        .fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: output.standardError])
+    }
+  }
+
   /// Whether a program is on `PATH`.
   static func which(_ program: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
