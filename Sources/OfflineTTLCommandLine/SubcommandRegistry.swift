@@ -10,6 +10,10 @@
 enum SubcommandRegistry {
   static var all: [any Subcommand.Type] {
     [
+      Status.self,
+      Read.self,
+      SignIn.self,
+      Demo.self,
       Evaluate.self,
       Mark.self,
     ]

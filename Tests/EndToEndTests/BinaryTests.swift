@@ -1,1 +1,103 @@
+import Foundation
 import Testing
+
+/// `offline-ttl` as users run it: exit codes and exact output of the built binary.
+@Suite struct BinaryTests {
+  let binary: BinaryRunner
+
+  init() throws {
+    binary = try BinaryRunner()
+  }
+
+  @Test func seedExampleReportsExpiredWithMark200AndExits1() throws {
+    let run = try binary.run([
+      "evaluate", "--written-at", "100", "--now", "190", "--mark", "200", "--max-age", "1000",
+    ])
+    #expect(run.exitCode == 1)
+    #expect(run.standardOutput == "status: expired\nmark: 200\nreasons: clock_behind_mark\n")
+    #expect(run.standardError == "")
+  }
+
+  @Test func seedExampleAsJSONAndThenRepeatedWithTheReturnedMark() throws {
+    let first = try binary.run([
+      "evaluate", "--written-at", "100", "--now", "190", "--mark", "200", "--max-age", "1000",
+      "--json",
+    ])
+    #expect(
+      first.standardOutput == #"{"status":"expired","mark":200,"reasons":["clock_behind_mark"]}"#
+        + "\n")
+    // The second read with the returned mark is refused again and keeps the mark.
+    let second = try binary.run([
+      "evaluate", "--written-at", "100", "--now", "190", "--mark", "200", "--max-age", "1000",
+      "--json",
+    ])
+    #expect(second.exitCode == 1)
+    #expect(second.standardOutput == first.standardOutput)
+  }
+
+  @Test func freshExits0AndUnavailableExits2() throws {
+    let fresh = try binary.run(["evaluate", "--written-at=100", "--now=1100", "--max-age=1000"])
+    #expect(fresh.exitCode == 0)
+    #expect(fresh.standardOutput == "status: fresh\nmark: 1100\nreasons: none\ndeadline: 1100\n")
+    let unavailable = try binary.run(["evaluate", "--now", "1", "--max-age", "1"])
+    #expect(unavailable.exitCode == 2)
+    #expect(unavailable.standardOutput == "status: unavailable\nmark: none\nreasons: none\n")
+  }
+
+  @Test func helpIsOnStandardOutputWithExit0() throws {
+    for arguments in [["--help"], ["-h"], ["evaluate", "--help"], ["evaluate", "-h"]] {
+      let run = try binary.run(arguments)
+      #expect(run.exitCode == 0, "\(arguments)")
+      #expect(run.standardOutput.hasPrefix("OVERVIEW: "), "\(arguments)")
+      #expect(run.standardError == "")
+    }
+  }
+
+  @Test func usageErrorsExit64WithErrorAndUsageOnStandardError() throws {
+    let run = try binary.run(["evaluate", "--now", "1", "--max-age", "-1"])
+    #expect(run.exitCode == 64)
+    #expect(run.standardOutput == "")
+    #expect(
+      run.standardError == """
+        error: --max-age: -1 is negative; a max age must be zero or more
+        usage: offline-ttl evaluate [--written-at <t> ...] --now <t> [--mark <t>] --max-age <n> [options]
+               offline-ttl evaluate --batch [--unit s|ms|ns]
+        See 'offline-ttl evaluate --help'.
+
+        """)
+    let none = try binary.run([])
+    #expect(none.exitCode == 64)
+    #expect(none.standardError.hasPrefix("error: missing subcommand\n"))
+  }
+
+  @Test func batchWritesOneLinePerCaseAndExits65WhenALineIsBad() throws {
+    let input = """
+      {"written_at":[100],"now":190,"mark":200,"max_age":1000}
+
+      {"written_at":[100],"now":190,"mark":200}
+      {"written_at":[100],"now":1100,"mark":null,"max_age":1000}
+      """
+    let run = try binary.run(["evaluate", "--batch"], input: input)
+    #expect(run.exitCode == 65)
+    #expect(
+      run.standardOutput == """
+        {"status":"expired","mark":200,"reasons":["clock_behind_mark"]}
+        {"error":"line 3: missing field \\"max_age\\""}
+        {"status":"fresh","mark":1100,"reasons":[]}
+
+        """)
+    let good = try binary.run(
+      ["evaluate", "--batch"], input: #"{"written_at":[],"now":1,"mark":null,"max_age":0}"#)
+    #expect(good.exitCode == 0)
+    #expect(good.standardOutput == #"{"status":"unavailable","mark":null,"reasons":[]}"# + "\n")
+  }
+
+  @Test func aHungProcessIsKilledAtItsTimeout() throws {
+    // The launcher replaces the binary with a process that outlives the timeout.
+    let process = try binary.run(
+      ["evaluate"], launcher: ["sh", "-c", "exec sleep 30"], timeout: .milliseconds(300))
+    #expect(process.timedOut)
+    #expect(process.exitCode == nil)
+    #expect(process.elapsed < .seconds(10))
+  }
+}

@@ -26,6 +26,12 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   public let markError: ClockMarkStoreError?
   /// The item store's failure behind `item_unreadable`.
   public let cacheError: CacheStoreError?
+  /// The boot-clock floor after this decision's observation (DESIGN rule 9), when a record was
+  /// read; the reader carries it forward to check its deadline against `max(wall, L)`.
+  public let floor: BootClockFloor?
+  /// The floor layer's verdict (the floor `L`, the tolerance, the effective time and which clock
+  /// set it), when the policy uses the floor and a record was read.
+  public let floorCheck: BootClockFloorCheck?
 
   /// Creates a decision (gates build these; public for test doubles and other front ends).
   ///
@@ -34,7 +40,8 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     status: EligibilityStatus, reasons: EligibilityReasons, now: WallClockInstant,
     deadline: WallClockInstant?, mark: WallClockInstant?, previousMark: WallClockInstant?,
     generation: UInt64?, items: ItemTimeSummary?, markError: ClockMarkStoreError? = nil,
-    cacheError: CacheStoreError? = nil
+    cacheError: CacheStoreError? = nil, floor: BootClockFloor? = nil,
+    floorCheck: BootClockFloorCheck? = nil
   ) {
     self.status = status
     self.reasons = reasons
@@ -46,6 +53,8 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     self.items = items
     self.markError = markError
     self.cacheError = cacheError
+    self.floor = floor
+    self.floorCheck = floorCheck
   }
 
   /// Whether the cache may be used offline.

@@ -37,12 +37,13 @@ extension OfflineAccessGate {
       return refusal(markError: error, items: items, now: now)
     }
     assert(transition.current.mark >= transition.previous.mark, "the mark never decreases")
-    let evaluation = policy.evaluate(items, now: now, mark: transition.previous.mark)
+    let seed = policy.evaluate(items, now: now, mark: transition.previous.mark)
+    let (evaluation, check) = applyingFloor(to: seed, record: transition.current, now: now)
     return OfflineAccessDecision(
       status: evaluation.status, reasons: evaluation.reasons, now: now,
       deadline: evaluation.deadline, mark: transition.current.mark,
       previousMark: transition.previous.mark, generation: transition.current.generation,
-      items: items)
+      items: items, floor: transition.current.floor, floorCheck: check)
   }
 
   /// The refusal for an item store failure. The clock is still observed (best effort), so that
@@ -74,11 +75,12 @@ extension OfflineAccessGate {
       if policy.trustOnFirstUse {
         do {
           let record = try marks.createFirstMark(observation(at: now))
-          let evaluation = policy.evaluate(items, now: now, mark: record.mark)
+          let seed = policy.evaluate(items, now: now, mark: record.mark)
+          let (evaluation, check) = applyingFloor(to: seed, record: record, now: now)
           return OfflineAccessDecision(
             status: evaluation.status, reasons: evaluation.reasons, now: now,
             deadline: evaluation.deadline, mark: record.mark, previousMark: nil,
-            generation: record.generation, items: items)
+            generation: record.generation, items: items, floor: record.floor, floorCheck: check)
         } catch let failure {
           error = failure
           reason = failure.code == .unreadable ? .markUnreadable : .markNotPersisted

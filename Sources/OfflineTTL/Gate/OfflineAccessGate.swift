@@ -26,6 +26,10 @@ public struct OfflineAccessGate: Sendable {
   public let policy: EligibilityPolicy
   /// The wall clock ("now").
   public let clock: any WallClock
+  /// The boot clock that carries the floor forward (DESIGN rule 9), or `nil` for none. Its
+  /// reading goes into every observation, refused or not, even when the policy turns the floor
+  /// check off (the record's floor then stays current).
+  public let bootClock: (any BootClock)?
 
   /// Creates a gate.
   ///
@@ -34,19 +38,24 @@ public struct OfflineAccessGate: Sendable {
   ///   - marks: The clock-mark store, usually in the same directory as the items.
   ///   - policy: Max age and options (`trustOnFirstUse` is off by default).
   ///   - clock: The wall clock; the system clock by default.
+  ///   - bootClock: The boot clock; ``LinuxBootClock`` by default (whose readings are `nil`
+  ///     off Linux, which leaves the floor where the last online sign-in put it).
   public init(
     cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
-    clock: any WallClock = SystemWallClock()
+    clock: any WallClock = SystemWallClock(),
+    bootClock: (any BootClock)? = LinuxBootClock()
   ) {
     self.cache = cache
     self.marks = marks
     self.policy = policy
     self.clock = clock
+    self.bootClock = bootClock
   }
 
-  /// The observation this gate hands the mark store for a reading of the wall clock.
+  /// The observation this gate hands the mark store for a reading of the wall clock, with the
+  /// boot clock read now.
   func observation(at now: WallClockInstant) -> ClockObservation {
-    ClockObservation(wall: now, markResolution: policy.markResolution)
+    ClockObservation(wall: now, boot: bootClock?.now(), markResolution: policy.markResolution)
   }
 
   /// Re-evaluates now and, when fresh, opens the cache read-only (DESIGN rule 7). A decision

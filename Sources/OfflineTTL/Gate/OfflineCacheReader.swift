@@ -3,6 +3,8 @@
 /// It has no write, delete or re-stamp API at all. Every read first checks the wall clock again:
 /// past the opening decision's deadline, or behind the clock mark (the one seen at open or the
 /// one stored now, whichever is later), it refuses with ``OfflineReadError`` and touches nothing.
+/// With the boot-clock floor on, the deadline is judged from `max(wall, L)`, `L` carried forward
+/// to the boot clock now, so a held-back wall clock cannot keep a reader alive.
 public struct OfflineCacheReader: Sendable {
   let gate: OfflineAccessGate
   /// The fresh decision this reader was opened with.
@@ -67,6 +69,14 @@ public struct OfflineCacheReader: Sendable {
     if now < mark {
       throw OfflineReadError(
         .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
+    }
+    // DESIGN rule 9: a held-back wall clock cannot keep a reader alive past its deadline.
+    let effective = gate.effectiveNow(wall: now, stored: stored, openedWith: decision.floor)
+    if let deadline = decision.deadline, effective > deadline {
+      throw OfflineReadError(
+        .deadlinePassed,
+        reason: "the cache expired at its deadline (\(deadline)); the boot clock shows real time"
+          + " is at least \(effective) (the wall clock reads \(now))")
     }
   }
 }

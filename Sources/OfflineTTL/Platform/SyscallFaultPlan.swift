@@ -30,7 +30,9 @@ public final class SyscallFaultPlan: Sendable {
     /// The real call is not made; the error is reported as if it failed with no effect.
     case beforeCall
     /// The real call is made (it takes effect), then the error is reported instead of its result.
-    /// For `close` the descriptor is always released.
+    /// For `close` the descriptor is always released. Do not combine with `EINTR` for a call that
+    /// is not idempotent (`rename`, `unlink`, `mkdir`): a real call that reports `EINTR` had no
+    /// effect, and the seam's retry would then fail.
     case afterCall
   }
 

@@ -126,6 +126,11 @@ extension EligibilityPolicy {
     // Int64.max − oldest is in 0...UInt64.max: room left above `oldest`.
     let room = UInt64(bitPattern: Int64.max &- oldest.nanosecondsSinceEpoch)
     guard maxAgeNanoseconds <= room else { return nil }
+    // maxAgeNanoseconds saturates at UInt64.max; a max age of 2^64 ns or more ends later than
+    // any instant (room is at most UInt64.max).
+    if maxAgeNanoseconds == .max, maxAge >= .nanoseconds(Int64.max) * 2 + .nanoseconds(2) {
+      return nil
+    }
     return WallClockInstant(
       nanosecondsSinceEpoch: oldest.nanosecondsSinceEpoch &+ Int64(bitPattern: maxAgeNanoseconds))
   }

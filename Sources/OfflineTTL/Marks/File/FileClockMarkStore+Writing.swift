@@ -50,13 +50,14 @@ extension FileClockMarkStore {
         directory, Self.temporaryFileName, [.writeOnly, .create, .exclusive], mode: 0o600)
       do throws(Errno) {
         try system.fchmod(fd, mode: 0o600)
-        try system.writeAll(fd, bytes: file[...])
+        try system.pwriteAll(fd, bytes: file[...], at: 0)
         try system.fsync(fd)
       } catch {
         system.closeIgnoringErrors(fd)
         throw error
       }
-      try system.close(fd)
+      // The data is durable (fsync succeeded); a failing close releases the descriptor anyway.
+      system.closeIgnoringErrors(fd)
       try system.renameat(directory, Self.temporaryFileName, to: Self.recordFileName)
       renamed = true
       try system.fsync(directory)

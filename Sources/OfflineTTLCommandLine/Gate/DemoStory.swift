@@ -1,0 +1,168 @@
+import Foundation
+import OfflineTTL
+import Synchronization
+
+/// The injected clock of `offline-ttl demo`: starts at the real time, then moved by hand.
+final class DemoClock: WallClock {
+  let start: WallClockInstant
+  private let current: Mutex<WallClockInstant>
+
+  init(_ start: WallClockInstant) {
+    self.start = start
+    current = Mutex(start)
+  }
+
+  func now() -> WallClockInstant { current.withLock { $0 } }
+
+  /// Sets the clock to `t0 + offset`.
+  func set(_ offset: Duration) {
+    current.withLock { $0 = start.saturatingAdvanced(by: offset) }
+  }
+}
+
+/// The steps of `offline-ttl demo`, each printed as one row.
+struct DemoStory {
+  let gate: OfflineAccessGate
+  let clock: DemoClock
+  let maxAge: Duration
+  let json: Bool
+  let context: CommandContext
+  private var step = 0
+  private var itemsAtSignIn: [CacheItemKey: CacheItem] = [:]
+
+  init(
+    gate: OfflineAccessGate, clock: DemoClock, maxAge: Duration, json: Bool,
+    context: CommandContext
+  ) {
+    self.gate = gate
+    self.clock = clock
+    self.maxAge = maxAge
+    self.json = json
+    self.context = context
+  }
+
+  static let day = Duration.seconds(86_400)
+
+  mutating func tell() throws {
+    if !json {
+      context.standardOutput.writeLine(
+        pad("step", 5) + "  " + pad("action", 44) + pad("clock", 12) + pad("status", 12)
+          + pad("reasons", 62) + "mark")
+    }
+    try signIn("sign in online, write 2 items", at: .zero)
+    try check("check", at: .seconds(3600), expect: .fresh, [])
+    try check("move the clock past max age", at: maxAge + Self.day, expect: .expired, .tooOld)
+    let high = try gate.marks.read().mark
+    try check("roll the clock back (1st)", at: Self.day, expect: .expired, .clockBehindMark)
+    // The boot clock is real and was not moved: the floor also sees this rollback.
+    try check(
+      "roll it back again, before the write (2nd)", at: .zero - Self.day, expect: .expired,
+      [.clockBehindMark, .itemFromFuture], allowing: .clockBehindElapsedTime)
+    guard try gate.marks.read().mark == high else {
+      throw CommandFailure(.software, "the demo failed: a rollback lowered the mark")
+    }
+    try readOffline()
+    try itemsIntact()
+    try signIn("clock corrected; sign in online again", at: Self.day)
+  }
+
+  private mutating func signIn(_ action: String, at offset: Duration) throws {
+    clock.set(offset)
+    let session = try gate.beginOnlineSession()
+    try session.write(contentsOf: [
+      (try CacheItemKey("token"), Data("demo-token-\(session.generation)".utf8)),
+      (try CacheItemKey("profile"), Data(#"{"name":"demo"}"#.utf8)),
+    ])
+    session.close()
+    itemsAtSignIn = try snapshot()
+    try check(action, at: offset, expect: .fresh, [])
+  }
+
+  private mutating func check(
+    _ action: String, at offset: Duration, expect status: EligibilityStatus,
+    _ reasons: EligibilityReasons, allowing optional: EligibilityReasons = []
+  ) throws {
+    clock.set(offset)
+    let decision = gate.checkEligibility()
+    row(action, decision: decision)
+    guard decision.status == status, decision.reasons.subtracting(optional) == reasons else {
+      throw CommandFailure(
+        .software,
+        "the demo failed at step \(step): expected \(status) (\(reasons)), got"
+          + " \(decision.status) (\(decision.reasons))")
+    }
+  }
+
+  private mutating func readOffline() throws {
+    switch gate.openOffline() {
+    case .opened:
+      throw CommandFailure(.software, "the demo failed: an expired cache was opened offline")
+    case .refused(let decision):
+      row("read 'token' offline: refused", decision: decision)
+    }
+  }
+
+  private mutating func itemsIntact() throws {
+    let now = try snapshot()
+    guard now == itemsAtSignIn else {
+      throw CommandFailure(.software, "the demo failed: an offline path changed an item")
+    }
+    step += 1
+    let detail = "\(now.count) items, bytes and written_at unchanged"
+    if json {
+      var object = JSONObject()
+      object["step"] = .integer(Int64(step))
+      object["action"] = .string("check the items")
+      object.instant("clock", clock.now())
+      object["items_intact"] = .bool(true)
+      object["item_count"] = .integer(Int64(now.count))
+      context.standardOutput.writeLine(object.text)
+    } else {
+      context.standardOutput.writeLine(
+        pad("\(step)", 5) + "  " + pad("check the items", 44) + pad(offset(clock.now()), 12)
+          + pad("intact", 12) + detail)
+    }
+  }
+
+  private func snapshot() throws -> [CacheItemKey: CacheItem] {
+    var items: [CacheItemKey: CacheItem] = [:]
+    for key in try gate.cache.keys() { items[key] = try gate.cache.item(forKey: key) }
+    return items
+  }
+
+  private mutating func row(_ action: String, decision: OfflineAccessDecision) {
+    step += 1
+    if json {
+      var object = JSONObject()
+      object["step"] = .integer(Int64(step))
+      object["action"] = .string(action)
+      object.instant("clock", decision.now)
+      object["status"] = .string(decision.status.rawValue)
+      object["reasons"] = .array(decision.reasons.codes.map { .string($0) })
+      object.instant("mark", decision.mark)
+      object.instant("deadline", decision.deadline)
+      object["generation"] = decision.generation.map { .unsignedInteger($0) } ?? .null
+      object["item_count"] = decision.items.map { .integer(Int64($0.count)) } ?? .null
+      context.standardOutput.writeLine(object.text)
+    } else {
+      context.standardOutput.writeLine(
+        pad("\(step)", 5) + "  " + pad(action, 44) + pad(offset(decision.now), 12)
+          + pad(decision.status.rawValue, 12)
+          + pad(StoreCommandSupport.reasonsText(decision.reasons), 62)
+          + (decision.mark.map(offset) ?? "none"))
+    }
+  }
+
+  /// `t0+8d`, `t0-1d`, `t0`.
+  private func offset(_ instant: WallClockInstant) -> String {
+    let delta = clock.start.duration(to: instant)
+    if delta == .zero { return "t0" }
+    let text = StoreCommandSupport.durationText(delta)
+    return "t0" + (delta > .zero ? "+" : "") + text
+  }
+
+  private func pad(_ text: String, _ width: Int) -> String {
+    let count = text.count
+    return count >= width ? text + " " : text + String(repeating: " ", count: width - count)
+  }
+}

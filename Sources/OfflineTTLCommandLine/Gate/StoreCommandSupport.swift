@@ -1,0 +1,160 @@
+import Foundation
+import OfflineTTL
+
+/// What `status`, `read`, `sign-in` and `demo` share: opening a store directory, formatting a
+/// decision as text or JSON, durations with units, key checks.
+enum StoreCommandSupport {
+  /// The store directory's path after checking that it exists and can be opened.
+  ///
+  /// - Throws: ``CommandFailure`` with exit 74 and the reason when it does not exist, is not a
+  ///   directory or cannot be listed.
+  static func existingStore(_ path: String) throws(CommandFailure) -> String {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+      throw CommandFailure(.ioError, "store directory '\(path)' does not exist")
+    }
+    guard isDirectory.boolValue else {
+      throw CommandFailure(.ioError, "store '\(path)' is not a directory")
+    }
+    do {
+      _ = try FileManager.default.contentsOfDirectory(atPath: path)
+    } catch {
+      throw CommandFailure(
+        .ioError, "store directory '\(path)' cannot be opened: permission denied")
+    }
+    return path
+  }
+
+  /// A gate over the directory's item cache and clock mark, on the context's clock.
+  static func gate(store path: String, maxAge: Duration, context: CommandContext)
+    throws(UsageError) -> OfflineAccessGate
+  {
+    let policy: EligibilityPolicy
+    do {
+      policy = try EligibilityPolicy(maxAge: maxAge)
+    } catch {
+      throw UsageError("--max-age: \(error.reason)")
+    }
+    return OfflineAccessGate(
+      cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
+      policy: policy, clock: context.clock)
+  }
+
+  /// The required `--max-age` duration.
+  static func maxAge(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
+    guard let maxAge = try arguments.duration("max-age") else {
+      throw UsageError("missing option '--max-age'")
+    }
+    return maxAge
+  }
+
+  /// A validated item key, or a usage error (exit 64) naming the rule that was broken.
+  static func key(_ text: String) throws(UsageError) -> CacheItemKey {
+    do {
+      return try CacheItemKey(text)
+    } catch {
+      throw UsageError(error.reason)
+    }
+  }
+
+  /// The exit status of a decision: 0 fresh, 1 expired, 2 unavailable.
+  static func exitCode(_ status: EligibilityStatus) -> ExitCode {
+    switch status {
+    case .fresh: .fresh
+    case .expired: .expired
+    case .unavailable: .unavailable
+    }
+  }
+
+  /// A duration with units, largest first: `7d`, `1h30m`, `500ms`, `0s`; negative with `-`.
+  static func durationText(_ duration: Duration) -> String {
+    guard let total = duration.exactNanoseconds else { return duration < .zero ? "-inf" : "inf" }
+    if total == 0 { return "0s" }
+    var rest = total.magnitude
+    var text = total < 0 ? "-" : ""
+    let units: [(String, UInt64)] = [
+      ("d", 86_400_000_000_000), ("h", 3_600_000_000_000), ("m", 60_000_000_000),
+      ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1),
+    ]
+    for (symbol, size) in units where rest >= size {
+      text += "\(rest / size)\(symbol)"
+      rest %= size
+    }
+    return text
+  }
+
+  /// A duration for people: whole seconds and up (`6d23h59m59s`), or exact below a second.
+  static func roundedDurationText(_ duration: Duration) -> String {
+    let seconds = duration.components.seconds
+    if seconds == 0 { return durationText(duration) }
+    return durationText(.seconds(seconds))
+  }
+
+  /// The reason codes joined by commas, or `none`.
+  static func reasonsText(_ reasons: EligibilityReasons) -> String {
+    reasons.isEmpty ? "none" : reasons.description
+  }
+
+  /// The decision as `name: value` lines.
+  static func text(_ decision: OfflineAccessDecision, maxAge: Duration) -> String {
+    func instant(_ value: WallClockInstant?) -> String { value?.rfc3339 ?? "none" }
+    var lines = [
+      "status: \(decision.status)",
+      "reasons: \(reasonsText(decision.reasons))",
+      "now: \(decision.now.rfc3339)",
+      "mark: \(instant(decision.mark))",
+    ]
+    if let deadline = decision.deadline {
+      lines.append(
+        "deadline: \(deadline.rfc3339) (in \(roundedDurationText(decision.now.duration(to: deadline))))"
+      )
+    } else {
+      lines.append("deadline: none")
+    }
+    lines.append("generation: " + (decision.generation.map { "\($0)" } ?? "none"))
+    lines.append("item_count: " + (decision.items.map { "\($0.count)" } ?? "unknown"))
+    if let oldest = decision.items?.oldest {
+      lines.append(
+        "oldest: \(oldest.rfc3339) (age \(roundedDurationText(oldest.duration(to: decision.now))))")
+    }
+    lines.append("max_age: \(durationText(maxAge))")
+    if let error = decision.markError { lines.append("mark_error: \(error)") }
+    if let error = decision.cacheError { lines.append("item_error: \(error)") }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The decision as a JSON object: every instant as `x` (RFC 3339) and `x_ns`, durations as
+  /// text with units and `_ns`.
+  static func json(_ decision: OfflineAccessDecision, maxAge: Duration) -> JSONObject {
+    var object = JSONObject()
+    object["status"] = .string(decision.status.rawValue)
+    object["reasons"] = .array(decision.reasons.codes.map { .string($0) })
+    object.instant("now", decision.now)
+    object.instant("mark", decision.mark)
+    object.instant("deadline", decision.deadline)
+    object["generation"] = decision.generation.map { .unsignedInteger($0) } ?? .null
+    object["item_count"] = decision.items.map { .integer(Int64($0.count)) } ?? .null
+    object.instant("oldest", decision.items?.oldest)
+    object.instant("newest", decision.items?.newest)
+    duration(&object, "max_age", maxAge)
+    object["mark_error"] = decision.markError.map { .string($0.description) } ?? .null
+    object["item_error"] = decision.cacheError.map { .string($0.description) } ?? .null
+    return object
+  }
+
+  /// Adds a duration as `key` (text with units) and `key_ns` (integer nanoseconds).
+  static func duration(_ object: inout JSONObject, _ key: String, _ value: Duration) {
+    object[key] = .string(durationText(value))
+    object[key + "_ns"] = value.exactNanoseconds.map { .integer($0) } ?? .null
+  }
+
+  /// The one-line refusal for standard error: `expired: clock_behind_mark` plus the store error.
+  static func refusal(_ decision: OfflineAccessDecision) -> String {
+    var text = "\(decision.status)"
+    if !decision.reasons.isEmpty { text += ": \(decision.reasons)" }
+    if decision.status == .unavailable { text += ": nothing is cached" }
+    if let error = decision.markError { text += " (\(error))" }
+    if let error = decision.cacheError { text += " (\(error))" }
+    return text
+  }
+}

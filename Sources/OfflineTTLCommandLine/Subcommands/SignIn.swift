@@ -1,0 +1,71 @@
+import Foundation
+import OfflineTTL
+
+/// `offline-ttl sign-in`: the online path, standing for a successful server sign-in.
+enum SignIn: Subcommand {
+  static let configuration = CommandConfiguration(
+    name: "sign-in",
+    abstract: "Stands for a successful online sign-in: resets the clock mark and writes items.",
+    usage: ["sign-in --store <dir> [--put <key>=<path> ...] [--json]"],
+    options: [
+      .option(
+        "store", value: "dir",
+        help: "The store directory; created (mode 0700) when missing, its parent must exist."),
+      .option(
+        "put", value: "key=path", repeatable: true,
+        help: "Writes the file at path as the item key; give one per item."),
+      .flag("json", help: "Prints one JSON object instead of a line of text."),
+    ],
+    discussion: """
+      Resets the clock mark to the real wall clock now, in a new generation (even when now is
+      earlier than the old mark: the recovery after a fast clock was corrected), then writes
+      every --put item in one durable commit, each stamped with the wall clock at write time.
+      Items not named are kept. Every file is read before anything is written.
+      Exit status: 0 signed in; 74 the store cannot be opened or written, or a file cannot be
+      read; 64 usage error (an invalid key included).
+      """)
+
+  static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
+    let path = try arguments.requiredValue("store")
+    var items: [(CacheItemKey, Data)] = []
+    for put in arguments.values("put") {
+      guard let equals = put.firstIndex(of: "=") else {
+        throw UsageError("--put: expected <key>=<path>, got \(put.debugDescription)")
+      }
+      let key = try StoreCommandSupport.key(String(put[..<equals]))
+      let file = String(put[put.index(after: equals)...])
+      guard let data = FileManager.default.contents(atPath: file) else {
+        throw CommandFailure(.ioError, "cannot read \(file.debugDescription) for item \(key)")
+      }
+      items.append((key, data))
+    }
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
+      policy: try! EligibilityPolicy(maxAge: .zero), clock: context.clock)
+    let session: OnlineSession
+    var writtenAt: WallClockInstant?
+    do {
+      session = try gate.beginOnlineSession()
+      if !items.isEmpty { writtenAt = try session.write(contentsOf: items) }
+      session.close()
+    } catch {
+      throw CommandFailure(.ioError, "sign-in failed: \(error)")
+    }
+    if arguments.flag("json") {
+      var object = JSONObject()
+      object["store"] = .string(path)
+      object["generation"] = .unsignedInteger(session.generation)
+      object.instant("mark", session.record.mark)
+      object.instant("written_at", writtenAt)
+      object["written"] = .array(items.map { .string($0.0.rawValue) })
+      context.standardOutput.writeLine(object.text)
+    } else {
+      var line = "signed in: generation \(session.generation), mark \(session.record.mark.rfc3339)"
+      if let writtenAt {
+        line += ", wrote \(items.count) item\(items.count == 1 ? "" : "s") at \(writtenAt.rfc3339)"
+      }
+      context.standardOutput.writeLine(line)
+    }
+    return .success
+  }
+}

@@ -1,0 +1,40 @@
+import OfflineTTL
+
+/// `offline-ttl status`: may the cache in a store directory be used offline now?
+enum Status: Subcommand {
+  static let configuration = CommandConfiguration(
+    name: "status",
+    abstract: "Says whether the cache in a store directory may be used offline now.",
+    usage: ["status --store <dir> --max-age <duration> [--json]"],
+    options: [
+      .option("store", value: "dir", help: "The store directory (items and clock mark)."),
+      .option(
+        "max-age", value: "duration",
+        help: "How long after its oldest item the cache may be used, with units: 7d, 12h, 1h30m."),
+      .flag("json", help: "Prints one JSON object instead of name: value lines."),
+    ],
+    discussion: """
+      Observes the real wall clock through the clock mark (durably, before answering fresh) and
+      prints status, reasons, now, mark, deadline, generation and item count. Items are never
+      changed; an empty cache writes nothing. In JSON every instant is given twice, as x (RFC
+      3339, UTC, nanoseconds) and x_ns (integer nanoseconds since the epoch).
+      Exit status: 0 fresh; 1 expired (including every failure inside the store: missing,
+      unreadable or unwritable mark, unreadable item); 2 unavailable (nothing cached); 74 the
+      store directory does not exist or cannot be opened; 64 usage error.
+      """)
+
+  static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
+    let maxAge = try StoreCommandSupport.maxAge(arguments)
+    let path = try StoreCommandSupport.existingStore(arguments.requiredValue("store"))
+    let gate = try StoreCommandSupport.gate(store: path, maxAge: maxAge, context: context)
+    let decision = gate.checkEligibility()
+    if arguments.flag("json") {
+      var object = StoreCommandSupport.json(decision, maxAge: maxAge)
+      object["store"] = .string(path)
+      context.standardOutput.writeLine(object.text)
+    } else {
+      context.standardOutput.write(StoreCommandSupport.text(decision, maxAge: maxAge))
+    }
+    return StoreCommandSupport.exitCode(decision.status)
+  }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// What one run of a built executable produced.
+struct BinaryResult: Sendable {
+  /// The exit status, or `nil` when the process was killed (timeout or signal).
+  var exitCode: Int32?
+  /// Standard output, as bytes decoded as UTF-8.
+  var standardOutput: String
+  /// Standard error, decoded as UTF-8.
+  var standardError: String
+  /// Whether the run was killed because it outlived its timeout.
+  var timedOut: Bool
+  /// The wall time the run took.
+  var elapsed: Duration
+}
+
+/// Runs executables built by this package (`offline-ttl` by default) from end-to-end tests.
+///
+/// The binary is found, in order, in `$OFFLINE_TTL_BIN_DIR`, beside the test resource bundle
+/// (SwiftPM puts both in `.build/<config>/`), and in `.build/debug` of the package that holds
+/// this file. It is never built here: `Scripts/test.sh` runs `swift build --build-tests` first.
+///
+/// Standard input, output and error go through temporary files, so large inputs and outputs
+/// cannot deadlock on a full pipe. A run that outlives its timeout is killed by its pid
+/// (SIGKILL) and reported with `timedOut`. `launcher` puts a command in front of the binary,
+/// e.g. `["faketime", "-f", "-2d"]`.
+struct BinaryRunner: Sendable {
+  /// The executable's full path.
+  let executable: URL
+
+  /// Finds the built executable `name`.
+  ///
+  /// - Throws: ``BinaryRunnerError`` listing where it looked.
+  init(_ name: String = "offline-ttl") throws {
+    var candidates: [URL] = []
+    if let directory = ProcessInfo.processInfo.environment["OFFLINE_TTL_BIN_DIR"] {
+      candidates.append(URL(fileURLWithPath: directory).appendingPathComponent(name))
+    }
+    candidates.append(
+      Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent(name))
+    let packageRoot = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    candidates.append(packageRoot.appendingPathComponent(".build/debug/\(name)"))
+    guard
+      let found = candidates.first(where: {
+        FileManager.default.isExecutableFile(atPath: $0.path)
+      })
+    else {
+      throw BinaryRunnerError(
+        "no built '\(name)' (run `swift build` first); looked at "
+          + candidates.map(\.path).joined(separator: ", "))
+    }
+    executable = found
+  }
+
+  /// The folder of test support files (`Tests/EndToEndTests/Support`, copied as a resource).
+  static var supportDirectory: URL {
+    Bundle.module.url(forResource: "Support", withExtension: nil)!
+  }
+
+  /// Runs the executable and waits for it.
+  ///
+  /// - Parameters:
+  ///   - arguments: The arguments after the program name.
+  ///   - standardInput: Bytes for standard input (empty by default).
+  ///   - environment: Variables to add to (or override in) this process's environment.
+  ///   - launcher: A command and arguments to run the executable under, e.g. `faketime`.
+  ///   - timeout: How long to wait before killing it.
+  /// - Returns: Exit status, output and error text.
+  /// - Throws: ``BinaryRunnerError`` when it cannot be started.
+  func run(
+    _ arguments: [String], standardInput: Data = Data(), environment: [String: String] = [:],
+    launcher: [String] = [], timeout: Duration = .seconds(120)
+  ) throws -> BinaryResult {
+    let stdinFile = try TemporaryFile(contents: standardInput)
+    let stdoutFile = try TemporaryFile(contents: Data())
+    let stderrFile = try TemporaryFile(contents: Data())
+    defer {
+      stdinFile.remove()
+      stdoutFile.remove()
+      stderrFile.remove()
+    }
+    let process = Process()
+    if launcher.isEmpty {
+      process.executableURL = executable
+      process.arguments = arguments
+    } else {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      process.arguments = launcher + [executable.path] + arguments
+    }
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardInput = try FileHandle(forReadingFrom: stdinFile.url)
+    process.standardOutput = try FileHandle(forWritingTo: stdoutFile.url)
+    process.standardError = try FileHandle(forWritingTo: stderrFile.url)
+    let clock = ContinuousClock()
+    let start = clock.now
+    do {
+      try process.run()
+    } catch {
+      throw BinaryRunnerError("cannot start \(executable.path): \(error)")
+    }
+    var timedOut = false
+    while process.isRunning {
+      if clock.now - start > timeout {
+        timedOut = true
+        kill(process.processIdentifier, SIGKILL)
+        break
+      }
+      usleep(2_000)
+    }
+    process.waitUntilExit()
+    let elapsed = clock.now - start
+    let exited = process.terminationReason == .exit && !timedOut
+    return BinaryResult(
+      exitCode: exited ? process.terminationStatus : nil,
+      standardOutput: String(decoding: try Data(contentsOf: stdoutFile.url), as: UTF8.self),
+      standardError: String(decoding: try Data(contentsOf: stderrFile.url), as: UTF8.self),
+      timedOut: timedOut, elapsed: elapsed)
+  }
+
+  /// Runs the executable with text on standard input.
+  func run(
+    _ arguments: [String], input: String, environment: [String: String] = [:],
+    timeout: Duration = .seconds(120)
+  ) throws -> BinaryResult {
+    try run(
+      arguments, standardInput: Data(input.utf8), environment: environment, timeout: timeout)
+  }
+}
+
+/// The binary could not be found or started.
+struct BinaryRunnerError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// A file in a fresh temporary directory, removed with ``remove()``.
+struct TemporaryFile: Sendable {
+  let directory: URL
+  let url: URL
+
+  init(contents: Data, name: String = "file") throws {
+    directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("offline-ttl-e2e-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    url = directory.appendingPathComponent(name)
+    try contents.write(to: url)
+  }
+
+  func remove() {
+    try? FileManager.default.removeItem(at: directory)
+  }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import OfflineTTL
+import OfflineTTLTesting
+import Testing
+
+@testable import OfflineTTLCommandLine
+
+@Suite struct DemoTests {
+  @Test func tellsTheWholeStoryOneRowPerStep() {
+    let run = runCommand(["demo"], clock: ManualWallClock(storeCommandStart))
+    #expect(run.exitCode == .success)
+    let lines = run.standardOutput.split(separator: "\n").map(String.init)
+    #expect(lines.count == 10)
+    let rows = lines.dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+    let statuses = rows.map { row in
+      row.first(where: { ["fresh", "expired", "intact"].contains($0) })
+    }
+    #expect(
+      statuses == [
+        "fresh", "fresh", "expired", "expired", "expired", "expired", "intact", "fresh",
+      ])
+    #expect(lines[5].hasSuffix("clock_behind_mark" + String(repeating: " ", count: 45) + "t0+8d"))
+    #expect(lines[6].contains("clock_behind_mark,item_from_future"))
+    #expect(lines[6].hasSuffix("t0+8d"), "the mark is not lowered by the second rollback")
+    #expect(lines[9].hasSuffix("fresh       none" + String(repeating: " ", count: 58) + "t0+1d"))
+    #expect(run.standardError == "")
+  }
+
+  @Test func jsonIsOneObjectPerStepWithInstantsTwice() {
+    let run = runCommand(["demo", "--json"], clock: ManualWallClock(storeCommandStart))
+    #expect(run.exitCode == .success)
+    let lines = run.standardOutput.split(separator: "\n")
+    #expect(lines.count == 8)
+    let expected: String = [
+      #"{"step":1,"action":"sign in online, write 2 items","#,
+      #""clock":"2023-11-14T22:13:20.000000000Z","clock_ns":1700000000000000000,"#,
+      #""status":"fresh","reasons":[],"mark":"2023-11-14T22:13:20.000000000Z","#,
+      #""mark_ns":1700000000000000000,"deadline":"2023-11-21T22:13:20.000000000Z","#,
+      #""deadline_ns":1700604800000000000,"generation":1,"item_count":2}"#,
+    ].joined()
+    #expect(lines.first.map(String.init) == expected)
+  }
+
+  @Test func removesItsTemporaryStoreUnlessKept() throws {
+    func storePath(_ output: String) throws -> String {
+      let header = try #require(output.split(separator: "\n").first)
+      let start = try #require(header.range(of: "a fresh store in "))
+      let end = try #require(header.range(of: ", max age"))
+      return String(header[start.upperBound..<end.lowerBound])
+    }
+    let run = runCommand(["demo"], clock: ManualWallClock(storeCommandStart))
+    #expect(!FileManager.default.fileExists(atPath: try storePath(run.standardOutput)))
+    let kept = runCommand(["demo", "--keep"], clock: ManualWallClock(storeCommandStart))
+    let path = try storePath(kept.standardOutput)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    #expect(kept.standardOutput.hasSuffix("store kept: \(path)\n"))
+    #expect(FileManager.default.fileExists(atPath: path + "/clock-mark"))
+  }
+}
