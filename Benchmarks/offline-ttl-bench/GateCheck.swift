@@ -1,19 +1,109 @@
+import Foundation
+import OfflineTTL
+
 /// Our side of the `peer` and `growth` comparisons: `OfflineAccessGate.checkEligibility()` over a
-/// `DirectoryCacheStore` and a `FileClockMarkStore`. Not built until the gate is on main.
+/// `DirectoryCacheStore` and a `FileClockMarkStore` sharing one directory, with the real clocks.
+///
+/// Two gates over the same stores: one with `markResolution` 0 (every check writes the advanced
+/// mark durably) and one with the default resolution (1 s: a check within the resolution of the
+/// stored mark reads and decides but writes nothing).
 final class GateCheck {
   /// Write-type syscalls (`/proc/self/io` `syscw`) per writing check, in the last run.
   private(set) var writesPerWritingCheck = 0.0
   /// Write-type syscalls per repeated check, in the last run.
   private(set) var writesPerRepeatedCheck = 0.0
 
-  init(directory: String, items: Int = 1) throws {
-    throw BenchError.failed(
-      "our checkEligibility() is not built yet (OfflineAccessGate is not on main)")
+  private let writingGate: OfflineAccessGate
+  private let repeatedGate: OfflineAccessGate
+
+  /// Whether the cache was reused from an earlier run rather than written now.
+  let reused: Bool
+
+  /// Signs in online on a fresh store in `directory` and writes `items` items of 64 bytes in
+  /// one session, then checks once that the cache is fresh.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory; emptied first unless reused.
+  ///   - items: The number of items.
+  ///   - reuse: Keep a store left in `directory` by an earlier run when a check on it is fresh
+  ///     with exactly `items` items (writing and, above all, deleting 100,000 files takes minutes
+  ///     on a busy virtual disk).
+  /// - Throws: ``BenchError`` when the setup fails or the first check is not fresh.
+  init(directory: String, items: Int = 1, reuse: Bool = false) throws {
+    let maxAge = Duration.seconds(7 * 86_400)
+    let cache = DirectoryCacheStore(at: directory)
+    let marks = FileClockMarkStore(atPath: directory)
+    writingGate = OfflineAccessGate(
+      cache: cache, marks: marks,
+      policy: try EligibilityPolicy(maxAge: maxAge, markResolution: .zero))
+    repeatedGate = OfflineAccessGate(
+      cache: cache, marks: marks, policy: try EligibilityPolicy(maxAge: maxAge))
+    if reuse, FileManager.default.fileExists(atPath: directory) {
+      let decision = writingGate.checkEligibility()
+      if decision.isFresh, decision.items?.count == items {
+        reused = true
+        return
+      }
+    }
+    reused = false
+    try? FileManager.default.removeItem(atPath: directory)
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: true,
+      attributes: [.posixPermissions: 0o700])
+    let session = try writingGate.beginOnlineSession()
+    let payload = Data(repeating: 0x5A, count: 64)
+    var batch: [(CacheItemKey, Data)] = []
+    batch.reserveCapacity(Swift.min(items, 10_000))
+    var written = 0
+    while written < items {
+      batch.removeAll(keepingCapacity: true)
+      let end = Swift.min(items, written + 10_000)
+      for index in written..<end {
+        batch.append((try CacheItemKey("item-\(index)"), payload))
+      }
+      try session.write(contentsOf: batch)
+      written = end
+    }
+    session.close()
+    let decision = writingGate.checkEligibility()
+    guard decision.isFresh, decision.items?.count == items else {
+      throw BenchError.failed(
+        "first check on \(items) items: \(decision.status) [\(decision.reasons)],"
+          + " \(decision.items?.count ?? -1) items")
+    }
   }
 
   /// `count` checks with markResolution 0, each writing the mark; nanoseconds each.
-  func writingChecks(_ count: Int) throws -> [UInt64] { [] }
+  func writingChecks(_ count: Int) throws -> [UInt64] {
+    var samples: [UInt64] = []
+    samples.reserveCapacity(count)
+    let perCheck = try ProcessIO.writesPerOperation(count: count) {
+      for _ in 0..<count { samples.append(try Self.timedCheck(writingGate)) }
+    }
+    writesPerWritingCheck = perCheck ?? .nan
+    return samples
+  }
 
   /// `count` checks with the default markResolution; nanoseconds each.
-  func repeatedChecks(_ count: Int) throws -> [UInt64] { [] }
+  func repeatedChecks(_ count: Int) throws -> [UInt64] {
+    var samples: [UInt64] = []
+    samples.reserveCapacity(count)
+    let perCheck = try ProcessIO.writesPerOperation(count: count) {
+      for _ in 0..<count { samples.append(try Self.timedCheck(repeatedGate)) }
+    }
+    writesPerRepeatedCheck = perCheck ?? .nan
+    return samples
+  }
+
+  /// One timed check, which must be fresh (a refusal would be a cheaper, wrong figure).
+  private static func timedCheck(_ gate: OfflineAccessGate) throws -> UInt64 {
+    let start = BenchClock.now()
+    let decision = gate.checkEligibility()
+    let elapsed = BenchClock.now() &- start
+    guard decision.isFresh else {
+      throw BenchError.failed("a check was \(decision.status) [\(decision.reasons)]")
+    }
+    blackHole(decision)
+    return elapsed
+  }
 }

@@ -140,7 +140,7 @@ enum MarkBenchmark {
       _ = try first.resetAfterOnlineSignIn(now: base)
       let failures = Mutex(0)
       let start = BenchClock.now()
-      DispatchQueue.concurrentPerform(iterations: 8) { _ in
+      onEightThreads { _ in
         let store = shared ? first : FileClockMarkStore(atPath: dir)
         for _ in 0..<perThread {
           let now = base.saturatingAdvanced(by: .nanoseconds(Int64(BenchClock.now())))
@@ -165,7 +165,7 @@ enum MarkBenchmark {
       now: try WallClockInstant(secondsSinceEpoch: 1_700_000_000))
     let outputs = Mutex([String]())
     let errors = Mutex([String]())
-    DispatchQueue.concurrentPerform(iterations: 8) { _ in
+    onEightThreads { _ in
       do {
         let line = try BenchProcess.run(
           executable: BenchProcess.selfExecutable,
@@ -202,4 +202,18 @@ enum MarkBenchmark {
     }
     print("\(start) \(BenchClock.now())")
   }
+}
+
+/// Runs `body` on 8 real threads at once (`concurrentPerform` would run only one per core) and
+/// waits for them.
+private func onEightThreads(_ body: @escaping @Sendable (Int) -> Void) {
+  let group = DispatchGroup()
+  for index in 0..<8 {
+    group.enter()
+    Thread {
+      body(index)
+      group.leave()
+    }.start()
+  }
+  group.wait()
 }

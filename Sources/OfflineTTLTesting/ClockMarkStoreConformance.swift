@@ -203,7 +203,7 @@ public enum ClockMarkStoreConformance {
     let handles = try (0..<8).map { index in index % 2 == 0 ? store : try backend.reopen(store) }
     let failures = Mutex([String]())
     let maximum = Mutex(WallClockInstant.min)
-    DispatchQueue.concurrentPerform(iterations: 8) { index in
+    runConcurrently(8) { index in
       var generator = SystemRandomNumberGenerator()
       var seen = WallClockInstant.min
       for _ in 0..<count {

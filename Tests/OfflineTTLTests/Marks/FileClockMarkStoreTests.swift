@@ -160,7 +160,7 @@ struct StoreFiles {
     }
     let errors = Mutex([String]())
     // Actors 0-7 share one instance, 8-15 each have their own; actor 16 resets.
-    DispatchQueue.concurrentPerform(iterations: 17) { actor in
+    runConcurrently(17) { actor in
       var random = SystemRandomNumberGenerator()
       if actor == 16 {
         for round in 0..<3 {
