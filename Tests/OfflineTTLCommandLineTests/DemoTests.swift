@@ -32,7 +32,9 @@ import Testing
     #expect(lines[10].contains("t0+1d1s     expired     clock_behind_elapsed_time "))
     #expect(lines[10].hasSuffix("t0+1d1s     t0+3d"))
     #expect(lines[11].contains("seed alone (--no-boot-floor)"))
-    #expect(lines[11].hasSuffix("fresh       none" + String(repeating: " ", count: 58) + "t0+1d1s     off"))
+    #expect(
+      lines[11].hasSuffix(
+        "fresh       none" + String(repeating: " ", count: 58) + "t0+1d1s     off"))
     #expect(lines[12].contains("t0+3d       fresh"))
     #expect(run.standardError == "")
   }

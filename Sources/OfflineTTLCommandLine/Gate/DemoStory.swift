@@ -201,7 +201,8 @@ struct DemoStory {
       object["generation"] = decision.generation.map { .unsignedInteger($0) } ?? .null
       object["item_count"] = decision.items.map { .integer(Int64($0.count)) } ?? .null
       object.instant("floor", decision.floorCheck?.floor)
-      object["effective_clock"] = decision.floorCheck.map { .string($0.effectiveClock.rawValue) } ?? .null
+      object["effective_clock"] =
+        decision.floorCheck.map { .string($0.effectiveClock.rawValue) } ?? .null
       context.standardOutput.writeLine(object.text)
     } else {
       context.standardOutput.writeLine(

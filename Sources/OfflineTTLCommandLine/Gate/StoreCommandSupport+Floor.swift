@@ -61,7 +61,9 @@ extension StoreCommandSupport {
     lines.append("floor: \(check.floor.rfc3339)" + (check.isFloorUntrusted ? " (untrusted)" : ""))
     lines.append("boot_id: " + (anchor?.description ?? "none"))
     lines.append("tolerance: \(durationText(check.tolerance))")
-    lines.append("effective_now: \(check.effectiveNow.rfc3339) (from the \(check.effectiveClock == .wall ? "wall clock" : "boot-clock floor"))")
+    lines.append(
+      "effective_now: \(check.effectiveNow.rfc3339) (from the \(check.effectiveClock == .wall ? "wall clock" : "boot-clock floor"))"
+    )
     return lines
   }
 }
