@@ -1,7 +1,14 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Standard input read line by line without Foundation, or in-memory bytes for tests.
 final class InputSource {
   private let fileDescriptor: Int32?
   private var buffer: [UInt8]
+  private var chunk: [UInt8] = []
   private var start = 0
   private var atEnd = false
   /// `errno` of a failed read, if any; reading stops there.
@@ -36,12 +43,10 @@ final class InputSource {
     var searchFrom = start
     while true {
       let newline = buffer.withUnsafeBufferPointer { all -> Int? in
-        var index = searchFrom
-        while index < all.count {
-          if all[index] == UInt8(ascii: "\n") { return index }
-          index += 1
-        }
-        return nil
+        guard searchFrom < all.count, let base = all.baseAddress,
+          let found = memchr(base + searchFrom, 0x0A, all.count - searchFrom)
+        else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
       }
       if let newline {
         let lineStart = start
@@ -84,13 +89,13 @@ final class InputSource {
       buffer.removeFirst(start)
       start = 0
     }
-    let oldCount = buffer.count
-    buffer.append(contentsOf: repeatElement(0, count: Self.chunkSize))
-    let count = buffer.withUnsafeMutableBytes {
-      FileDescriptorCalls.read(
-        fileDescriptor, into: UnsafeMutableRawBufferPointer(rebasing: $0[oldCount...]))
+    if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: Self.chunkSize) }
+    let count = chunk.withUnsafeMutableBytes { FileDescriptorCalls.read(fileDescriptor, into: $0) }
+    if count > 0 {
+      chunk.withUnsafeBufferPointer {
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<count]))
+      }
     }
-    buffer.removeLast(Self.chunkSize - max(count, 0))
     if count < 0 { readError = Int32(-count) }
     if count <= 0 { atEnd = true }
   }

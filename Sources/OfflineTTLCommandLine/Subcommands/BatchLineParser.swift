@@ -1,5 +1,11 @@
 import OfflineTTL
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Reads one `evaluate --batch` line, `{"written_at":[...],"now":N,"mark":N|null,"max_age":N}`,
 /// straight from its bytes, applying the unit as it goes.
 ///
@@ -121,10 +127,10 @@ struct BatchLineParser {
     index += 1
     // The four names are plain ASCII; a key written with escapes is treated as another member.
     if escaped { return .other }
-    if key.elementsEqual("written_at".utf8) { return .writtenAt }
-    if key.elementsEqual("now".utf8) { return .now }
-    if key.elementsEqual("mark".utf8) { return .mark }
-    if key.elementsEqual("max_age".utf8) { return .maxAge }
+    if Self.equal(key, "written_at") { return .writtenAt }
+    if Self.equal(key, "now") { return .now }
+    if Self.equal(key, "mark") { return .mark }
+    if Self.equal(key, "max_age") { return .maxAge }
     return .other
   }
 
@@ -290,6 +296,13 @@ struct BatchLineParser {
       throw invalidJSON()
     }
     index += count
+  }
+
+  private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+    guard bytes.count == name.utf8CodeUnitCount, let base = bytes.baseAddress else {
+      return bytes.isEmpty && name.utf8CodeUnitCount == 0
+    }
+    return memcmp(base, name.utf8Start, bytes.count) == 0
   }
 
   private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }

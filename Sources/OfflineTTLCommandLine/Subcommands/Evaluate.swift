@@ -104,12 +104,22 @@ enum Evaluate: Subcommand {
     }
     bytes.append(contentsOf: #","reasons":["#.utf8)
     var first = true
-    for (reason, code) in EligibilityReasons.allCases where evaluation.reasons.contains(reason) {
+    let reasons = evaluation.reasons
+    for index in reasonBits.indices where reasons.contains(reasonBits[index]) {
       if !first { bytes.append(UInt8(ascii: ",")) }
       first = false
-      JSONValue.writeString(code, to: &bytes)
+      bytes.append(contentsOf: quotedReasonCodes[index])
     }
     bytes.append(contentsOf: "]}".utf8)
+  }
+
+  /// Every reason in listing order, and its code as a JSON string (computed once: the batch
+  /// path writes them per line).
+  static let reasonBits: [EligibilityReasons] = EligibilityReasons.allCases.map(\.reason)
+  static let quotedReasonCodes: [[UInt8]] = EligibilityReasons.allCases.map { entry in
+    var bytes: [UInt8] = []
+    JSONValue.writeString(entry.code, to: &bytes)
+    return bytes
   }
 
   /// Appends `value` in decimal without allocating.

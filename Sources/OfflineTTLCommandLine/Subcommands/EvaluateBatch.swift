@@ -49,7 +49,12 @@ enum EvaluateBatch {
   static func evaluateLine(
     _ bytes: UnsafeBufferPointer<UInt8>, unit: TimeUnit, into line: inout [UInt8]
   ) -> LineOutcome {
-    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
+    var blank = true
+    for byte in bytes where byte != 0x20 && byte != 0x09 && byte != 0x0D {
+      blank = false
+      break
+    }
+    if blank { return .blank }
     let parsed: BatchLineParser.Case
     do {
       parsed = try BatchLineParser.parse(bytes, unit: unit)
