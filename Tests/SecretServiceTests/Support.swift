@@ -171,6 +171,17 @@ enum SecretServiceTestSupport {
     }
   }
 
+  /// The CRC-32 (zlib's) of `text`, as 8 lowercase hex digits.
+  static func crc32Hex(_ text: String) -> String {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in text.utf8 {
+      crc ^= UInt32(byte)
+      for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+    }
+    let digits = String(crc ^ 0xFFFF_FFFF, radix: 16)
+    return String(repeating: "0", count: 8 - digits.count) + digits
+  }
+
   /// Whether a program is on `PATH`.
   static func which(_ program: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
