@@ -241,7 +241,7 @@
       locked: Bool, _ body: (SecretServiceSession) throws(CacheStoreError) -> Result
     ) throws(CacheStoreError) -> Result {
       try SecretServiceOperation.run(
-        configuration, locked: locked, fault: Self.mapped,
+        configuration, lock: locked ? "items" : nil, fault: Self.mapped,
         lockFailure: { CacheStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message) },
         body)
     }

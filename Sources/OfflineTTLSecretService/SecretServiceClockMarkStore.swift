@@ -143,7 +143,7 @@
       locked: Bool, _ body: (SecretServiceSession) throws(ClockMarkStoreError) -> Result
     ) throws(ClockMarkStoreError) -> Result {
       try SecretServiceOperation.run(
-        configuration, locked: locked, fault: Self.mapped,
+        configuration, lock: locked ? "marks" : nil, fault: Self.mapped,
         lockFailure: {
           ClockMarkStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message)
         },

@@ -77,16 +77,18 @@
       self.lockTimeout = lockTimeout
     }
 
-    /// The lock file shared by every process using this application id: the id with every
-    /// character outside `[A-Za-z0-9._-]` replaced by `_` (a collision only serializes more).
-    var lockFilePath: String {
+    /// The lock file shared by every process using this application id for one kind of secret
+    /// (`marks` or `items`: two files, so that an online sign-in can reset the mark while it
+    /// holds the items' lock, as the gate does): the id with every character outside
+    /// `[A-Za-z0-9._-]` replaced by `_` (a collision only serializes more).
+    func lockFilePath(for kind: String) -> String {
       let safe = applicationID.unicodeScalars.map { scalar -> Character in
         let allowed =
           (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
           || (scalar >= "0" && scalar <= "9") || scalar == "." || scalar == "_" || scalar == "-"
         return allowed ? Character(scalar) : "_"
       }
-      return lockDirectory + "/secret-service." + String(safe) + ".lock"
+      return lockDirectory + "/secret-service." + String(safe) + "." + kind + ".lock"
     }
   }
 #endif

@@ -171,6 +171,20 @@ enum SecretServiceTestSupport {
     }
   }
 
+  /// The raw secret of a CLI store's item (`offline-ttl --backend secret-service`), through
+  /// `secret-tool lookup`; empty when there is none.
+  static func itemSecret(store: String, key: String) throws -> String {
+    guard let secretTool = which("secret-tool") else { return "(secret-tool missing)" }
+    let absolute = URL(fileURLWithPath: store).standardizedFileURL.path
+    return try run(
+      secretTool,
+      [
+        "lookup", "xdg:schema", "org.offlinettl.Secret", "application",
+        "offline-ttl-cli:" + absolute, "kind", "item", "key", key,
+      ]
+    ).standardOutput
+  }
+
   /// The CRC-32 (zlib's) of `text`, as 8 lowercase hex digits.
   static func crc32Hex(_ text: String) -> String {
     var crc: UInt32 = 0xFFFF_FFFF

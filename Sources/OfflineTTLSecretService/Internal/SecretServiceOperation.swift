@@ -6,20 +6,22 @@
   enum SecretServiceOperation {
     /// - Parameters:
     ///   - configuration: The store's configuration.
-    ///   - locked: Whether to hold the lock file (every read → advance → write and every commit).
+    ///   - lock: Which lock file to hold (`marks` for every read → advance → write, `items` for
+    ///     every commit), or `nil` for none.
     ///   - fault: Maps a service failure to the store's error.
     ///   - lockFailure: Maps a lock-file failure to the store's error.
     ///   - body: The operation's calls.
     /// - Throws: The store's error type only.
     static func run<Result, Failure: Error>(
-      _ configuration: SecretServiceStoreConfiguration, locked: Bool,
+      _ configuration: SecretServiceStoreConfiguration, lock: String?,
       fault: (SecretServiceFault) -> Failure,
       lockFailure: (SecretServiceLockFile.Failure) -> Failure,
       _ body: (SecretServiceSession) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-      guard locked else { return try connected(configuration, fault, body) }
+      guard let lock else { return try connected(configuration, fault, body) }
       return try SecretServiceLockFile.withLock(
-        path: configuration.lockFilePath, timeout: configuration.lockTimeout, failure: lockFailure
+        path: configuration.lockFilePath(for: lock), timeout: configuration.lockTimeout,
+        failure: lockFailure
       ) { () throws(Failure) -> Result in try connected(configuration, fault, body) }
     }
 
