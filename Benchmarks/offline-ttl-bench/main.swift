@@ -37,8 +37,7 @@ let subcommands: [(name: String, run: BenchSubcommand?)] = [
   ("peer", PeerBenchmark.run),
   ("growth", GrowthBenchmark.run),
   ("mark", MarkBenchmark.run),
-  // "gate" dispatches to GateBenchmark.run once it is on main.
-  ("gate", nil),
+  ("gate", GateBenchmark.run),
   ("floor", FloorBenchmark.run),
 ]
 
