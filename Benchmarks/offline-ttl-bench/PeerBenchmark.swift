@@ -15,9 +15,9 @@ enum PeerBenchmark {
                  within the resolution read and decide but do not write
     Targets: writing <= 0.8 x diskcache; repeated <= 0.1 x writing and <= 0.1 x diskcache.
     The first run creates .build/bench-venv and installs diskcache into it with pip.
-      --quick         2 rounds of 100
-      --rounds N      rounds (default 5)
-      --per-round N   decisions per round and kind (default 300; repeated checks: 10 x N)
+      --quick         10 rounds of 20
+      --rounds N      rounds (default 50)
+      --per-round N   decisions per round and kind (default 30; repeated checks: 10 x N)
     """
 
   static func run(arguments: [String], json: Bool) throws {
@@ -28,8 +28,8 @@ enum PeerBenchmark {
       return
     }
     let quick = options.flag("quick")
-    let rounds = try options.positiveInt("rounds", default: quick ? 2 : 5)
-    let perRound = try options.positiveInt("per-round", default: quick ? 100 : 300)
+    let rounds = try options.positiveInt("rounds", default: quick ? 10 : 50)
+    let perRound = try options.positiveInt("per-round", default: quick ? 20 : 30)
     let report = BenchReport(section: "peer", json: json)
     report.heading("one decision, durably recorded: ours vs python-diskcache vs the floor")
 
@@ -105,5 +105,26 @@ enum PeerBenchmark {
     report.record(
       "ours repeated check vs diskcache", repeatedP50, unit: "ns",
       floor: ("diskcache decision p50", peerP50), target: .ratioAtMost(0.1))
+    try syncCounts(report, directory: directory.appendingPathComponent("strace").path)
+  }
+
+  /// Verifies with `strace -c` that a repeated check makes no write and no sync system call,
+  /// while a writing check makes one sync (skipped with a note when strace is missing).
+  static func syncCounts(_ report: BenchReport, directory: String) throws {
+    guard SyncProbe.strace != nil else {
+      report.note("strace is not installed: fdatasync counts not verified")
+      return
+    }
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let writing = try SyncProbe.perCheck(writing: true, checks: 20, directory: directory)
+    let repeated = try SyncProbe.perCheck(writing: false, checks: 200, directory: directory)
+    report.record(
+      "fsync+fdatasync per writing check (strace)", writing.syncs, unit: "calls",
+      note: "write calls per check \(BenchFormat.number(writing.writes))")
+    report.record(
+      "fsync+fdatasync per repeated check (strace)", repeated.syncs, unit: "calls",
+      target: .valueAtMost(0),
+      note: "write calls per check \(BenchFormat.number(repeated.writes))")
   }
 }
