@@ -16,6 +16,16 @@ let package = Package(
     .library(name: "OfflineTTLTesting", targets: ["OfflineTTLTesting"]),
     .executable(name: "offline-ttl", targets: ["offline-ttl"]),
     .executable(name: "offline-ttl-bench", targets: ["offline-ttl-bench"]),
+    .library(name: "OfflineTTLSecretService", targets: ["OfflineTTLSecretService"]),
+  ],
+  traits: [
+    .trait(
+      name: "SecretService",
+      description: """
+        Builds the Linux keyring backend (Secret Service via libsecret; Debian: libsecret-1-dev). \
+        Off by default so that the core package and the CLI need no libsecret headers.
+        """
+    )
   ],
   targets: [
     // zlib's crc32 for record checksums (Debian: zlib1g-dev).
@@ -23,6 +33,21 @@ let package = Package(
       name: "CZlib",
       pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"])]
+    ),
+    // libsecret, for the Secret Service backend (only with the SecretService trait).
+    .systemLibrary(
+      name: "CLibSecret",
+      pkgConfig: "libsecret-1",
+      providers: [.apt(["libsecret-1-dev"])]
+    ),
+    // The Linux keyring backend; an empty module unless the SecretService trait is enabled.
+    .target(
+      name: "OfflineTTLSecretService",
+      dependencies: [
+        "OfflineTTL", "CZlib",
+        .target(name: "CLibSecret", condition: .when(traits: ["SecretService"])),
+      ],
+      swiftSettings: swiftSettings
     ),
     // The library: time, pure policy, mark record and stores, item stores, the gate.
     .target(
@@ -56,6 +81,21 @@ let package = Package(
     .testTarget(
       name: "OfflineTTLTests",
       dependencies: ["OfflineTTL", "OfflineTTLTesting"],
+      swiftSettings: swiftSettings
+    ),
+    // A child process for the Secret Service tests (several processes, other session buses).
+    .executableTarget(
+      name: "offline-ttl-secret-probe",
+      dependencies: ["OfflineTTL", "OfflineTTLSecretService"],
+      path: "Tests/SecretServiceProbe",
+      swiftSettings: swiftSettings
+    ),
+    // Run against a real gnome-keyring-daemon by Scripts/test.sh; empty without the trait.
+    .testTarget(
+      name: "SecretServiceTests",
+      dependencies: [
+        "OfflineTTL", "OfflineTTLTesting", "OfflineTTLSecretService", "offline-ttl-secret-probe",
+      ],
       swiftSettings: swiftSettings
     ),
     .testTarget(

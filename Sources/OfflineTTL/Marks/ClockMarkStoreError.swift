@@ -76,23 +76,30 @@ public struct ClockMarkStoreError: Error, Sendable, Hashable, CustomStringConver
   public let unreadableReason: UnreadableReason?
   /// The operating system's error number, when one caused this (ENOSPC, EIO, EROFS, …).
   public let errno: Int32?
+  /// For a store kept in an outside service (the Secret Service, the Keychain), why that service
+  /// could not be used; usually with code `storeUnusable`, or `writeFailed` when a write timed out.
+  public let unusableReason: StoreUnusableReason?
   /// A sentence for people.
   public let reason: String
 
   /// Creates an error.
   public init(
-    code: Code, unreadableReason: UnreadableReason? = nil, errno: Int32? = nil, reason: String
+    code: Code, unreadableReason: UnreadableReason? = nil, errno: Int32? = nil,
+    unusableReason: StoreUnusableReason? = nil, reason: String
   ) {
     self.code = code
     self.unreadableReason = unreadableReason
     self.errno = errno
+    self.unusableReason = unusableReason
     self.reason = reason
   }
 
-  /// `"<code>[ (<why>)]: <reason>"`, e.g. `unreadable (bad_checksum): …`.
+  /// `"<code>[ (<why>)]: <reason>"`, e.g. `unreadable (bad_checksum): …` or
+  /// `store_unusable (collection_locked): …`.
   public var description: String {
     var text = code.description
     if let unreadableReason { text += " (\(unreadableReason))" }
+    if let unusableReason { text += " (\(unusableReason))" }
     return text + ": " + reason
   }
 }

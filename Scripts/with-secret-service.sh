@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs a command inside a private D-Bus session bus with a fresh, unlocked gnome-keyring
+# (Secret Service) and a fresh HOME / XDG_RUNTIME_DIR for the daemon, then tears both down:
+#   Scripts/with-secret-service.sh swift test --skip-build --filter SecretServiceTests
+# The command sees OFFLINE_TTL_SECRET_SERVICE_READY=1, DBUS_SESSION_BUS_ADDRESS and the fresh
+# XDG_RUNTIME_DIR (the default lock directory lives there). Needs dbus-run-session and
+# gnome-keyring-daemon (Debian: dbus, gnome-keyring).
+set -euo pipefail
+for tool in dbus-run-session gnome-keyring-daemon dbus-send; do
+  command -v "$tool" >/dev/null || { echo "with-secret-service.sh: $tool is not installed" >&2; exit 69; }
+done
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/offline-ttl-keyring.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+mkdir -m 0700 "$scratch/home" "$scratch/run"
+export OFFLINE_TTL_KEYRING_HOME="$scratch/home"
+export XDG_RUNTIME_DIR="$scratch/run"
+# dbus-daemon warns "Failed to set fd limit" when not allowed to raise it: harmless, filtered.
+dbus-run-session -- bash -c '
+  set -euo pipefail
+  printf offline-ttl-test | HOME="$OFFLINE_TTL_KEYRING_HOME" \
+    gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  for _ in $(seq 100); do
+    if dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+      org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null \
+      | grep -q "boolean true"; then break; fi
+    sleep 0.05
+  done
+  export OFFLINE_TTL_SECRET_SERVICE_READY=1
+  "$@"
+' with-secret-service "$@" 2> >(grep -v "Failed to set fd limit" >&2)

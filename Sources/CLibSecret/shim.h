@@ -1,0 +1,51 @@
+// libsecret for Swift. Variadic C functions do not import, so the store uses the `v` forms;
+// these small inline helpers build their GHashTable arguments and test GError domains (the
+// G_IO_ERROR / G_DBUS_ERROR / SECRET_ERROR macros are function calls Swift cannot see).
+#include <libsecret/secret.h>
+
+// The attribute table {application, kind[, key]}; strings are copied. Free with
+// g_hash_table_unref. A NULL key leaves the `key` attribute out (a search over every key).
+static inline GHashTable *otl_secret_attributes_new(const char *application, const char *kind,
+                                                    const char *key) {
+  GHashTable *table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_insert(table, g_strdup("application"), g_strdup(application));
+  g_hash_table_insert(table, g_strdup("kind"), g_strdup(kind));
+  if (key != NULL) g_hash_table_insert(table, g_strdup("key"), g_strdup(key));
+  return table;
+}
+
+// The schema {application, kind, key: string}. Free with secret_schema_unref.
+static inline SecretSchema *otl_secret_schema_new(const char *name) {
+  GHashTable *types = g_hash_table_new(g_str_hash, g_str_equal);
+  g_hash_table_insert(types, (gpointer) "application",
+                      GINT_TO_POINTER(SECRET_SCHEMA_ATTRIBUTE_STRING));
+  g_hash_table_insert(types, (gpointer) "kind", GINT_TO_POINTER(SECRET_SCHEMA_ATTRIBUTE_STRING));
+  g_hash_table_insert(types, (gpointer) "key", GINT_TO_POINTER(SECRET_SCHEMA_ATTRIBUTE_STRING));
+  SecretSchema *schema = secret_schema_newv(name, SECRET_SCHEMA_NONE, types);
+  g_hash_table_unref(types);
+  return schema;
+}
+
+// The value of one attribute of an item, copied (free with g_free), or NULL.
+static inline char *otl_secret_item_attribute(SecretItem *item, const char *name) {
+  GHashTable *attributes = secret_item_get_attributes(item);
+  if (attributes == NULL) return NULL;
+  char *value = g_strdup((const char *) g_hash_table_lookup(attributes, name));
+  g_hash_table_unref(attributes);
+  return value;
+}
+
+static inline gboolean otl_error_is_io(const GError *error, int code) {
+  return g_error_matches(error, G_IO_ERROR, code);
+}
+
+static inline gboolean otl_error_is_dbus(const GError *error, int code) {
+  return g_error_matches(error, G_DBUS_ERROR, code);
+}
+
+static inline gboolean otl_error_is_secret(const GError *error, int code) {
+  return g_error_matches(error, SECRET_ERROR, code);
+}
+
+// Unrefs every object of a list and frees the list.
+static inline void otl_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }

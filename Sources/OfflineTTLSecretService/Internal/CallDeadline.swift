@@ -1,0 +1,117 @@
+#if SecretService
+  import CLibSecret
+  import OfflineTTL
+
+  #if canImport(Glibc)
+    import Glibc
+  #endif
+
+  /// A `GCancellable` that a watchdog thread cancels when one operation runs past its time limit,
+  /// so that no libsecret call blocks forever.
+  ///
+  /// The watchdog waits in `poll(2)` on a pipe with a relative timeout, re-measured on
+  /// `CLOCK_MONOTONIC` after an interruption. It uses no Dispatch or Swift concurrency timer:
+  /// those never fire under libfaketime (their deadlines are computed from the faked clock),
+  /// while a relative `poll` timeout is real time.
+  final class CallDeadline: @unchecked Sendable {
+    // @unchecked: `fired` is written only by the watchdog thread before it ends and read only
+    // after `pthread_join`, which orders the two; every other stored property is immutable.
+
+    /// The cancellable to hand to every libsecret call of the operation.
+    let cancellable: UnsafeMutablePointer<GCancellable>
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let timeoutNanoseconds: Int64
+    private var thread = pthread_t()
+    fileprivate var fired = false
+    private var finished = false
+
+    /// Starts the watchdog.
+    ///
+    /// - Parameter timeout: The time limit; positive.
+    /// - Throws: ``SecretServiceFault`` when the eventfd or the thread cannot be created (no call
+    ///   is then made: without a watchdog it could block forever).
+    init(timeout: Duration) throws(SecretServiceFault) {
+      cancellable = g_cancellable_new()
+      timeoutNanoseconds = max(timeout.exactNanoseconds ?? .max, 1)
+      var ends: [Int32] = [-1, -1]
+      guard pipe(&ends) == 0 else {
+        g_object_unref(cancellable)
+        throw SecretServiceFault(
+          reason: .serviceFailed, duringWrite: false,
+          message: "cannot create the watchdog's pipe (errno \(errno))")
+      }
+      wakeRead = ends[0]
+      wakeWrite = ends[1]
+      _ = fcntl(wakeRead, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(wakeWrite, F_SETFD, FD_CLOEXEC)
+      let context = Unmanaged.passRetained(self).toOpaque()
+      let status = pthread_create(&thread, nil, watchdogMain, context)
+      guard status == 0 else {
+        Unmanaged<CallDeadline>.fromOpaque(context).release()
+        close(wakeRead)
+        close(wakeWrite)
+        g_object_unref(cancellable)
+        finished = true
+        throw SecretServiceFault(
+          reason: .serviceFailed, duringWrite: false,
+          message: "cannot start the watchdog thread (error \(status))")
+      }
+    }
+
+    /// Stops the watchdog, waits for it, and releases the cancellable. Call exactly once, after
+    /// the operation's last libsecret call.
+    ///
+    /// - Returns: Whether the watchdog fired (the calls were cancelled for taking too long).
+    @discardableResult
+    func finish() -> Bool {
+      guard !finished else { return fired }
+      finished = true
+      var one: UInt8 = 1
+      _ = write(wakeWrite, &one, 1)
+      pthread_join(thread, nil)
+      close(wakeRead)
+      close(wakeWrite)
+      g_object_unref(cancellable)
+      return fired
+    }
+
+    /// Whether the watchdog has fired so far (exact only after ``finish()``; before it, a
+    /// cancelled call is recognised by its `G_IO_ERROR_CANCELLED`).
+    var hasFired: Bool { g_cancellable_is_cancelled(cancellable) != 0 }
+
+    deinit { precondition(finished, "CallDeadline.finish() was not called") }
+
+    /// The watchdog thread's body.
+    fileprivate func watch() {
+      let start = Self.monotonicNanoseconds()
+      var remaining = timeoutNanoseconds
+      while true {
+        var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: remaining / 1_000_000 + 1)
+        let ready = poll(&descriptor, 1, milliseconds)
+        if ready > 0 { return }  // the operation finished
+        if ready < 0 && errno == EINTR {
+          remaining = timeoutNanoseconds - (Self.monotonicNanoseconds() - start)
+          if remaining > 0 { continue }
+        }
+        fired = true
+        g_cancellable_cancel(cancellable)
+        return
+      }
+    }
+
+    private static func monotonicNanoseconds() -> Int64 {
+      var now = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &now)
+      return Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
+    }
+  }
+
+  private func watchdogMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let context else { return nil }
+    let deadline = Unmanaged<CallDeadline>.fromOpaque(context).takeRetainedValue()
+    deadline.watch()
+    return nil
+  }
+#endif

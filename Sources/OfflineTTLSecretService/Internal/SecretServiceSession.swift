@@ -1,0 +1,211 @@
+#if SecretService
+  import CLibSecret
+  import OfflineTTL
+
+  /// One secret found by a search, valid until its session ends.
+  struct SecretServiceFoundItem {
+    /// The item (owned by the session).
+    let item: UnsafeMutablePointer<SecretItem>
+    /// Its `key` attribute.
+    let key: String?
+    /// Its secret, or `nil` when the service did not hand it out (the item is locked).
+    let secret: [UInt8]?
+  }
+
+  /// One store operation's use of the provider's `default` collection: connects (bus, service,
+  /// collection, lock state) under one ``CallDeadline``, runs the operation's calls, and releases
+  /// every GLib object it obtained when the operation ends, however it ends.
+  final class SecretServiceSession {
+    /// The libsecret schema name; with `SECRET_SCHEMA_NONE` it is stored as the `xdg:schema`
+    /// attribute and matched by every search.
+    static let schemaName = "org.offlinettl.Secret"
+
+    private let configuration: SecretServiceStoreConfiguration
+    private let deadline: CallDeadline
+    private let schema: UnsafeMutablePointer<SecretSchema>
+    private var service: UnsafeMutablePointer<SecretService>?
+    private var collection: UnsafeMutablePointer<SecretCollection>?
+    private var lists: [UnsafeMutablePointer<GList>] = []
+
+    private init(configuration: SecretServiceStoreConfiguration) throws(SecretServiceFault) {
+      self.configuration = configuration
+      deadline = try CallDeadline(timeout: configuration.timeout)
+      schema = otl_secret_schema_new(Self.schemaName)
+    }
+
+    deinit {
+      for list in lists { otl_object_list_free(list) }
+      if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) }
+      if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
+      secret_schema_unref(schema)
+      deadline.finish()
+    }
+
+    /// Connects to the default collection and runs `body` with the session.
+    ///
+    /// - Throws: ``SecretServiceFault`` for a connection failure, or whatever `body` throws.
+    static func run<Result>(
+      _ configuration: SecretServiceStoreConfiguration, connectingEvenIfLocked: Bool = false,
+      _ body: (SecretServiceSession) throws -> Result
+    ) throws -> Result {
+      let session = try SecretServiceSession(configuration: configuration)
+      try session.connect(evenIfLocked: connectingEvenIfLocked)
+      return try body(session)
+    }
+
+    private var cancellable: UnsafeMutablePointer<GCancellable> { deadline.cancellable }
+
+    private func fault(
+      _ error: UnsafeMutablePointer<GError>?, _ step: String, write: Bool = false,
+      connecting: Bool = false
+    ) -> SecretServiceFault {
+      SecretServiceFault.consuming(
+        error, step: step, deadlineFired: deadline.hasFired, duringWrite: write,
+        connecting: connecting)
+    }
+
+    private func connect(evenIfLocked: Bool) throws(SecretServiceFault) {
+      var error: UnsafeMutablePointer<GError>?
+      // The bus first, to tell "no session bus" from "no provider". The shared connection must
+      // not kill the process when the bus goes away (GLib's default for g_bus_get).
+      guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+        throw fault(error, "connecting to the session bus", connecting: true)
+      }
+      g_dbus_connection_set_exit_on_close(bus, 0)
+      g_object_unref(UnsafeMutableRawPointer(bus))
+
+      service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, &error)
+      guard let service else {
+        throw fault(error, "opening the Secret Service")
+      }
+      collection = secret_collection_for_alias_sync(
+        service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, &error)
+      guard let collection else {
+        if error != nil { throw fault(error, "finding the default collection") }
+        throw SecretServiceFault(
+          reason: .collectionMissing, duringWrite: false,
+          message: "the Secret Service has no default collection (creating one needs a prompt)")
+      }
+      guard secret_collection_get_locked(collection) != 0, !evenIfLocked else { return }
+      guard configuration.allowsUnlockPrompt else {
+        throw SecretServiceFault(
+          reason: .collectionLocked, duringWrite: false,
+          message: "the default collection is locked and an unlock prompt is not allowed")
+      }
+      let objects = g_list_append(nil, UnsafeMutableRawPointer(collection))
+      var unlocked: UnsafeMutablePointer<GList>?
+      let count = secret_service_unlock_sync(service, objects, cancellable, &unlocked, &error)
+      g_list_free(objects)
+      otl_object_list_free(unlocked)
+      if count < 0 { throw fault(error, "unlocking the default collection") }
+      guard count > 0, secret_collection_get_locked(collection) == 0 else {
+        throw SecretServiceFault(
+          reason: .promptDismissed, duringWrite: false,
+          message: "the default collection stayed locked: the unlock prompt was dismissed")
+      }
+    }
+
+    /// The secrets of this application with `kind` (and `key`, when given), with their values.
+    ///
+    /// - Complexity: One D-Bus search plus one call fetching every match's secret.
+    func find(kind: String, key: String?) throws(SecretServiceFault) -> [SecretServiceFoundItem] {
+      guard let collection else { preconditionFailure("not connected") }
+      let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
+      defer { g_hash_table_unref(attributes) }
+      var error: UnsafeMutablePointer<GError>?
+      let flags = SecretSearchFlags(
+        rawValue: SECRET_SEARCH_ALL.rawValue | SECRET_SEARCH_LOAD_SECRETS.rawValue)
+      let list = secret_collection_search_sync(
+        collection, schema, attributes, flags, cancellable, &error)
+      if error != nil { throw fault(error, "searching the default collection") }
+      guard let list else { return [] }
+      lists.append(list)
+      var found: [SecretServiceFoundItem] = []
+      var node: UnsafeMutablePointer<GList>? = list
+      while let current = node {
+        let item = current.pointee.data.assumingMemoryBound(to: SecretItem.self)
+        found.append(
+          SecretServiceFoundItem(
+            item: item, key: Self.attribute(item, "key"), secret: Self.secret(item)))
+        node = current.pointee.next
+      }
+      return found
+    }
+
+    /// Replaces the secret of an existing item (one D-Bus call; the provider swaps it whole).
+    func write(_ bytes: [UInt8], contentType: String, to item: UnsafeMutablePointer<SecretItem>)
+      throws(SecretServiceFault)
+    {
+      let value = Self.value(bytes, contentType: contentType)
+      defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+      var error: UnsafeMutablePointer<GError>?
+      guard secret_item_set_secret_sync(item, value, cancellable, &error) != 0 else {
+        throw fault(error, "writing a secret", write: true)
+      }
+    }
+
+    /// Creates an item in the default collection (replacing one with the same attributes).
+    func create(kind: String, key: String, label: String, bytes: [UInt8], contentType: String)
+      throws(SecretServiceFault)
+    {
+      guard let collection else { preconditionFailure("not connected") }
+      let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
+      defer { g_hash_table_unref(attributes) }
+      let value = Self.value(bytes, contentType: contentType)
+      defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+      var error: UnsafeMutablePointer<GError>?
+      let item = secret_item_create_sync(
+        collection, schema, attributes, label, value, SECRET_ITEM_CREATE_REPLACE, cancellable,
+        &error)
+      guard let item else { throw fault(error, "creating a secret", write: true) }
+      g_object_unref(UnsafeMutableRawPointer(item))
+    }
+
+    /// Deletes an item (only an online sign-in removes duplicates; no failure path deletes).
+    func delete(_ item: UnsafeMutablePointer<SecretItem>) throws(SecretServiceFault) {
+      var error: UnsafeMutablePointer<GError>?
+      guard secret_item_delete_sync(item, cancellable, &error) != 0 else {
+        throw fault(error, "deleting a duplicate secret", write: true)
+      }
+    }
+
+    /// Locks the default collection (for tests of the locked case; locking needs no prompt).
+    func lockCollection() throws(SecretServiceFault) {
+      guard let service, let collection else { preconditionFailure("not connected") }
+      let objects = g_list_append(nil, UnsafeMutableRawPointer(collection))
+      var locked: UnsafeMutablePointer<GList>?
+      var error: UnsafeMutablePointer<GError>?
+      let count = secret_service_lock_sync(service, objects, cancellable, &locked, &error)
+      g_list_free(objects)
+      otl_object_list_free(locked)
+      if count < 0 { throw fault(error, "locking the default collection") }
+    }
+
+    private static func attribute(_ item: UnsafeMutablePointer<SecretItem>, _ name: String)
+      -> String?
+    {
+      guard let raw = otl_secret_item_attribute(item, name) else { return nil }
+      defer { g_free(raw) }
+      return String(cString: raw)
+    }
+
+    private static func secret(_ item: UnsafeMutablePointer<SecretItem>) -> [UInt8]? {
+      guard let value = secret_item_get_secret(item) else { return nil }
+      defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+      var length = 0
+      guard let bytes = secret_value_get(value, &length), length > 0 else { return [] }
+      return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
+        Array(UnsafeBufferPointer(start: $0, count: length))
+      }
+    }
+
+    private static func value(_ bytes: [UInt8], contentType: String) -> OpaquePointer {
+      if bytes.isEmpty { return secret_value_new("", 0, contentType) }
+      return bytes.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { chars in
+          secret_value_new(chars.baseAddress, gssize(chars.count), contentType)
+        }
+      }
+    }
+  }
+#endif

@@ -1,0 +1,207 @@
+#if SecretService
+  import OfflineTTL
+
+  /// A ``ClockMarkStore`` that keeps the clock mark record as a secret in the Secret Service
+  /// (GNOME Keyring, KWallet, KeePassXC: the Linux counterpart of the Keychain), through libsecret.
+  ///
+  /// The record is one secret in the `default` collection with the attributes
+  /// `application` = ``SecretServiceStoreConfiguration/applicationID``, `kind` = `clock-mark`,
+  /// `key` = `mark`. Its value holds the exact record as text with a CRC-32 (the daemon's own
+  /// `modified` time has 1-second resolution and follows the daemon's clock: it is not used).
+  ///
+  /// - Atomicity: ``observe(_:)``, ``createFirstMark(_:)`` and ``resetAfterOnlineSignIn(_:)`` hold
+  ///   an `flock` on a lock file in ``SecretServiceStoreConfiguration/lockDirectory`` around their
+  ///   read → advance → write, so every thread and process using the same application id and lock
+  ///   directory is serialized. The advance is the shared ``ClockMarkRecord/observing(_:)`` and
+  ///   ``ClockMarkRecord/needsWrite(becoming:resolution:)``, exactly as in the file store.
+  /// - Durability: the provider replaces a secret whole and writes its collection to disk before
+  ///   answering (GNOME Keyring rewrites the keyring file through a temporary file and rename).
+  /// - Fail closed: every failure is a ``ClockMarkStoreError``. Service failures have code
+  ///   `storeUnusable` (or `writeFailed` for a failed write) and a ``StoreUnusableReason``:
+  ///   `no_session_bus`, `no_provider`, `collection_locked` (no unlock prompt unless
+  ///   ``SecretServiceStoreConfiguration/allowsUnlockPrompt``), `collection_missing`,
+  ///   `timed_out`. A missing secret is `absent`; one that does not decode, or two secrets with
+  ///   the same attributes, is `unreadable` and left alone. Nothing is deleted on any failure.
+  /// - Time limit: each operation is bounded by ``SecretServiceStoreConfiguration/timeout``.
+  public struct SecretServiceClockMarkStore: ClockMarkStore {
+    /// Where the record lives and how operations are bounded.
+    public let configuration: SecretServiceStoreConfiguration
+
+    static let kind = "clock-mark"
+    static let key = "mark"
+
+    /// Creates a store; connects lazily, once per operation.
+    ///
+    /// - Parameter configuration: The application id, lock directory, prompt policy and timeout.
+    public init(configuration: SecretServiceStoreConfiguration) {
+      self.configuration = configuration
+    }
+
+    /// The stored record, writing nothing and taking no lock (a secret is replaced whole).
+    ///
+    /// - Returns: The stored record.
+    /// - Throws: ``ClockMarkStoreError``: `absent`, `unreadable`, or `storeUnusable`.
+    public func read() throws(ClockMarkStoreError) -> ClockMarkRecord {
+      try run(locked: false) { session throws(ClockMarkStoreError) in
+        guard let found = try Self.findRecord(session) else { throw Self.absent() }
+        return try Self.decode(found)
+      }
+    }
+
+    /// Advances the mark to `max(stored, observation.wall)` under the lock file, writing only when
+    /// ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says so.
+    ///
+    /// - Parameter observation: The clocks now.
+    /// - Returns: The record before and after.
+    /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created), `unreadable` (left
+    ///   alone), `writeFailed`, `lockFailed`, or `storeUnusable`.
+    public func observe(_ observation: ClockObservation) throws(ClockMarkStoreError)
+      -> ClockMarkTransition
+    {
+      try run(locked: true) { session throws(ClockMarkStoreError) in
+        guard let found = try Self.findRecord(session) else { throw Self.absent() }
+        let previous = try Self.decode(found)
+        let next = previous.observing(observation)
+        let wrote = previous.needsWrite(becoming: next, resolution: observation.markResolution)
+        if wrote {
+          try Self.perform { () throws(SecretServiceFault) in
+            try session.write(
+              SecretServiceMarkCoding.encode(next),
+              contentType: SecretServiceMarkCoding.contentType, to: found.item)
+          }
+        }
+        assert(next.mark >= previous.mark, "the mark never decreases on observation")
+        return ClockMarkTransition(previous: previous, current: next, wrote: wrote)
+      }
+    }
+
+    /// Creates the first record (generation 0, mark and floor at `observation.wall`) when none
+    /// exists; an existing readable record is returned unchanged.
+    ///
+    /// - Parameter observation: The clocks now.
+    /// - Returns: The record now stored.
+    /// - Throws: ``ClockMarkStoreError``: `unreadable` (not replaced), `writeFailed`,
+    ///   `lockFailed`, or `storeUnusable`.
+    public func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+      -> ClockMarkRecord
+    {
+      try run(locked: true) { session throws(ClockMarkStoreError) in
+        if let found = try Self.findRecord(session) { return try Self.decode(found) }
+        let record = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: observation)
+        try Self.perform { () throws(SecretServiceFault) in
+          try session.create(
+            kind: Self.kind, key: Self.key, label: label,
+            bytes: SecretServiceMarkCoding.encode(record),
+            contentType: SecretServiceMarkCoding.contentType)
+        }
+        return record
+      }
+    }
+
+    /// Writes the record an online sign-in earns: generation + 1 (1 over an absent or unreadable
+    /// record), mark = `observation.wall`, floor re-anchored. Where several secrets carry the
+    /// record's attributes, the first is rewritten and the others deleted: this is the one path
+    /// allowed to replace evidence.
+    ///
+    /// - Parameter observation: The clocks now.
+    /// - Returns: The new record.
+    /// - Throws: ``ClockMarkStoreError``: `writeFailed` (old secret intact), `lockFailed`, or
+    ///   `storeUnusable`.
+    public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+      -> ClockMarkRecord
+    {
+      try run(locked: true) { session throws(ClockMarkStoreError) in
+        let found = try Self.perform { () throws(SecretServiceFault) in
+          try session.find(kind: Self.kind, key: Self.key)
+        }
+        var generation: UInt64 = 1
+        if found.count == 1, let old = try? Self.decode(found[0]) {
+          generation = old.generation &+ 1
+        }
+        let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
+        let bytes = SecretServiceMarkCoding.encode(record)
+        try Self.perform { () throws(SecretServiceFault) in
+          if let first = found.first {
+            try session.write(
+              bytes, contentType: SecretServiceMarkCoding.contentType, to: first.item)
+            for duplicate in found.dropFirst() { try session.delete(duplicate.item) }
+          } else {
+            try session.create(
+              kind: Self.kind, key: Self.key, label: label, bytes: bytes,
+              contentType: SecretServiceMarkCoding.contentType)
+          }
+        }
+        return record
+      }
+    }
+
+    private var label: String { "OfflineTTL clock mark (\(configuration.applicationID))" }
+
+    // MARK: - Helpers
+
+    private func run<Result>(
+      locked: Bool, _ body: (SecretServiceSession) throws(ClockMarkStoreError) -> Result
+    ) throws(ClockMarkStoreError) -> Result {
+      guard locked else { return try connected(body) }
+      return try SecretServiceLockFile.withLock(
+        path: configuration.lockFilePath, timeout: configuration.timeout,
+        failure: { ClockMarkStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message) }
+      ) { () throws(ClockMarkStoreError) -> Result in try connected(body) }
+    }
+
+    private func connected<Result>(
+      _ body: (SecretServiceSession) throws(ClockMarkStoreError) -> Result
+    ) throws(ClockMarkStoreError) -> Result {
+      do {
+        return try SecretServiceSession.run(configuration) { session in try body(session) }
+      } catch let error as ClockMarkStoreError {
+        throw error
+      } catch let fault as SecretServiceFault {
+        throw Self.mapped(fault)
+      } catch {
+        throw ClockMarkStoreError(code: .storeUnusable, reason: "\(error)")
+      }
+    }
+
+    private static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
+      throws(ClockMarkStoreError) -> Result
+    {
+      do { return try call() } catch { throw mapped(error) }
+    }
+
+    static func mapped(_ fault: SecretServiceFault) -> ClockMarkStoreError {
+      ClockMarkStoreError(
+        code: fault.duringWrite ? .writeFailed : .storeUnusable, unusableReason: fault.reason,
+        reason: fault.message)
+    }
+
+    private static func findRecord(_ session: SecretServiceSession) throws(ClockMarkStoreError)
+      -> SecretServiceFoundItem?
+    {
+      let found = try perform { () throws(SecretServiceFault) in
+        try session.find(kind: kind, key: key)
+      }
+      guard found.count <= 1 else {
+        throw ClockMarkStoreError(
+          code: .unreadable, unreadableReason: .malformed,
+          reason: "\(found.count) secrets carry the clock mark's attributes; left alone")
+      }
+      return found.first
+    }
+
+    private static func decode(_ found: SecretServiceFoundItem) throws(ClockMarkStoreError)
+      -> ClockMarkRecord
+    {
+      guard let secret = found.secret else {
+        throw ClockMarkStoreError(
+          code: .storeUnusable, unusableReason: .collectionLocked,
+          reason: "the clock mark secret is locked")
+      }
+      return try SecretServiceMarkCoding.decode(secret)
+    }
+
+    private static func absent() -> ClockMarkStoreError {
+      ClockMarkStoreError(code: .absent, reason: "no clock mark secret in the default collection")
+    }
+  }
+#endif

@@ -1,0 +1,26 @@
+#if SecretService
+  import OfflineTTL
+
+  /// Operations on the provider's `default` collection itself, outside any store.
+  public enum SecretServiceKeyring {
+    /// Locks the `default` collection (no prompt is needed to lock). Afterwards every store
+    /// operation fails with `collection_locked` until the user unlocks it; nothing is lost.
+    ///
+    /// - Parameter configuration: The time limit to apply (the application id is not used).
+    /// - Throws: ``ClockMarkStoreError`` with code `storeUnusable` and a ``StoreUnusableReason``
+    ///   when the service cannot be reached.
+    public static func lockDefaultCollection(configuration: SecretServiceStoreConfiguration)
+      throws(ClockMarkStoreError)
+    {
+      do {
+        try SecretServiceSession.run(configuration, connectingEvenIfLocked: true) { session in
+          try session.lockCollection()
+        }
+      } catch let fault as SecretServiceFault {
+        throw SecretServiceClockMarkStore.mapped(fault)
+      } catch {
+        throw ClockMarkStoreError(code: .storeUnusable, reason: "\(error)")
+      }
+    }
+  }
+#endif

@@ -1,0 +1,85 @@
+#if SecretService
+  import OfflineTTL
+
+  #if canImport(Glibc)
+    import Glibc
+  #elseif canImport(Darwin)
+    import Darwin
+  #endif
+
+  /// Where and how the Secret Service stores keep their secrets.
+  ///
+  /// Items and the clock mark are secrets in the provider's `default` collection (creating a
+  /// collection needs an interactive prompt), found by the attributes `application` (this
+  /// ``applicationID``), `kind` (`clock-mark` or `item`) and `key`. Every process that uses the
+  /// same application id must name the same ``lockDirectory``: the read → advance → write of the
+  /// mark is serialized with an `flock`ed file there (the Secret Service has no transactions).
+  public struct SecretServiceStoreConfiguration: Sendable, Hashable {
+    /// The `application` attribute of every secret: one cache per application id.
+    public var applicationID: String
+    /// The directory of the lock file (created 0700 when missing; its parent must exist).
+    /// Defaults to `$XDG_RUNTIME_DIR/offline-ttl`.
+    public var lockDirectory: String
+    /// Whether a locked collection may be unlocked through the provider's interactive prompt.
+    /// Off by default: a library call never shows a prompt unless its caller opts in; a locked
+    /// collection is then a `collection_locked` failure.
+    public var allowsUnlockPrompt: Bool
+    /// The longest one store operation may wait for the service (the lock file, the bus and every
+    /// D-Bus call together); past it the calls are cancelled and the operation fails with
+    /// `timed_out`. Measured on the monotonic clock by a watchdog thread, so it also works under
+    /// libfaketime (where Dispatch and `Task.sleep` timers never fire).
+    public var timeout: Duration
+
+    /// The default lock directory, `$XDG_RUNTIME_DIR/offline-ttl`, or `nil` when
+    /// `XDG_RUNTIME_DIR` is unset or empty.
+    public static var defaultLockDirectory: String? {
+      guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty
+      else { return nil }
+      return runtime + "/offline-ttl"
+    }
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - applicationID: The `application` attribute, for example a reverse-DNS name. Must not
+    ///     be empty.
+    ///   - lockDirectory: The lock file's directory; `nil` uses ``defaultLockDirectory``.
+    ///   - allowsUnlockPrompt: Whether an interactive unlock prompt may be shown (default: no).
+    ///   - timeout: The limit for one operation; default 5 seconds. With a prompt allowed, give
+    ///     the user time to answer.
+    /// - Throws: ``InvalidValueError`` when the application id is empty, when no lock directory is
+    ///   named and `XDG_RUNTIME_DIR` is unset, or when the timeout is not positive.
+    public init(
+      applicationID: String, lockDirectory: String? = nil, allowsUnlockPrompt: Bool = false,
+      timeout: Duration = .seconds(5)
+    ) throws(InvalidValueError) {
+      guard !applicationID.isEmpty else {
+        throw InvalidValueError(
+          code: .invalidOption, reason: "the application id must not be empty")
+      }
+      guard let directory = lockDirectory ?? Self.defaultLockDirectory, !directory.isEmpty else {
+        throw InvalidValueError(
+          code: .invalidOption, reason: "no lock directory given and XDG_RUNTIME_DIR is unset")
+      }
+      guard timeout > .zero else {
+        throw InvalidValueError(code: .invalidDuration, reason: "the timeout must be positive")
+      }
+      self.applicationID = applicationID
+      self.lockDirectory = directory
+      self.allowsUnlockPrompt = allowsUnlockPrompt
+      self.timeout = timeout
+    }
+
+    /// The lock file shared by every process using this application id: the id with every
+    /// character outside `[A-Za-z0-9._-]` replaced by `_` (a collision only serializes more).
+    var lockFilePath: String {
+      let safe = applicationID.unicodeScalars.map { scalar -> Character in
+        let allowed =
+          (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
+          || (scalar >= "0" && scalar <= "9") || scalar == "." || scalar == "_" || scalar == "-"
+        return allowed ? Character(scalar) : "_"
+      }
+      return lockDirectory + "/secret-service." + String(safe) + ".lock"
+    }
+  }
+#endif

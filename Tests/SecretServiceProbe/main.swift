@@ -1,0 +1,104 @@
+// A child process for the Secret Service tests: one store operation per run, or a bounded stress
+// loop, so tests can run several processes and point each at another session bus.
+//
+//   offline-ttl-secret-probe <app-id> <lock-dir> read
+//   offline-ttl-secret-probe <app-id> <lock-dir> observe <wall-ns>
+//   offline-ttl-secret-probe <app-id> <lock-dir> reset <wall-ns>
+//   offline-ttl-secret-probe <app-id> <lock-dir> stress <count> <seed> <low-ns> <high-ns>
+//   offline-ttl-secret-probe <app-id> <lock-dir> lock
+//
+// Prints `ok generation=<g> mark=<ns>` or `error <ClockMarkStoreError>` and `elapsed_ms=<n>`;
+// exit 0, 1 (store error) or 2 (usage, or built without the SecretService trait).
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+#if SecretService
+  import OfflineTTL
+  import OfflineTTLSecretService
+
+  func monotonicMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+  }
+
+  func instant(_ text: String) -> WallClockInstant {
+    WallClockInstant(nanosecondsSinceEpoch: Int64(text) ?? 0)
+  }
+
+  let arguments = CommandLine.arguments
+  guard arguments.count >= 4,
+    let configuration = try? SecretServiceStoreConfiguration(
+      applicationID: arguments[1], lockDirectory: arguments[2], timeout: .seconds(10))
+  else {
+    print("usage: offline-ttl-secret-probe <app-id> <lock-dir> <command> ...")
+    exit(2)
+  }
+  let store = SecretServiceClockMarkStore(configuration: configuration)
+  let started = monotonicMilliseconds()
+  var status: Int32 = 0
+  do {
+    switch arguments[3] {
+    case "read":
+      let record = try store.read()
+      print("ok generation=\(record.generation) mark=\(record.mark.nanosecondsSinceEpoch)")
+    case "observe" where arguments.count == 5:
+      let transition = try store.observe(now: instant(arguments[4]))
+      print(
+        "ok generation=\(transition.current.generation) "
+          + "mark=\(transition.current.mark.nanosecondsSinceEpoch)")
+    case "reset" where arguments.count == 5:
+      let record = try store.resetAfterOnlineSignIn(now: instant(arguments[4]))
+      print("ok generation=\(record.generation) mark=\(record.mark.nanosecondsSinceEpoch)")
+    case "stress" where arguments.count == 8:
+      // Random walls in [low, high]; every transition must start at or above the mark this
+      // process last saw, since nothing but a sign-in may lower it.
+      var generator = SplitMix64(seed: UInt64(arguments[5]) ?? 1)
+      let low = Int64(arguments[6]) ?? 0
+      let span = UInt64(max((Int64(arguments[7]) ?? 0) - low, 1))
+      var lastSeen = Int64.min
+      var highestWall = Int64.min
+      for _ in 0..<(Int(arguments[4]) ?? 0) {
+        let wall = low + Int64(generator.next() % span)
+        highestWall = max(highestWall, wall)
+        let transition = try store.observe(now: WallClockInstant(nanosecondsSinceEpoch: wall))
+        let previous = transition.previous.mark.nanosecondsSinceEpoch
+        let current = transition.current.mark.nanosecondsSinceEpoch
+        guard previous >= lastSeen, current >= previous, current >= wall else {
+          print("violation last_seen=\(lastSeen) previous=\(previous) current=\(current)")
+          exit(3)
+        }
+        lastSeen = current
+      }
+      print("ok highest_wall=\(highestWall) last_seen=\(lastSeen)")
+    case "lock":
+      try SecretServiceKeyring.lockDefaultCollection(configuration: configuration)
+      print("ok locked")
+    default:
+      print("usage: unknown command \(arguments[3])")
+      exit(2)
+    }
+  } catch {
+    print("error \(error)")
+    status = 1
+  }
+  print("elapsed_ms=\(monotonicMilliseconds() - started)")
+  exit(status)
+
+  /// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
+  struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
+  }
+#else
+  print("offline-ttl-secret-probe: built without the SecretService trait")
+  exit(2)
+#endif

@@ -1,0 +1,113 @@
+#if SecretService
+  import Foundation
+  import OfflineTTL
+  import OfflineTTLSecretService
+  import Testing
+
+  /// Connection failures, each in a child process pointed at another bus: the typed error comes
+  /// quickly (under 2 s, the issue's bound), the operation refuses, and nothing is lost.
+  @Suite struct SecretServiceSessionTests {
+    let probe = SecretServiceTestSupport.product("offline-ttl-secret-probe")
+
+    func runProbe(
+      _ arguments: [String], environment: [String: String?] = [:]
+    ) throws -> SecretServiceTestSupport.Output {
+      try SecretServiceTestSupport.run(probe, arguments, environment: environment)
+    }
+
+    @Test func noSessionBusIsTypedAndQuick() throws {
+      let lockDirectory = try SecretServiceTestSupport.temporaryDirectory()
+      let output = try runProbe(
+        ["org.offlinettl.tests.nobus", lockDirectory, "observe", "1000000000"],
+        environment: [
+          "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(lockDirectory)/no-such-bus", "DISPLAY": nil,
+        ])
+      #expect(output.status == 1)
+      #expect(output.standardOutput.hasPrefix("error store_unusable (no_session_bus): "))
+      let elapsed = try #require(output.value("elapsed_ms").flatMap { Int($0) })
+      #expect(elapsed < 2_000)
+    }
+
+    @Test func aBusWithoutAProviderIsTypedAndQuick() throws {
+      guard let runSession = SecretServiceTestSupport.which("dbus-run-session") else {
+        print("skipped: dbus-run-session is not installed (Debian: dbus)")
+        return
+      }
+      // A session bus that can activate nothing: no service directories.
+      let directory = try SecretServiceTestSupport.temporaryDirectory()
+      let config = """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:tmpdir=\(directory)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+      try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+      let output = try SecretServiceTestSupport.run(
+        runSession,
+        [
+          "--config-file=\(directory)/bus.conf", "--", probe, "org.offlinettl.tests.noprovider",
+          directory, "observe", "1000000000",
+        ])
+      #expect(output.status == 1)
+      #expect(output.standardOutput.hasPrefix("error store_unusable (no_provider): "))
+      let elapsed = try #require(output.value("elapsed_ms").flatMap { Int($0) })
+      #expect(elapsed < 2_000)
+    }
+
+    @Test func aLockedCollectionIsTypedQuickNeverPromptsAndLosesNothing() throws {
+      guard let bash = SecretServiceTestSupport.which("bash"),
+        SecretServiceTestSupport.which("gnome-keyring-daemon") != nil
+      else {
+        print("skipped: gnome-keyring-daemon is not installed (Debian: gnome-keyring)")
+        return
+      }
+      // Its own keyring (locking the shared one would disturb the other tests): write a mark,
+      // lock the collection, observe (refused), then unlock by restarting the daemon with the
+      // password and read the mark back.
+      let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+      let directory = try SecretServiceTestSupport.temporaryDirectory()
+      let script = """
+        set -u
+        app=org.offlinettl.tests.locked
+        "$PROBE" $app "$LOCKS" reset 5000000000000
+        "$PROBE" $app "$LOCKS" lock
+        echo "observe-while-locked:"
+        "$PROBE" $app "$LOCKS" observe 9000000000000
+        echo "read-while-locked:"
+        "$PROBE" $app "$LOCKS" read
+        printf offline-ttl-test | HOME="$OFFLINE_TTL_KEYRING_HOME" \\
+          gnome-keyring-daemon --replace --unlock --components=secrets >/dev/null 2>&1
+        sleep 0.5
+        echo "read-after-unlock:"
+        "$PROBE" $app "$LOCKS" read
+        """
+      let output = try SecretServiceTestSupport.run(
+        root.appendingPathComponent("Scripts/with-secret-service.sh").path,
+        [bash, "-c", script], environment: ["PROBE": probe, "LOCKS": directory])
+      let sections = output.standardOutput.components(separatedBy: "observe-while-locked:\n")
+      try #require(sections.count == 2, "\(output.standardOutput)\n\(output.standardError)")
+      #expect(sections[0].contains("ok generation=1 mark=5000000000000"))
+      #expect(sections[0].contains("ok locked"))
+      let parts = sections[1].components(separatedBy: "read-while-locked:\n")
+      try #require(parts.count == 2)
+      #expect(parts[0].hasPrefix("error store_unusable (collection_locked): "))
+      let elapsed = try #require(
+        SecretServiceTestSupport.Output(status: 0, standardOutput: parts[0], standardError: "")
+          .value("elapsed_ms").flatMap { Int($0) })
+      #expect(elapsed < 2_000)
+      #expect(parts[1].hasPrefix("error store_unusable (collection_locked): "))
+      let after = parts[1].components(separatedBy: "read-after-unlock:\n")
+      try #require(after.count == 2, "\(output.standardOutput)")
+      #expect(after[1].hasPrefix("ok generation=1 mark=5000000000000"), "nothing was lost")
+    }
+  }
+#endif

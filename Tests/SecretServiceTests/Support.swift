@@ -1,0 +1,190 @@
+import Foundation
+import OfflineTTL
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+#if SecretService
+  import OfflineTTLSecretService
+#endif
+
+/// Shared helpers for the Secret Service tests: whether a private keyring is running, unique
+/// application ids and lock directories, and child processes.
+enum SecretServiceTestSupport {
+  /// Set by `Scripts/test.sh` inside its private session bus with an unlocked keyring.
+  static let readyVariable = "OFFLINE_TTL_SECRET_SERVICE_READY"
+
+  /// Whether the tests that need the daemon can run; prints one line naming what is missing
+  /// when not (the test then returns early).
+  static func keyringIsReady(_ test: String = #function) -> Bool {
+    if ProcessInfo.processInfo.environment[readyVariable] == "1" { return true }
+    print(
+      "skipped \(test): no private gnome-keyring-daemon session (run Scripts/test.sh, which "
+        + "starts one when libsecret, gnome-keyring and dbus are installed)")
+    return false
+  }
+
+  /// A fresh application id, so parallel tests never share secrets.
+  static func uniqueApplicationID(_ name: String = #function) -> String {
+    let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    let safe = name.filter { $0.isLetter || $0.isNumber }
+    return "org.offlinettl.tests.\(safe).\(suffix)"
+  }
+
+  /// A fresh directory under the system temporary directory, mode 0700.
+  static func temporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "offline-ttl-secret-" + UUID().uuidString
+    try FileManager.default.createDirectory(
+      atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    return path
+  }
+
+  /// A built product beside the test bundle (e.g. `offline-ttl-secret-probe`).
+  static func product(_ name: String) -> String {
+    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    return bundle.deletingLastPathComponent().appendingPathComponent(name).path
+  }
+
+  /// What a finished child printed.
+  struct Output {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+
+    /// The value of a `name=value` token on standard output.
+    func value(_ name: String) -> String? {
+      for token in standardOutput.split(whereSeparator: { $0 == " " || $0 == "\n" })
+      where token.hasPrefix(name + "=") {
+        return String(token.dropFirst(name.count + 1))
+      }
+      return nil
+    }
+  }
+
+  /// A started child whose output goes to temporary files.
+  struct Child {
+    let pid: pid_t
+    let outputPath: String
+    let errorPath: String
+
+    /// Waits for the child (at most `limit`, then kills it) and reads what it printed.
+    func wait(limit: Duration = .seconds(120)) throws -> Output {
+      var status: Int32 = 0
+      var waited = Duration.zero
+      while waitpid(pid, &status, WNOHANG) == 0 {
+        if waited > limit {
+          kill(pid, SIGKILL)
+          _ = waitpid(pid, &status, 0)
+          break
+        }
+        usleep(10_000)
+        waited += .milliseconds(10)
+      }
+      defer {
+        unlink(outputPath)
+        unlink(errorPath)
+      }
+      let exited = status & 0x7f == 0
+      return Output(
+        status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f),
+        standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+        standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
+    }
+  }
+
+  /// Starts a program with `environment` changes (`nil` removes a variable).
+  ///
+  /// Uses `posix_spawn` with an empty signal mask and default handlers: a child started by
+  /// Foundation's `Process` from a test thread inherits blocked signals, and a `dbus-run-session`
+  /// started that way cannot stop its bus. Output goes to files, so a daemon that keeps a
+  /// descriptor open cannot hang the test.
+  static func start(
+    _ executable: String, _ arguments: [String], environment: [String: String?] = [:]
+  ) throws -> Child {
+    var merged = ProcessInfo.processInfo.environment
+    for (name, value) in environment { merged[name] = value }
+    let base = NSTemporaryDirectory() + "offline-ttl-child-" + UUID().uuidString
+    let child = Child(pid: 0, outputPath: base + ".out", errorPath: base + ".err")
+
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(
+      &actions, 1, child.outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(
+      &actions, 2, child.errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      argv.forEach { free($0) }
+      envp.forEach { free($0) }
+    }
+    var pid = pid_t()
+    let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+    guard status == 0 else {
+      throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: executable])
+    }
+    return Child(pid: pid, outputPath: child.outputPath, errorPath: child.errorPath)
+  }
+
+  /// Runs a program to completion; see ``start(_:_:environment:)``.
+  static func run(
+    _ executable: String, _ arguments: [String], environment: [String: String?] = [:]
+  ) throws -> Output {
+    try start(executable, arguments, environment: environment).wait()
+  }
+
+  /// Stores `text` as the secret with these attributes (replacing one), through `secret-tool`.
+  ///
+  /// - Throws: When `secret-tool` is missing (Debian: libsecret-tools) or fails.
+  static func storeRawSecret(_ text: String, applicationID: String, kind: String, key: String)
+    throws
+  {
+    guard let secretTool = which("secret-tool") else {
+      throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "secret-tool"])
+    }
+    let input = NSTemporaryDirectory() + "offline-ttl-secret-input-" + UUID().uuidString
+    try text.write(toFile: input, atomically: true, encoding: .utf8)
+    defer { unlink(input) }
+    let output = try run(
+      "/bin/sh",
+      [
+        "-c", "\"$0\" store --label=raw \"$@\" < \"$INPUT\"", secretTool, "xdg:schema",
+        "org.offlinettl.Secret", "application", applicationID, "kind", kind, "key", key,
+      ], environment: ["INPUT": input])
+    guard output.status == 0 else {
+      throw CocoaError(
+        .fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: output.standardError])
+    }
+  }
+
+  /// Whether a program is on `PATH`.
+  static func which(_ program: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for directory in path.split(separator: ":") {
+      let candidate = "\(directory)/\(program)"
+      if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+  }
+}
+
+extension WallClockInstant {
+  /// Seconds since the epoch, for readable tests.
+  static func at(_ seconds: Int64) -> WallClockInstant {
+    WallClockInstant(nanosecondsSinceEpoch: seconds * 1_000_000_000)
+  }
+}
