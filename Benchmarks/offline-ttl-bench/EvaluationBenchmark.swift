@@ -89,8 +89,8 @@ enum EvaluationBenchmark {
     let array = opaque(items(count: n, base: base))
     let mark = opaque(WallClockInstant(nanosecondsSinceEpoch: base + 1_000))
     let start = opaque(base + 2_000)
-    // About 20 million items per run (2 million in quick mode), at least one evaluation.
-    let iterations = Swift.max(1, (quick ? 2_000_000 : 20_000_000) / n)
+    // About 10 million items per run (2 million in quick mode), at least one evaluation.
+    let iterations = Swift.max(1, (quick ? 2_000_000 : 10_000_000) / n)
     let runs = quick ? 3 : 7
 
     let samples = BenchClock.paired(runs) {

@@ -15,9 +15,9 @@ enum PeerBenchmark {
                  within the resolution read and decide but do not write
     Targets: writing <= 0.8 x diskcache; repeated <= 0.1 x writing and <= 0.1 x diskcache.
     The first run creates .build/bench-venv and installs diskcache into it with pip.
-      --quick         2 rounds of 100
-      --rounds N      rounds (default 5)
-      --per-round N   decisions per round and kind (default 300; repeated checks: 10 x N)
+      --quick         10 rounds of 20
+      --rounds N      rounds (default 50)
+      --per-round N   decisions per round and kind (default 30; repeated checks: 10 x N)
     """
 
   static func run(arguments: [String], json: Bool) throws {
@@ -28,8 +28,8 @@ enum PeerBenchmark {
       return
     }
     let quick = options.flag("quick")
-    let rounds = try options.positiveInt("rounds", default: quick ? 2 : 5)
-    let perRound = try options.positiveInt("per-round", default: quick ? 100 : 300)
+    let rounds = try options.positiveInt("rounds", default: quick ? 10 : 50)
+    let perRound = try options.positiveInt("per-round", default: quick ? 20 : 30)
     let report = BenchReport(section: "peer", json: json)
     report.heading("one decision, durably recorded: ours vs python-diskcache vs the floor")
 

@@ -37,8 +37,7 @@ let subcommands: [(name: String, run: BenchSubcommand?)] = [
   ("peer", PeerBenchmark.run),
   ("growth", GrowthBenchmark.run),
   ("mark", MarkBenchmark.run),
-  // "gate" dispatches to GateBenchmark.run once it is on main.
-  ("gate", nil),
+  ("gate", GateBenchmark.run),
   ("floor", FloorBenchmark.run),
 ]
 
@@ -85,14 +84,21 @@ do {
       throw BenchError.usage("'all' accepts only --json and --quick")
     }
     var failures: [String] = []
+    let started = BenchClock.now()
     for (name, run) in subcommands {
+      let sectionStart = BenchClock.now()
       do {
         try runOne(name, run, passOn, json: json)
       } catch let error as BenchError where !error.isUsage {
         FileHandle.standardError.write(Data("error: \(name): \(error.message)\n".utf8))
         failures.append(name)
       }
+      let seconds = Double(BenchClock.now() - sectionStart) / 1e9
+      FileHandle.standardError.write(
+        Data("-- \(name): \(String(format: "%.1f", seconds)) s\n".utf8))
     }
+    let total = Double(BenchClock.now() - started) / 1e9
+    FileHandle.standardError.write(Data("-- all: \(String(format: "%.1f", total)) s\n".utf8))
     if !failures.isEmpty {
       FileHandle.standardError.write(
         Data("error: not measured: \(failures.joined(separator: ", "))\n".utf8))

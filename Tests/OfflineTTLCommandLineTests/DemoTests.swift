@@ -10,7 +10,7 @@ import Testing
     let run = runCommand(["demo"], clock: ManualWallClock(storeCommandStart))
     #expect(run.exitCode == .success)
     let lines = run.standardOutput.split(separator: "\n").map(String.init)
-    #expect(lines.count == 10)
+    #expect(lines.count == 13)
     let rows = lines.dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
     let statuses = rows.map { row in
       row.first(where: { ["fresh", "expired", "intact"].contains($0) })
@@ -18,11 +18,24 @@ import Testing
     #expect(
       statuses == [
         "fresh", "fresh", "expired", "expired", "expired", "expired", "intact", "fresh",
+        "expired", "fresh", "fresh",
       ])
-    #expect(lines[5].hasSuffix("clock_behind_mark" + String(repeating: " ", count: 45) + "t0+8d"))
-    #expect(lines[6].contains("clock_behind_mark,item_from_future"))
-    #expect(lines[6].hasSuffix("t0+8d"), "the mark is not lowered by the second rollback")
-    #expect(lines[9].hasSuffix("fresh       none" + String(repeating: " ", count: 58) + "t0+1d"))
+    #expect(
+      lines[5].hasSuffix(
+        "clock_behind_mark" + String(repeating: " ", count: 45) + "t0+8d       t0+1h"))
+    #expect(lines[6].contains("clock_behind_mark,item_from_future,clock_behind_elapsed_time"))
+    #expect(lines[6].hasSuffix("t0+8d       t0+1h"), "the mark is not lowered by the 2nd rollback")
+    #expect(
+      lines[9].hasSuffix(
+        "fresh       none" + String(repeating: " ", count: 58) + "t0+1d       t0+1d"))
+    // The held clock: the floor (t0+3d) refuses what the seed alone calls fresh.
+    #expect(lines[10].contains("t0+1d1s     expired     clock_behind_elapsed_time "))
+    #expect(lines[10].hasSuffix("t0+1d1s     t0+3d"))
+    #expect(lines[11].contains("seed alone (--no-boot-floor)"))
+    #expect(
+      lines[11].hasSuffix(
+        "fresh       none" + String(repeating: " ", count: 58) + "t0+1d1s     off"))
+    #expect(lines[12].contains("t0+3d       fresh"))
     #expect(run.standardError == "")
   }
 
@@ -30,15 +43,35 @@ import Testing
     let run = runCommand(["demo", "--json"], clock: ManualWallClock(storeCommandStart))
     #expect(run.exitCode == .success)
     let lines = run.standardOutput.split(separator: "\n")
-    #expect(lines.count == 8)
+    #expect(lines.count == 11)
     let expected: String = [
       #"{"step":1,"action":"sign in online, write 2 items","#,
       #""clock":"2023-11-14T22:13:20.000000000Z","clock_ns":1700000000000000000,"#,
       #""status":"fresh","reasons":[],"mark":"2023-11-14T22:13:20.000000000Z","#,
       #""mark_ns":1700000000000000000,"deadline":"2023-11-21T22:13:20.000000000Z","#,
-      #""deadline_ns":1700604800000000000,"generation":1,"item_count":2}"#,
+      #""deadline_ns":1700604800000000000,"generation":1,"item_count":2,"#,
+      #""floor":"2023-11-14T22:13:20.000000000Z","floor_ns":1700000000000000000,"#,
+      #""effective_clock":"wall"}"#,
     ].joined()
     #expect(lines.first.map(String.init) == expected)
+  }
+
+  @Test func withTheFloorOffTheHeldClockIsNotCaught() {
+    let run = runCommand(["demo", "--no-boot-floor"], clock: ManualWallClock(storeCommandStart))
+    #expect(run.exitCode == .success)
+    let lines = run.standardOutput.split(separator: "\n").map(String.init)
+    #expect(lines[6].contains("expired     clock_behind_mark,item_from_future "))
+    #expect(lines[10].contains("t0+1d1s     fresh       none "))
+    #expect(lines[10].hasSuffix(" off"))
+  }
+
+  @Test func aToleranceAboveTheHoldLetsTheHeldClockPass() {
+    let run = runCommand(
+      ["demo", "--clock-tolerance", "3d"], clock: ManualWallClock(storeCommandStart))
+    #expect(run.exitCode == .success)
+    let lines = run.standardOutput.split(separator: "\n").map(String.init)
+    #expect(lines[10].contains("t0+1d1s     fresh       none "))
+    #expect(lines[10].hasSuffix("t0+3d"))
   }
 
   @Test func removesItsTemporaryStoreUnlessKept() throws {

@@ -25,6 +25,11 @@ import Testing
         item_count: 1
         oldest: 2023-11-14T22:13:20.000000000Z (age 1m30s)
         max_age: 7d
+        boot_floor: on
+        floor: 2023-11-14T22:13:20.000000000Z
+        boot_id: 00000000-0000-4000-8000-000000000001
+        tolerance: 2s
+        effective_now: 2023-11-14T22:14:50.000000000Z (from the wall clock)
 
         """)
     #expect(run.standardError == "")
@@ -45,7 +50,12 @@ import Testing
       #""item_count":1,"oldest":"2023-11-14T22:13:20.000000000Z","#,
       #""oldest_ns":1700000000000000000,"newest":"2023-11-14T22:13:20.000000000Z","#,
       #""newest_ns":1700000000000000000,"max_age":"1d","max_age_ns":86400000000000,"#,
-      #""mark_error":null,"item_error":null,"store":"\#(store)"}"#, "\n",
+      #""mark_error":null,"item_error":null,"boot_floor":"on","#,
+      #""floor":"2023-11-14T22:13:20.000000000Z","floor_ns":1700000000000000000,"#,
+      #""boot_id":"00000000-0000-4000-8000-000000000001","floor_untrusted":false,"#,
+      #""tolerance":"2s","tolerance_ns":2000000000,"#,
+      #""effective_now":"2023-11-16T22:13:20.000000000Z","effective_now_ns":1700172800000000000,"#,
+      #""effective_clock":"wall","store":"\#(store)"}"#, "\n",
     ].joined()
     #expect(run.standardOutput == expected)
   }

@@ -4,11 +4,23 @@ import OfflineTTLTesting
 
 @testable import OfflineTTLCommandLine
 
-/// Runs `offline-ttl <arguments>` in process on a manual clock (the store commands read it).
-func runCommand(_ arguments: [String], clock: any WallClock) -> CommandRun {
+/// The boot id of the default test boot clock.
+let storeCommandBootID = BootID(uuidString: "00000000-0000-4000-8000-000000000001")!
+
+/// A boot clock that stands still at 1000 s on ``storeCommandBootID``: with it, the boot-clock
+/// floor stays at the sign-in time, so outputs are exact.
+func stillBootClock() -> ManualBootClock {
+  ManualBootClock(bootID: storeCommandBootID, sinceBoot: .seconds(1000))
+}
+
+/// Runs `offline-ttl <arguments>` in process on a manual clock (the store commands read it) and
+/// a boot clock (by default one that stands still).
+func runCommand(
+  _ arguments: [String], clock: any WallClock, bootClock: (any BootClock)? = stillBootClock()
+) -> CommandRun {
   let context = CommandContext(
     standardOutput: OutputSink(), standardError: OutputSink(),
-    standardInput: InputSource(text: ""), clock: clock, environment: [:])
+    standardInput: InputSource(text: ""), clock: clock, environment: [:], bootClock: bootClock)
   let code = OfflineTTLCommand.run(arguments, context: context)
   return CommandRun(
     exitCode: code, standardOutput: context.standardOutput.capturedText,

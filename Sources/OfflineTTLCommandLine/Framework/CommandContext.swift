@@ -13,6 +13,9 @@ struct CommandContext {
   var clock: any WallClock
   /// Environment variables.
   var environment: [String: String]
+  /// The boot clock that carries the floor forward (DESIGN rule 9); `nil` for none. Tests
+  /// inject a manual one; the process uses ``LinuxBootClock``.
+  var bootClock: (any BootClock)? = LinuxBootClock()
 
   /// The real process: file descriptors 0, 1, 2, the system clock and the process environment.
   static func process(environment: [String: String]) -> CommandContext {

@@ -20,10 +20,34 @@ final class DemoClock: WallClock {
   }
 }
 
+/// The injected boot clock of `offline-ttl demo`: one boot, moved forward by hand only when the
+/// story lets real time pass (a clock the user moves leaves it alone).
+final class DemoBootClock: BootClock {
+  /// The demo's boot.
+  static let bootID = BootID(high: 0xDE40, low: 1)
+  private let sinceBoot: Mutex<Duration>
+  /// The uptime at t0.
+  let startUptime: Duration = .seconds(600)
+
+  init() { sinceBoot = Mutex(startUptime) }
+
+  func now() -> BootClockReading? {
+    BootClockReading(bootID: Self.bootID, sinceBoot: sinceBoot.withLock { $0 })
+  }
+
+  /// Sets the uptime to the start's plus `elapsed` of real time since t0.
+  func set(elapsedSinceStart elapsed: Duration) {
+    sinceBoot.withLock { $0 = startUptime + elapsed }
+  }
+}
+
 /// The steps of `offline-ttl demo`, each printed as one row.
 struct DemoStory {
   let gate: OfflineAccessGate
+  /// The same stores with the floor off: what the seed alone decides.
+  let seedOnlyGate: OfflineAccessGate
   let clock: DemoClock
+  let bootClock: DemoBootClock
   let maxAge: Duration
   let json: Bool
   let context: CommandContext
@@ -31,11 +55,13 @@ struct DemoStory {
   private var itemsAtSignIn: [CacheItemKey: CacheItem] = [:]
 
   init(
-    gate: OfflineAccessGate, clock: DemoClock, maxAge: Duration, json: Bool,
-    context: CommandContext
+    gate: OfflineAccessGate, seedOnlyGate: OfflineAccessGate, clock: DemoClock,
+    bootClock: DemoBootClock, maxAge: Duration, json: Bool, context: CommandContext
   ) {
     self.gate = gate
+    self.seedOnlyGate = seedOnlyGate
     self.clock = clock
+    self.bootClock = bootClock
     self.maxAge = maxAge
     self.json = json
     self.context = context
@@ -47,14 +73,15 @@ struct DemoStory {
     if !json {
       context.standardOutput.writeLine(
         pad("step", 5) + "  " + pad("action", 44) + pad("clock", 12) + pad("status", 12)
-          + pad("reasons", 62) + "mark")
+          + pad("reasons", 62) + pad("mark", 12) + "floor")
     }
     try signIn("sign in online, write 2 items", at: .zero)
+    bootClock.set(elapsedSinceStart: .seconds(3600))
     try check("check", at: .seconds(3600), expect: .fresh, [])
     try check("move the clock past max age", at: maxAge + Self.day, expect: .expired, .tooOld)
     let high = try gate.marks.read().mark
     try check("roll the clock back (1st)", at: Self.day, expect: .expired, .clockBehindMark)
-    // The boot clock is real and was not moved: the floor also sees this rollback.
+    // Only the wall clock was moved, but it is now behind the floor too (when the floor is on).
     try check(
       "roll it back again, before the write (2nd)", at: .zero - Self.day, expect: .expired,
       [.clockBehindMark, .itemFromFuture], allowing: .clockBehindElapsedTime)
@@ -63,7 +90,36 @@ struct DemoStory {
     }
     try readOffline()
     try itemsIntact()
+    bootClock.set(elapsedSinceStart: Self.day)
     try signIn("clock corrected; sign in online again", at: Self.day)
+    try heldClock()
+  }
+
+  /// DESIGN rule 9: the wall clock held one second after the sign-in while two days pass on the
+  /// boot clock. The mark alone sees nothing wrong; the floor refuses it (when on and the
+  /// tolerance is below the hold), then the clock catches up with real time.
+  private mutating func heldClock() throws {
+    let hold = Self.day * 2
+    bootClock.set(elapsedSinceStart: Self.day + hold)
+    let policy = gate.policy
+    var caught: EligibilityReasons = []
+    if policy.usesBootClockFloor {
+      let behind = (hold - .seconds(1)).saturatingNonnegativeNanoseconds
+      let tolerance = BootClockFloorCheck.tolerance(
+        fixed: policy.clockTolerance, elapsedSinceSignIn: hold)
+      if behind > tolerance { caught.insert(.clockBehindElapsedTime) }
+      if hold > policy.maxAge { caught.insert(.tooOld) }
+    }
+    try check(
+      "hold the clock while 2 real days pass", at: Self.day + .seconds(1),
+      expect: caught.isEmpty ? .fresh : .expired, caught)
+    try check(
+      "the same, seed alone (--no-boot-floor)", at: Self.day + .seconds(1), expect: .fresh, [],
+      gate: seedOnlyGate)
+    let aged: EligibilityReasons = hold > policy.maxAge ? .tooOld : []
+    try check(
+      "the clock catches up with real time", at: Self.day + hold,
+      expect: aged.isEmpty ? .fresh : .expired, aged)
   }
 
   private mutating func signIn(_ action: String, at offset: Duration) throws {
@@ -80,10 +136,11 @@ struct DemoStory {
 
   private mutating func check(
     _ action: String, at offset: Duration, expect status: EligibilityStatus,
-    _ reasons: EligibilityReasons, allowing optional: EligibilityReasons = []
+    _ reasons: EligibilityReasons, allowing optional: EligibilityReasons = [],
+    gate: OfflineAccessGate? = nil
   ) throws {
     clock.set(offset)
-    let decision = gate.checkEligibility()
+    let decision = (gate ?? self.gate).checkEligibility()
     row(action, decision: decision)
     guard decision.status == status, decision.reasons.subtracting(optional) == reasons else {
       throw CommandFailure(
@@ -143,13 +200,17 @@ struct DemoStory {
       object.instant("deadline", decision.deadline)
       object["generation"] = decision.generation.map { .unsignedInteger($0) } ?? .null
       object["item_count"] = decision.items.map { .integer(Int64($0.count)) } ?? .null
+      object.instant("floor", decision.floorCheck?.floor)
+      object["effective_clock"] =
+        decision.floorCheck.map { .string($0.effectiveClock.rawValue) } ?? .null
       context.standardOutput.writeLine(object.text)
     } else {
       context.standardOutput.writeLine(
         pad("\(step)", 5) + "  " + pad(action, 44) + pad(offset(decision.now), 12)
           + pad(decision.status.rawValue, 12)
           + pad(StoreCommandSupport.reasonsText(decision.reasons), 62)
-          + (decision.mark.map(offset) ?? "none"))
+          + pad(decision.mark.map(offset) ?? "none", 12)
+          + (decision.floorCheck.map { offset($0.floor) } ?? "off"))
     }
   }
 

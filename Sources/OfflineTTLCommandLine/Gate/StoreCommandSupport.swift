@@ -25,19 +25,29 @@ enum StoreCommandSupport {
     return path
   }
 
-  /// A gate over the directory's item cache and clock mark, on the context's clock.
-  static func gate(store path: String, maxAge: Duration, context: CommandContext)
-    throws(UsageError) -> OfflineAccessGate
-  {
+  /// A gate over the directory's item cache and clock mark, on the context's wall and boot
+  /// clocks.
+  ///
+  /// - Parameters:
+  ///   - path: The store directory.
+  ///   - maxAge: The max age.
+  ///   - floor: `--clock-tolerance` and `--no-boot-floor` (see ``floorOptions(_:)``).
+  ///   - context: Supplies the clocks.
+  static func gate(
+    store path: String, maxAge: Duration, floor: FloorOptions = FloorOptions(),
+    context: CommandContext
+  ) throws(UsageError) -> OfflineAccessGate {
     let policy: EligibilityPolicy
     do {
-      policy = try EligibilityPolicy(maxAge: maxAge)
+      policy = try EligibilityPolicy(
+        maxAge: maxAge, usesBootClockFloor: floor.usesBootClockFloor,
+        clockTolerance: floor.clockTolerance)
     } catch {
       throw UsageError("--max-age: \(error.reason)")
     }
     return OfflineAccessGate(
       cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
-      policy: policy, clock: context.clock)
+      policy: policy, clock: context.clock, bootClock: context.bootClock)
   }
 
   /// The required `--max-age` duration.
@@ -120,6 +130,7 @@ enum StoreCommandSupport {
     lines.append("max_age: \(durationText(maxAge))")
     if let error = decision.markError { lines.append("mark_error: \(error)") }
     if let error = decision.cacheError { lines.append("item_error: \(error)") }
+    lines += floorLines(decision)
     return lines.joined(separator: "\n") + "\n"
   }
 
@@ -139,6 +150,7 @@ enum StoreCommandSupport {
     duration(&object, "max_age", maxAge)
     object["mark_error"] = decision.markError.map { .string($0.description) } ?? .null
     object["item_error"] = decision.cacheError.map { .string($0.description) } ?? .null
+    addFloor(&object, decision)
     return object
   }
 
@@ -148,6 +160,22 @@ enum StoreCommandSupport {
     object[key + "_ns"] = value.exactNanoseconds.map { .integer($0) } ?? .null
   }
 
+  /// One line for standard error per floor reason, with the values it was judged on.
+  static func floorRefusal(_ decision: OfflineAccessDecision) -> String {
+    guard let check = decision.floorCheck, !check.reasons.isEmpty else { return "" }
+    var text = ""
+    if check.reasons.contains(.clockBehindElapsedTime) {
+      text +=
+        "; the wall clock (\(check.wall.rfc3339)) is \(roundedDurationText(check.behindFloor))"
+        + " behind the boot-clock floor (\(check.floor.rfc3339)), more than the tolerance"
+        + " \(durationText(check.tolerance))"
+    }
+    if check.reasons.contains(.bootClockInconsistent) {
+      text += "; the boot clock went backward: the floor is untrusted until an online sign-in"
+    }
+    return text
+  }
+
   /// The one-line refusal for standard error: `expired: clock_behind_mark` plus the store error.
   static func refusal(_ decision: OfflineAccessDecision) -> String {
     var text = "\(decision.status)"
@@ -155,6 +183,6 @@ enum StoreCommandSupport {
     if decision.status == .unavailable { text += ": nothing is cached" }
     if let error = decision.markError { text += " (\(error))" }
     if let error = decision.cacheError { text += " (\(error))" }
-    return text
+    return text + floorRefusal(decision)
   }
 }

@@ -7,21 +7,28 @@ enum Demo: Subcommand {
   static let configuration = CommandConfiguration(
     name: "demo",
     abstract: "Tells the whole story on a fresh temporary store, moving an injected clock.",
-    usage: ["demo [--max-age <duration>] [--json] [--keep]"],
+    usage: [
+      "demo [--max-age <duration>] [--json] [--keep] [--clock-tolerance <duration>]"
+        + " [--no-boot-floor]"
+    ],
     options: [
       .option("max-age", value: "duration", help: "The max age to use, with units; default 7d."),
       .flag("json", help: "Prints one JSON object per step (JSON Lines) instead of a table."),
       .flag("keep", help: "Keeps the temporary store directory and prints its path."),
-    ],
+    ] + StoreCommandSupport.floorOptionSpecs,
     discussion: """
       Creates a store directory under the temporary directory and, with a clock that starts at
       the real time and is then moved by hand: signs in online and writes two items (fresh);
       moves the clock past the max age (expired, too_old); rolls it back twice (expired both
       times, clock_behind_mark, and the mark is not lowered); tries to read offline (refused);
       checks that every item's bytes and written_at are unchanged; signs in online again
-      (fresh). One row per step: the clock, the status, the reasons and the mark, as offsets
-      from the start time t0. The real files and the real clock-mark store are used; only the
-      clock is injected. Exit status: 0 the story went as described; 70 it did not (a bug);
+      (fresh). Then the boot-clock floor: the wall clock is held one second after that sign-in
+      while the injected boot clock lets two days pass; the mark alone sees nothing wrong (the
+      seed alone, shown in the next row, says fresh), the floor refuses it
+      (clock_behind_elapsed_time); the clock then catches up with real time (fresh). One row
+      per step: the clock, the status, the reasons, the mark and the floor, as offsets from the
+      start time t0. The real files and the real clock-mark store are used; only the clocks are
+      injected. Exit status: 0 the story went as described; 70 it did not (a bug);
       74 the temporary store could not be created.
       """)
 
@@ -41,20 +48,32 @@ enum Demo: Subcommand {
       if !arguments.flag("keep") { try? FileManager.default.removeItem(atPath: path) }
     }
     let clock = DemoClock(context.clock.now())
+    let bootClock = DemoBootClock()
+    let floor = try StoreCommandSupport.floorOptions(arguments)
     let policy: EligibilityPolicy
+    let seedOnly: EligibilityPolicy
     do {
-      policy = try EligibilityPolicy(maxAge: maxAge)
+      policy = try EligibilityPolicy(
+        maxAge: maxAge, usesBootClockFloor: floor.usesBootClockFloor,
+        clockTolerance: floor.clockTolerance)
+      seedOnly = try EligibilityPolicy(maxAge: maxAge, usesBootClockFloor: false)
     } catch {
       throw UsageError("--max-age: \(error.reason)")
     }
+    let cache = DirectoryCacheStore(at: path)
+    let marks = FileClockMarkStore(atPath: path)
     let gate = OfflineAccessGate(
-      cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
-      policy: policy, clock: clock)
-    var story = DemoStory(gate: gate, clock: clock, maxAge: maxAge, json: json, context: context)
+      cache: cache, marks: marks, policy: policy, clock: clock, bootClock: bootClock)
+    let seedOnlyGate = OfflineAccessGate(
+      cache: cache, marks: marks, policy: seedOnly, clock: clock, bootClock: bootClock)
+    var story = DemoStory(
+      gate: gate, seedOnlyGate: seedOnlyGate, clock: clock, bootClock: bootClock, maxAge: maxAge,
+      json: json, context: context)
     if !json {
       context.standardOutput.writeLine(
         "offline-ttl demo: a fresh store in \(path), max age \(StoreCommandSupport.durationText(maxAge)),"
-          + " an injected clock starting at t0 = \(clock.start.rfc3339) (the real time)")
+          + " an injected clock starting at t0 = \(clock.start.rfc3339) (the real time)"
+          + " and an injected boot clock")
     }
     do {
       try story.tell()

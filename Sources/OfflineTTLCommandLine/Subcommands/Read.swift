@@ -6,7 +6,10 @@ enum Read: Subcommand {
   static let configuration = CommandConfiguration(
     name: "read",
     abstract: "Opens the cache offline, rechecking now, and writes one item's bytes to stdout.",
-    usage: ["read --store <dir> --max-age <duration> [--json] <key>"],
+    usage: [
+      "read --store <dir> --max-age <duration> [--json] [--clock-tolerance <duration>]"
+        + " [--no-boot-floor] <key>"
+    ],
     options: [
       .option("store", value: "dir", help: "The store directory (items and clock mark)."),
       .option(
@@ -15,7 +18,7 @@ enum Read: Subcommand {
       .flag(
         "json",
         help: "Prints one JSON object (the decision, the item's written_at and base64 payload)."),
-    ],
+    ] + StoreCommandSupport.floorOptionSpecs,
     positionals: [
       PositionalSpec(
         name: "key",
@@ -35,7 +38,9 @@ enum Read: Subcommand {
     let key = try StoreCommandSupport.key(keyText)
     let maxAge = try StoreCommandSupport.maxAge(arguments)
     let path = try StoreCommandSupport.existingStore(arguments.requiredValue("store"))
-    let gate = try StoreCommandSupport.gate(store: path, maxAge: maxAge, context: context)
+    let floor = try StoreCommandSupport.floorOptions(arguments)
+    let gate = try StoreCommandSupport.gate(
+      store: path, maxAge: maxAge, floor: floor, context: context)
     let json = arguments.flag("json")
     switch gate.openOffline() {
     case .refused(let decision):

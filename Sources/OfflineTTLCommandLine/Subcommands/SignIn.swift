@@ -41,7 +41,8 @@ enum SignIn: Subcommand {
     }
     let gate = OfflineAccessGate(
       cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
-      policy: try! EligibilityPolicy(maxAge: .zero), clock: context.clock)
+      policy: try! EligibilityPolicy(maxAge: .zero), clock: context.clock,
+      bootClock: context.bootClock)
     let session: OnlineSession
     var writtenAt: WallClockInstant?
     do {

@@ -192,14 +192,14 @@ import Testing
     defer { directory.remove() }
     let plan = SyscallFaultPlan()
     let store = DirectoryCacheStore(at: directory.path, faults: plan)
-    try Self.fill(store, count: 3_000)
+    try Self.fill(store, count: 1_000)
     #expect(plan.count(of: .syncfs) == 1)
     #expect(plan.count(of: .fsync) <= 5, "fsyncs: \(plan.count(of: .fsync))")
     #expect(plan.count(of: .fdatasync) == 0)
-    #expect(plan.count(of: .renameat) == 3_001)
+    #expect(plan.count(of: .renameat) == 1_001)
     plan.resetCounts()
     let summary = try store.summary()
-    #expect(summary.count == 3_000)
+    #expect(summary.count == 1_000)
     #expect(plan.count(of: .pread) == 1, "the summary reads only the index header")
     #expect(plan.count(of: .openat) <= 3)
   }
