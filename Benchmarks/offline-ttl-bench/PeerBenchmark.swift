@@ -105,5 +105,26 @@ enum PeerBenchmark {
     report.record(
       "ours repeated check vs diskcache", repeatedP50, unit: "ns",
       floor: ("diskcache decision p50", peerP50), target: .ratioAtMost(0.1))
+    try syncCounts(report, directory: directory.appendingPathComponent("strace").path)
+  }
+
+  /// Verifies with `strace -c` that a repeated check makes no write and no sync system call,
+  /// while a writing check makes one sync (skipped with a note when strace is missing).
+  static func syncCounts(_ report: BenchReport, directory: String) throws {
+    guard SyncProbe.strace != nil else {
+      report.note("strace is not installed: fdatasync counts not verified")
+      return
+    }
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let writing = try SyncProbe.perCheck(writing: true, checks: 20, directory: directory)
+    let repeated = try SyncProbe.perCheck(writing: false, checks: 200, directory: directory)
+    report.record(
+      "fsync+fdatasync per writing check (strace)", writing.syncs, unit: "calls",
+      note: "write calls per check \(BenchFormat.number(writing.writes))")
+    report.record(
+      "fsync+fdatasync per repeated check (strace)", repeated.syncs, unit: "calls",
+      target: .valueAtMost(0),
+      note: "write calls per check \(BenchFormat.number(repeated.writes))")
   }
 }

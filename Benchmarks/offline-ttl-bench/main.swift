@@ -74,6 +74,8 @@ do {
   switch command {
   case MemoryProbe.subcommand:
     try MemoryProbe.run(arguments: rest)
+  case SyncProbe.subcommand:
+    try SyncProbe.run(arguments: rest)
   case "all":
     if rest.contains("--help") {
       print("usage: offline-ttl-bench all [--json] [--quick]\n\nRuns every subcommand in order.")

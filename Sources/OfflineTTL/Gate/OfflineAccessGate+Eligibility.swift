@@ -16,12 +16,12 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
-    let now = clock.now()
+    let (now, boot) = readClocks()
     let items: ItemTimeSummary
     do {
       items = try cache.summary()
     } catch {
-      return refusal(cacheError: error, now: now)
+      return refusal(cacheError: error, now: now, boot: boot)
     }
     guard items.count > 0 else {
       // The seed's rule: nothing cached is `unavailable`, and the mark is left unchanged.
@@ -32,9 +32,9 @@ extension OfflineAccessGate {
     }
     let transition: ClockMarkTransition
     do {
-      transition = try marks.observe(observation(at: now))
+      transition = try marks.observe(observation(at: now, boot: boot))
     } catch {
-      return refusal(markError: error, items: items, now: now)
+      return refusal(markError: error, items: items, now: now, boot: boot)
     }
     assert(transition.current.mark >= transition.previous.mark, "the mark never decreases")
     let seed = policy.evaluate(items, now: now, mark: transition.previous.mark)
@@ -48,10 +48,12 @@ extension OfflineAccessGate {
 
   /// The refusal for an item store failure. The clock is still observed (best effort), so that
   /// the time is seen.
-  private func refusal(cacheError: CacheStoreError, now: WallClockInstant)
+  private func refusal(
+    cacheError: CacheStoreError, now: WallClockInstant, boot: BootClockReading?
+  )
     -> OfflineAccessDecision
   {
-    let transition = try? marks.observe(observation(at: now))
+    let transition = try? marks.observe(observation(at: now, boot: boot))
     var reasons: EligibilityReasons = .itemUnreadable
     if let previous = transition?.previous.mark, now < previous {
       reasons.insert(.clockBehindMark)
@@ -64,7 +66,8 @@ extension OfflineAccessGate {
 
   /// The refusal (or, with trust-on-first-use, the first mark) for a mark store failure.
   private func refusal(
-    markError: ClockMarkStoreError, items: ItemTimeSummary, now: WallClockInstant
+    markError: ClockMarkStoreError, items: ItemTimeSummary, now: WallClockInstant,
+    boot: BootClockReading?
   )
     -> OfflineAccessDecision
   {
@@ -74,7 +77,7 @@ extension OfflineAccessGate {
     case .absent:
       if policy.trustOnFirstUse {
         do {
-          let record = try marks.createFirstMark(observation(at: now))
+          let record = try marks.createFirstMark(observation(at: now, boot: boot))
           let seed = policy.evaluate(items, now: now, mark: record.mark)
           let (evaluation, check) = applyingFloor(to: seed, record: record, now: now)
           return OfflineAccessDecision(

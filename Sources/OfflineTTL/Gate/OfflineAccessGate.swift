@@ -53,9 +53,22 @@ public struct OfflineAccessGate: Sendable {
   }
 
   /// The observation this gate hands the mark store for a reading of the wall clock, with the
-  /// boot clock read now.
+  /// boot clock read now, after the wall clock (for an online sign-in: the floor is anchored at
+  /// a boot reading no earlier than its wall time, so it never overstates real time).
   func observation(at now: WallClockInstant) -> ClockObservation {
-    ClockObservation(wall: now, boot: bootClock?.now(), markResolution: policy.markResolution)
+    observation(at: now, boot: bootClock?.now())
+  }
+
+  /// The observation for clocks already read. Offline decisions read the boot clock *before*
+  /// the wall clock (``readClocks()``), so the floor is a lower bound on real time at `now`.
+  func observation(at now: WallClockInstant, boot: BootClockReading?) -> ClockObservation {
+    ClockObservation(wall: now, boot: boot, markResolution: policy.markResolution)
+  }
+
+  /// Reads the boot clock, then the wall clock (see ``observation(at:boot:)``).
+  func readClocks() -> (now: WallClockInstant, boot: BootClockReading?) {
+    let boot = bootClock?.now()
+    return (clock.now(), boot)
   }
 
   /// Re-evaluates now and, when fresh, opens the cache read-only (DESIGN rule 7). A decision
@@ -78,7 +91,8 @@ public struct OfflineAccessGate: Sendable {
   ///   nothing is created or deleted.
   @discardableResult
   public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
-    try marks.observe(observation(at: clock.now()))
+    let clocks = readClocks()
+    return try marks.observe(observation(at: clocks.now, boot: clocks.boot))
   }
 
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets

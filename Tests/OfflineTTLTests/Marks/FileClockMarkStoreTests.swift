@@ -198,3 +198,41 @@ struct StoreFiles {
     #expect(history.withLock { $0.violations(final: final) } == [])
   }
 }
+
+@Suite struct FileClockMarkStoreLinkTests {
+  @Test func aSymbolicLinkAsTheDirectoryIsAnUnusableStore() throws {
+    let dir = try TemporaryStoreDirectory()
+    defer { dir.remove() }
+    let real = dir.appending("real")
+    _ = try FileClockMarkStore(atPath: real).resetAfterOnlineSignIn(now: instant(1))
+    let link = dir.appending("link")
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+    do {
+      _ = try FileClockMarkStore(atPath: link).observe(now: instant(2))
+      Issue.record("a symlinked store directory was followed")
+    } catch {
+      #expect(error.code == .storeUnusable)
+      // Linux reports ENOTDIR for O_DIRECTORY | O_NOFOLLOW on a link; others ELOOP.
+      #expect(error.errno == ENOTDIR || error.errno == ELOOP)
+    }
+    #expect(try FileClockMarkStore(atPath: real).read().mark == instant(1))
+  }
+
+  @Test func aSymbolicLinkAsTheLockFileIsALockFailure() throws {
+    let dir = try TemporaryStoreDirectory()
+    defer { dir.remove() }
+    let files = StoreFiles(dir: dir)
+    _ = try files.store.resetAfterOnlineSignIn(now: instant(1))
+    try FileManager.default.removeItem(atPath: files.lockPath)
+    try FileManager.default.createSymbolicLink(
+      atPath: files.lockPath, withDestinationPath: dir.appending("elsewhere"))
+    do {
+      _ = try files.store.observe(now: instant(2))
+      Issue.record("a symlinked lock file was followed")
+    } catch {
+      #expect(error.code == .lockFailed)
+      #expect(error.errno == ELOOP)
+    }
+    #expect(!FileManager.default.fileExists(atPath: dir.appending("elsewhere")))
+  }
+}

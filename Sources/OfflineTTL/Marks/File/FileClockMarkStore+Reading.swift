@@ -63,7 +63,9 @@ extension FileClockMarkStore {
   private func openLockFile(in directory: FileDescriptor, creating: Bool)
     throws(ClockMarkStoreError) -> FileDescriptor
   {
-    let flags: OpenFlags = [.readWrite, .nonBlocking]
+    // flock needs no write access: a read-only descriptor lets `read()` work on a read-only
+    // mount, or on a lock file another user created.
+    let flags: OpenFlags = [.readOnly, .nonBlocking]
     var fd: FileDescriptor
     do {
       fd = try system.openat(

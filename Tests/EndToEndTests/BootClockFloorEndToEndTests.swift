@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+/// The boot-clock floor on the built binary (issue 5): the wall clock frozen by libfaketime one
+/// whole second after the sign-in (so never behind the mark), the boot clock left real
+/// (`FAKETIME_DONT_FAKE_MONOTONIC=1`) while a few real seconds pass.
+@Suite struct BootClockFloorEndToEndTests {
+  func json(_ output: FakeTimeProcess.Output) throws -> [String: Any] {
+    let data = Data(output.standardOutput.utf8)
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+  }
+
+  func int64(_ object: [String: Any], _ key: String) throws -> Int64 {
+    try #require((object[key] as? NSNumber)?.int64Value, "\(key) in \(object)")
+  }
+
+  @Test func aFrozenWallClockIsCaughtByTheFloorAndMissedWithoutIt() throws {
+    guard let library = FakeTimeProcess.library else {
+      print("skipping: faketime (libfaketime.so.1, Debian package faketime) is not installed")
+      return
+    }
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let store = scratch.path + "/store"
+    let input = scratch.path + "/token.txt"
+    try Data("secret-token".utf8).write(to: URL(fileURLWithPath: input))
+
+    // Sign in under the real clock; the mark is the sign-in instant.
+    let signIn = try FakeTimeProcess.run(["sign-in", "--store", store, "--put", "token=\(input)"])
+    #expect(signIn.status == 0, "\(signIn.standardError)")
+    let show = try FakeTimeProcess.run(["mark", "show", "--dir", store, "--unit", "ns"])
+    let words = show.standardOutput.split(separator: " ")
+    let signedInAt = try #require(words.count >= 2 ? Int64(words[1]) : nil, "\(show)")
+
+    // The frozen wall clock: the first whole second at least 1 s after the sign-in.
+    let second: Int64 = 1_000_000_000
+    let frozen = (signedInAt + second + second - 1) / second
+    // Wait until real time is 2 s past the frozen instant: the boot clock then proves at least
+    // 2 s more than the frozen wall clock admits (a wait of 3 to 4 s from the sign-in).
+    while Int64(Date().timeIntervalSince1970 * 1e9) < (frozen + 2) * second {
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    let environment = FakeTimeProcess.frozenWallClock(
+      atSecondsSinceEpoch: frozen, library: library)
+    let status = ["status", "--store", store, "--max-age", "1d", "--json"]
+
+    // Floor on, tolerance 500 ms (below the wait): refused with the new reason.
+    let caught = try FakeTimeProcess.run(
+      status + ["--clock-tolerance", "500ms"], environment: environment)
+    #expect(caught.status == 1, "\(caught.standardOutput) \(caught.standardError)")
+    let refused = try json(caught)
+    #expect(refused["reasons"] as? [String] == ["clock_behind_elapsed_time"])
+    #expect(try int64(refused, "now_ns") == frozen * second, "libfaketime froze the wall clock")
+    #expect(try int64(refused, "mark_ns") == frozen * second, "the wall clock is ahead of the mark")
+    #expect(try int64(refused, "floor_ns") >= (frozen + 2) * second)
+    #expect(refused["effective_clock"] as? String == "floor")
+    let tolerance = try int64(refused, "tolerance_ns")
+    // 500 ms + 500 ppm of the few seconds since the sign-in (0.5 ms a second).
+    #expect(tolerance > 500_000_000 && tolerance < 510_000_000, "\(tolerance)")
+    let bootID = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+    #expect(refused["boot_id"] as? String == bootID.trimmingCharacters(in: .whitespacesAndNewlines))
+
+    // The same moment with the floor off: the seed alone says fresh.
+    let missed = try FakeTimeProcess.run(status + ["--no-boot-floor"], environment: environment)
+    #expect(missed.status == 0, "\(missed.standardOutput) \(missed.standardError)")
+    let fresh = try json(missed)
+    #expect(fresh["status"] as? String == "fresh")
+    #expect(fresh["reasons"] as? [String] == [])
+    #expect(fresh["boot_floor"] as? String == "off")
+  }
+}
