@@ -42,7 +42,7 @@ import Foundation
 /// `1 + the highest generation in any version-1 slot whose checksum holds` (read only from a
 /// regular file of at most 8,192 bytes), else 1; over an absent record, 1.
 ///
-/// Cost: an uncontended observation is about 13 system calls and one `fdatasync` of one 4 KiB
+/// Cost: an uncontended observation is about a dozen system calls and one `fdatasync` of one 4 KiB
 /// block (see `Benchmarks/README.md`, section `mark`).
 public struct FileClockMarkStore: ClockMarkStore {
   /// The record file's name in the store directory: `clock-mark`.
