@@ -3,7 +3,7 @@ import OfflineTTL
 import Synchronization
 import Testing
 
-/// The conformance suite every ``ClockMarkStore`` must pass (the requirements listed on the
+/// The conformance suite every `ClockMarkStore` must pass (the requirements listed on the
 /// protocol). Call it from a `@Test` with a factory for your backend; failures are recorded with
 /// Swift Testing's `#expect` against the calling test.
 ///
@@ -19,8 +19,8 @@ import Testing
 ///
 /// What it checks: absent on a new store and `observe` creating nothing; `createFirstMark`
 /// (generation 0, an existing record untouched); `observe` advancing to `max(stored, now)` exactly
-/// as ``ClockMarkRecord/observing(_:)`` does, never lowering the mark; the mark resolution
-/// (``ClockMarkRecord/needsWrite(becoming:resolution:)``, zero = write always); the boot-clock
+/// as `ClockMarkRecord/observing(_:)` does, never lowering the mark; the mark resolution
+/// (`ClockMarkRecord/needsWrite(becoming:resolution:)`, zero = write always); the boot-clock
 /// floor carried through storage unchanged; `resetAfterOnlineSignIn` (generation + 1, a lower mark
 /// allowed, working over absent and unreadable records); an unreadable record left alone by
 /// `observe` and `createFirstMark`; typed errors; and 8 threads observing at once (half through

@@ -1,10 +1,10 @@
 import OfflineTTL
 import Synchronization
 
-/// A ``ClockMarkStore`` in memory, for tests of code that uses a store (the gate, the command
+/// A `ClockMarkStore` in memory, for tests of code that uses a store (the gate, the command
 /// line). Same semantics as the file store: it advances with the shared pure functions
-/// (``ClockMarkRecord/observing(_:)``, ``ClockMarkRecord/needsWrite(becoming:resolution:)``,
-/// ``ClockMarkRecord/afterOnlineSignIn(generation:at:)``), so every backend advances identically;
+/// (`ClockMarkRecord/observing(_:)`, `ClockMarkRecord/needsWrite(becoming:resolution:)`,
+/// `ClockMarkRecord/afterOnlineSignIn(generation:at:)`), so every backend advances identically;
 /// and it can be put in any state (absent, unreadable) or told to fail an operation with a given
 /// error. Safe to share across threads: every operation holds one `Mutex` for its whole
 /// read → advance → write (it serializes threads, not processes; nothing here is durable).
@@ -24,15 +24,15 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
 
   /// The operations that can be told to fail.
   public enum Operation: Sendable, Hashable, CaseIterable {
-    /// ``ClockMarkStore/read()``.
+    /// `ClockMarkStore/read()`.
     case read
-    /// ``ClockMarkStore/observe(_:)`` (all of it, before anything is read).
+    /// `ClockMarkStore/observe(_:)` (all of it, before anything is read).
     case observe
-    /// ``ClockMarkStore/observe(_:)``'s write, after reading: the old record stays.
+    /// `ClockMarkStore/observe(_:)`'s write, after reading: the old record stays.
     case observeWrite
-    /// ``ClockMarkStore/createFirstMark(_:)``.
+    /// `ClockMarkStore/createFirstMark(_:)`.
     case createFirstMark
-    /// ``ClockMarkStore/resetAfterOnlineSignIn(_:)``.
+    /// `ClockMarkStore/resetAfterOnlineSignIn(_:)`.
     case reset
   }
 
@@ -110,8 +110,8 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     }
   }
 
-  /// Advances the mark with ``ClockMarkRecord/observing(_:)``, writing only when
-  /// ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says so.
+  /// Advances the mark with `ClockMarkRecord/observing(_:)`, writing only when
+  /// `ClockMarkRecord/needsWrite(becoming:resolution:)` says so.
   ///
   /// - Parameter observation: The clocks now.
   /// - Returns: The record before and after.

@@ -98,10 +98,16 @@ extension OfflineAccessGate {
     }
     // Judge the other reasons against the stored mark when it can still be read.
     let stored = reason == .markNotPersisted ? try? marks.read() : nil
-    let evaluation = policy.evaluate(items, now: now, mark: stored?.mark)
+    var evaluation = policy.evaluate(items, now: now, mark: stored?.mark)
+    // The floor's reasons too, from the stored floor carried forward in memory (not written).
+    let advanced = stored?.observing(observation(at: now, boot: boot))
+    var check: BootClockFloorCheck?
+    if let advanced {
+      (evaluation, check) = applyingFloor(to: evaluation, record: advanced, now: now)
+    }
     return OfflineAccessDecision(
       status: .expired, reasons: evaluation.reasons.union(reason), now: now, deadline: nil,
       mark: stored?.mark, previousMark: stored?.mark, generation: stored?.generation,
-      items: items, markError: error)
+      items: items, markError: error, floor: advanced?.floor, floorCheck: check)
   }
 }

@@ -91,6 +91,18 @@ private struct FloorGate {
     #expect(f.gate.checkEligibility().status == .fresh)
   }
 
+  @Test func markNotPersistedStillCarriesTheFloorsReasons() throws {
+    let f = try FloorGate()
+    try f.signIn()
+    f.boot.advance(by: FloorGate.day * 2)
+    f.marks.failNext(
+      .observeWrite, with: ClockMarkStoreError(code: .writeFailed, errno: 28, reason: "disk full"))
+    let decision = f.gate.checkEligibility()
+    #expect(decision.reasons == [.tooOld, .markNotPersisted, .clockBehindElapsedTime])
+    #expect(decision.floorCheck?.floor == FloorGate.start.saturatingAdvanced(by: FloorGate.day * 2))
+    #expect(try f.marks.read().floor.lowerBound == FloorGate.start, "nothing was written")
+  }
+
   @Test func noBootClockLeavesTheFloorAtTheSignIn() throws {
     let f = try FloorGate()
     f.boot.makeUnavailable()

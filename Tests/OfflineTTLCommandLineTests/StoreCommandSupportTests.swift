@@ -1,0 +1,34 @@
+import OfflineTTL
+import Testing
+
+@testable import OfflineTTLCommandLine
+
+@Suite struct StoreCommandSupportTests {
+  @Test(arguments: [
+    (Duration.zero, "0s"), (.seconds(7 * 86_400), "7d"), (.seconds(5400), "1h30m"),
+    (.milliseconds(500), "500ms"), (.nanoseconds(86_400_000_000_001), "1d1ns"),
+    (.seconds(-86_400), "-1d"), (.nanoseconds(1), "1ns"),
+  ])
+  func durationsAreWrittenWithUnitsLargestFirst(_ duration: Duration, _ text: String) throws {
+    #expect(StoreCommandSupport.durationText(duration) == text)
+    if duration >= .zero {
+      #expect(try DurationParser.parse(text) == duration, "round-trips through the parser")
+    }
+  }
+
+  @Test func roundedDurationDropsTheFractionAboveOneSecond() {
+    #expect(StoreCommandSupport.roundedDurationText(.milliseconds(90_500)) == "1m30s")
+    #expect(StoreCommandSupport.roundedDurationText(.milliseconds(500)) == "500ms")
+  }
+
+  @Test func refusalNamesStatusReasonsAndTheStoreError() {
+    let decision = OfflineAccessDecision(
+      status: .expired, reasons: [.clockBehindMark, .markNotPersisted],
+      now: WallClockInstant(nanosecondsSinceEpoch: 0), deadline: nil, mark: nil,
+      previousMark: nil, generation: nil, items: nil,
+      markError: ClockMarkStoreError(code: .writeFailed, errno: 28, reason: "ENOSPC"))
+    #expect(
+      StoreCommandSupport.refusal(decision)
+        == "expired: clock_behind_mark,mark_not_persisted (write_failed: ENOSPC)")
+  }
+}
