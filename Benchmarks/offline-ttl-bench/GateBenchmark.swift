@@ -42,7 +42,7 @@ enum GateBenchmark {
     }
     let report = BenchReport(section: "gate", json: json)
     let directory = try BenchProcess.workDirectory("gate")
-    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { BenchProcess.discard(directory) }
 
     if only != "commit" { try checks(report, directory: directory, quick: quick) }
     if only != "checks" { try commit(report, directory: directory, quick: quick) }
@@ -100,7 +100,7 @@ enum GateBenchmark {
           "repeated check, \(label) vs 1 item", rP50, unit: "ns",
           floor: ("repeated check, 1 item", firstRepeated), target: .ratioAtMost(2))
       }
-      try? FileManager.default.removeItem(atPath: store)
+      BenchProcess.discard(URL(fileURLWithPath: store))
     }
 
   }
