@@ -74,7 +74,7 @@ enum BatchBenchmark {
     report.record(
       "cases per second", 1e9 / oursNs, unit: "cases/s",
       floor: ("lines/s read + split", 1e9 / floorNs), target: .valueAtLeast(200_000))
-    try? FileManager.default.removeItem(atPath: directory.path)
+    BenchProcess.discard(directory)
   }
 
   /// The `offline-ttl` binary to run, built first unless `--no-build` or `--binary` was given.

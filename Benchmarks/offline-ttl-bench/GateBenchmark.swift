@@ -37,7 +37,7 @@ enum GateBenchmark {
     let quick = options.flag("quick")
     let report = BenchReport(section: "gate", json: json)
     let directory = try BenchProcess.workDirectory("gate")
-    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { BenchProcess.discard(directory) }
     let writingRuns = quick ? 100 : 200
     let repeatedRuns = quick ? 1_000 : 5_000
     let counts = [1, 1_000, quick ? 10_000 : 100_000]
@@ -90,7 +90,7 @@ enum GateBenchmark {
           "repeated check, \(label) vs 1 item", rP50, unit: "ns",
           floor: ("repeated check, 1 item", firstRepeated), target: .ratioAtMost(2))
       }
-      try? FileManager.default.removeItem(atPath: store)
+      BenchProcess.discard(URL(fileURLWithPath: store))
     }
 
     report.heading("online session: one durable commit of many items")

@@ -46,7 +46,7 @@ final class GateCheck {
       }
     }
     reused = false
-    try? FileManager.default.removeItem(atPath: directory)
+    BenchProcess.discard(URL(fileURLWithPath: directory))
     try FileManager.default.createDirectory(
       atPath: directory, withIntermediateDirectories: true,
       attributes: [.posixPermissions: 0o700])

@@ -34,7 +34,7 @@ enum MarkBenchmark {
       "iterations", default: options.flag("quick") ? 200 : 2000)
     let report = BenchReport(section: "mark", json: json)
     let work = try BenchProcess.workDirectory("mark")
-    defer { try? FileManager.default.removeItem(at: work) }
+    defer { BenchProcess.discard(work) }
 
     try designs(report, work: work.path, iterations: iterations)
     let floor = try observeLatency(report, work: work.path, iterations: iterations)

@@ -34,7 +34,7 @@ enum PeerBenchmark {
     report.heading("one decision, durably recorded: ours vs python-diskcache vs the floor")
 
     let directory = try BenchProcess.workDirectory("peer")
-    defer { try? FileManager.default.removeItem(at: directory) }
+    defer { BenchProcess.discard(directory) }
     let floor = try DurabilityFloor(directory: directory.path)
     defer { floor.close() }
     let peer = try DiskcachePeer(

@@ -46,6 +46,7 @@ func fail(_ error: any Error, usageHint: Bool) -> Never {
   var text = "error: \(message)\n"
   if usageHint { text += usage + "\n" }
   FileHandle.standardError.write(Data(text.utf8))
+  BenchProcess.emptyTrashInBackground()
   exit(usageHint ? 64 : 1)
 }
 
@@ -104,6 +105,7 @@ do {
     if !failures.isEmpty {
       FileHandle.standardError.write(
         Data("error: not measured: \(failures.joined(separator: ", "))\n".utf8))
+      BenchProcess.emptyTrashInBackground()
       exit(1)
     }
   default:
@@ -112,6 +114,7 @@ do {
     }
     try runOne(entry.name, entry.run, rest, json: json)
   }
+  BenchProcess.emptyTrashInBackground()
 } catch let error as BenchError {
   fail(error, usageHint: error.isUsage)
 } catch {

@@ -53,7 +53,7 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
 }
 
 @Suite struct FileClockMarkStoreFaultTests {
-  static let errnos: [Errno] = [.ioError, .noSpace, .interrupted]
+  static let errnos: [Errno] = [.ioError, .noSpace, .readOnlyFileSystem, .interrupted]
   static let effectfulKinds: Set<SyscallKind> = [.pwrite, .write, .fdatasync, .fsync, .renameat]
 
   /// What a clean store reads back: the record, or `nil` for absent.

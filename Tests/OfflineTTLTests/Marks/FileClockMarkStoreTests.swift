@@ -108,6 +108,23 @@ struct StoreFiles {
     #expect(try files.store.read().mark == instant(400))
   }
 
+  @Test func aResetInPlaceFillsBothSlotsSoAFlipCannotUndoIt() throws {
+    let dir = try TemporaryStoreDirectory()
+    defer { dir.remove() }
+    let files = StoreFiles(dir: dir)
+    _ = try files.store.resetAfterOnlineSignIn(now: instant(100))
+    _ = try files.store.observe(now: instant(9_000))
+    let reset = try files.store.resetAfterOnlineSignIn(now: instant(50))
+    #expect(reset.generation == 2)
+    let bytes = try files.recordBytes()
+    for slot in 0..<2 {
+      var damaged = bytes
+      damaged[MarkRecordCodec.slotOffsets[slot] + 30] ^= 0x01
+      try files.overwrite(damaged)
+      #expect(try files.store.read() == reset, "a flip in slot \(slot) still reads the reset")
+    }
+  }
+
   @Test func resetOverAnUnreadableRecordContinuesTheHighestValidGeneration() throws {
     let dir = try TemporaryStoreDirectory()
     defer { dir.remove() }

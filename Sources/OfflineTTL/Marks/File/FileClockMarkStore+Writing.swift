@@ -2,8 +2,11 @@ extension FileClockMarkStore {
   /// Writes `record` into the slot that does not hold the newest valid copy, with the next
   /// sequence number, and `fdatasync`s. On failure, writes the slot's previous bytes back (best
   /// effort) so the store keeps reading the old record, and throws `writeFailed`.
+  ///
+  /// - Returns: The file as it now is, the written slot being the newest.
+  @discardableResult
   func writeNextSlot(_ record: ClockMarkRecord, over loaded: LoadedRecord)
-    throws(ClockMarkStoreError)
+    throws(ClockMarkStoreError) -> LoadedRecord
   {
     let target = 1 - loaded.newestSlot
     let offset = MarkRecordCodec.slotOffsets[target]
@@ -18,6 +21,25 @@ extension FileClockMarkStore {
         reason: "cannot write \(Self.recordFileName) in \(directoryPath): \(error);"
           + " the previous record is kept")
     }
+    var bytes = loaded.bytes
+    bytes.replaceSubrange(offset..<(offset + slot.count), with: slot)
+    return LoadedRecord(
+      fd: loaded.fd, bytes: bytes, newestSlot: target, sequence: loaded.sequence &+ 1,
+      record: record)
+  }
+
+  /// Writes a reset in place into both slots, one after the other, each synced: first the slot
+  /// not holding the newest record (the commit point), then the other, so that afterwards a
+  /// damaged slot can only fall back to the reset record itself, never to the record before the
+  /// reset. A failure of the second write is not an error (the reset is already durable; that
+  /// slot's previous bytes are put back as after any failed write).
+  func writeBothSlots(_ record: ClockMarkRecord, over loaded: LoadedRecord)
+    throws(ClockMarkStoreError)
+  {
+    let committed = try writeNextSlot(record, over: loaded)
+    do {
+      try writeNextSlot(record, over: committed)
+    } catch {}
   }
 
   /// Puts the previous bytes of a slot back after a failed write, so neither the page cache nor

@@ -36,7 +36,8 @@ import Foundation
 /// - **Trade-off of two slots:** a damaged (bit-flipped) *newest* slot is not reported: the
 ///   reader falls back to the other slot, which holds the record before the last write (after a
 ///   crash, the last acknowledged one). So a flip can only cost the last rise of the mark, never
-///   raise it. Damage to both slots is `unreadable (bad_checksum)`.
+///   raise it; a reset in place writes both slots, so a flip never undoes a reset. Damage to both
+///   slots is `unreadable (bad_checksum)`.
 ///
 /// ``resetAfterOnlineSignIn(_:)`` over an unreadable record writes generation
 /// `1 + the highest generation in any version-1 slot whose checksum holds` (read only from a
@@ -157,8 +158,9 @@ public struct FileClockMarkStore: ClockMarkStore {
   }
 
   /// Writes generation + 1 with mark = `observation.wall` (even when lower than the stored
-  /// mark) and the floor re-anchored. Over a readable record it writes the other slot in place;
-  /// over an absent or unreadable one it replaces the file (temporary file and rename) with
+  /// mark) and the floor re-anchored. Over a readable record it writes both slots in place, one
+  /// after the other, each synced (so a damaged slot can never fall back to the record before
+  /// the reset); over an absent or unreadable one it replaces the file (temporary file and rename) with
   /// generation `1 + highest valid slot generation`, else 1.
   ///
   /// - Parameter observation: The clocks now.
@@ -183,7 +185,7 @@ public struct FileClockMarkStore: ClockMarkStore {
       defer { system.closeIgnoringErrors(loaded.fd) }
       let record = ClockMarkRecord.afterOnlineSignIn(
         generation: loaded.record.generation &+ 1, at: observation)
-      try writeNextSlot(record, over: loaded)
+      try writeBothSlots(record, over: loaded)
       return record
     }
   }
