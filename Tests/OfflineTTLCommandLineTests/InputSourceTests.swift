@@ -42,3 +42,26 @@ import Testing
     #expect(source.readError == nil)
   }
 }
+
+@Suite struct InputSourceLineLimitTests {
+  @Test func aLineOverTheLimitIsSkippedToItsNewlineAndHandedOutEmpty() throws {
+    var fds: [Int32] = [0, 0]
+    #expect(pipe(&fds) == 0)
+    let text =
+      "short\n" + String(repeating: "y", count: 300_000) + "\nafter\n"
+      + String(repeating: "z", count: 300_000)
+    let writer = fds[1]
+    let thread = Thread { [text] in
+      var text = text
+      text.withUTF8 { _ = FileDescriptorCalls.writeAll(writer, UnsafeRawBufferPointer($0)) }
+      close(writer)
+    }
+    thread.start()
+    let source = InputSource(fileDescriptor: fds[0], maximumLineLength: 100_000)
+    var lines: [(String, Bool)] = []
+    while let line = source.readLine() { lines.append((line, source.lastLineWasCut)) }
+    close(fds[0])
+    #expect(lines.map(\.0) == ["short", "", "after", ""])
+    #expect(lines.map(\.1) == [false, true, false, true])
+  }
+}

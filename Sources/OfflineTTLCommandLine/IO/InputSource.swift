@@ -13,13 +13,23 @@ final class InputSource {
   private var atEnd = false
   /// `errno` of a failed read, if any; reading stops there.
   private(set) var readError: Int32?
+  /// The longest line kept in memory; a longer one is skipped (see ``lastLineWasCut``).
+  let maximumLineLength: Int
+  /// Whether the line last handed out was longer than ``maximumLineLength``: it was skipped to
+  /// its newline and handed out empty, so memory stays bounded on endless input.
+  private(set) var lastLineWasCut = false
 
   private static let chunkSize = 1 << 16
 
   /// Reads from `fileDescriptor` in 64 KiB chunks.
-  init(fileDescriptor: Int32) {
+  ///
+  /// - Parameters:
+  ///   - fileDescriptor: The descriptor to read; not closed here.
+  ///   - maximumLineLength: The longest line kept, 16 MiB by default.
+  init(fileDescriptor: Int32, maximumLineLength: Int = 1 << 24) {
     self.fileDescriptor = fileDescriptor
     self.buffer = []
+    self.maximumLineLength = maximumLineLength
   }
 
   /// Reads from the given bytes.
@@ -27,6 +37,7 @@ final class InputSource {
     self.fileDescriptor = nil
     self.buffer = Array(bytes)
     self.atEnd = true
+    self.maximumLineLength = .max
   }
 
   /// Reads from the given text's UTF-8.
@@ -35,12 +46,14 @@ final class InputSource {
   }
 
   /// The next line without its `\n` (and without a `\r` before it), or `nil` at end of input.
-  /// A last line without a newline is returned too.
+  /// A last line without a newline is returned too. A line longer than ``maximumLineLength``
+  /// is handed out empty with ``lastLineWasCut`` set.
   ///
   /// - Parameter body: Called with the line's bytes; the buffer is valid only during the call.
   /// - Returns: `body`'s result, or `nil` at end of input.
   func withNextLine<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
     var searchFrom = start
+    lastLineWasCut = false
     while true {
       let newline = buffer.withUnsafeBufferPointer { all -> Int? in
         guard searchFrom < all.count, let base = all.baseAddress,
@@ -48,16 +61,33 @@ final class InputSource {
         else { return nil }
         return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
       }
+      if let newline, lastLineWasCut {
+        start = newline + 1
+        return try body(UnsafeBufferPointer(start: nil, count: 0))
+      }
       if let newline {
         let lineStart = start
         start = newline + 1
         return try lineBody(from: lineStart, to: newline, body)
+      }
+      if atEnd, lastLineWasCut {
+        start = buffer.count
+        return try body(UnsafeBufferPointer(start: nil, count: 0))
       }
       if atEnd {
         guard start < buffer.count else { return nil }
         let lineStart = start
         start = buffer.count
         return try lineBody(from: lineStart, to: buffer.count, body)
+      }
+      if buffer.count - start > maximumLineLength {
+        // Too long to keep: drop what is buffered and skip to the next newline.
+        lastLineWasCut = true
+        buffer.removeAll(keepingCapacity: true)
+        start = 0
+        searchFrom = 0
+        refill()
+        continue
       }
       let searched = buffer.count - start
       refill()

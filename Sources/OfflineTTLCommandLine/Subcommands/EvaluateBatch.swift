@@ -14,8 +14,11 @@ enum EvaluateBatch {
     var line: [UInt8] = []
     line.reserveCapacity(256)
     let output = context.standardOutput
-    while let outcome = context.standardInput.withNextLine({ bytes in
-      evaluateLine(bytes, unit: unit, into: &line)
+    let input = context.standardInput
+    while let outcome = input.withNextLine({ bytes in
+      input.lastLineWasCut
+        ? .invalid("longer than \(input.maximumLineLength) bytes; skipped")
+        : evaluateLine(bytes, unit: unit, into: &line)
     }) {
       lineNumber += 1
       switch outcome {
