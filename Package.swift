@@ -64,7 +64,10 @@ let package = Package(
     // The command-line tool's logic (parsing, output), kept testable and separate from @main.
     .target(
       name: "OfflineTTLCommandLine",
-      dependencies: ["OfflineTTL"],
+      dependencies: [
+        "OfflineTTL",
+        .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
+      ],
       swiftSettings: swiftSettings
     ),
     .executableTarget(
@@ -95,6 +98,7 @@ let package = Package(
       name: "SecretServiceTests",
       dependencies: [
         "OfflineTTL", "OfflineTTLTesting", "OfflineTTLSecretService", "offline-ttl-secret-probe",
+        "offline-ttl",
       ],
       swiftSettings: swiftSettings
     ),

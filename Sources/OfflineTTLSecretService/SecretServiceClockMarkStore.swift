@@ -142,31 +142,18 @@
     private func run<Result>(
       locked: Bool, _ body: (SecretServiceSession) throws(ClockMarkStoreError) -> Result
     ) throws(ClockMarkStoreError) -> Result {
-      guard locked else { return try connected(body) }
-      return try SecretServiceLockFile.withLock(
-        path: configuration.lockFilePath, timeout: configuration.timeout,
-        failure: { ClockMarkStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message) }
-      ) { () throws(ClockMarkStoreError) -> Result in try connected(body) }
-    }
-
-    private func connected<Result>(
-      _ body: (SecretServiceSession) throws(ClockMarkStoreError) -> Result
-    ) throws(ClockMarkStoreError) -> Result {
-      do {
-        return try SecretServiceSession.run(configuration) { session in try body(session) }
-      } catch let error as ClockMarkStoreError {
-        throw error
-      } catch let fault as SecretServiceFault {
-        throw Self.mapped(fault)
-      } catch {
-        throw ClockMarkStoreError(code: .storeUnusable, reason: "\(error)")
-      }
+      try SecretServiceOperation.run(
+        configuration, lock: locked ? "marks" : nil, fault: Self.mapped,
+        lockFailure: {
+          ClockMarkStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message)
+        },
+        body)
     }
 
     private static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
       throws(ClockMarkStoreError) -> Result
     {
-      do { return try call() } catch { throw mapped(error) }
+      try SecretServiceOperation.perform(mapped, call)
     }
 
     static func mapped(_ fault: SecretServiceFault) -> ClockMarkStoreError {

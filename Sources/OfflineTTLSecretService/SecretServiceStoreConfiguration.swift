@@ -24,11 +24,16 @@
     /// Off by default: a library call never shows a prompt unless its caller opts in; a locked
     /// collection is then a `collection_locked` failure.
     public var allowsUnlockPrompt: Bool
-    /// The longest one store operation may wait for the service (the lock file, the bus and every
-    /// D-Bus call together); past it the calls are cancelled and the operation fails with
-    /// `timed_out`. Measured on the monotonic clock by a watchdog thread, so it also works under
-    /// libfaketime (where Dispatch and `Task.sleep` timers never fire).
+    /// How long the service may leave a call unanswered.
+    /// When a limit passes with no call answered, the pending call is cancelled through its
+    /// `GCancellable` and the operation fails with `timed_out` (a call is thus cancelled between
+    /// one and two limits after the previous answer). Waited by a watchdog thread in `poll(2)`
+    /// with relative timeouts, so it also works under libfaketime (where Dispatch and
+    /// `Task.sleep` timers never fire).
     public var timeout: Duration
+    /// How long to wait for the lock file while other threads or processes hold it; past it the
+    /// operation fails with `lock_failed`. Waited in short sleeps, bounded under libfaketime too.
+    public var lockTimeout: Duration
 
     /// The default lock directory, `$XDG_RUNTIME_DIR/offline-ttl`, or `nil` when
     /// `XDG_RUNTIME_DIR` is unset or empty.
@@ -45,13 +50,14 @@
     ///     be empty.
     ///   - lockDirectory: The lock file's directory; `nil` uses ``defaultLockDirectory``.
     ///   - allowsUnlockPrompt: Whether an interactive unlock prompt may be shown (default: no).
-    ///   - timeout: The limit for one operation; default 5 seconds. With a prompt allowed, give
-    ///     the user time to answer.
+    ///   - timeout: How long one call may go unanswered; default 5 seconds. With a prompt
+    ///     allowed, give the user time to answer.
+    ///   - lockTimeout: How long to wait for the lock file; default 30 seconds.
     /// - Throws: ``InvalidValueError`` when the application id is empty, when no lock directory is
-    ///   named and `XDG_RUNTIME_DIR` is unset, or when the timeout is not positive.
+    ///   named and `XDG_RUNTIME_DIR` is unset, or when a timeout is not positive.
     public init(
       applicationID: String, lockDirectory: String? = nil, allowsUnlockPrompt: Bool = false,
-      timeout: Duration = .seconds(5)
+      timeout: Duration = .seconds(5), lockTimeout: Duration = .seconds(30)
     ) throws(InvalidValueError) {
       guard !applicationID.isEmpty else {
         throw InvalidValueError(
@@ -61,25 +67,28 @@
         throw InvalidValueError(
           code: .invalidOption, reason: "no lock directory given and XDG_RUNTIME_DIR is unset")
       }
-      guard timeout > .zero else {
-        throw InvalidValueError(code: .invalidDuration, reason: "the timeout must be positive")
+      guard timeout > .zero, lockTimeout > .zero else {
+        throw InvalidValueError(code: .invalidDuration, reason: "the timeouts must be positive")
       }
       self.applicationID = applicationID
       self.lockDirectory = directory
       self.allowsUnlockPrompt = allowsUnlockPrompt
       self.timeout = timeout
+      self.lockTimeout = lockTimeout
     }
 
-    /// The lock file shared by every process using this application id: the id with every
-    /// character outside `[A-Za-z0-9._-]` replaced by `_` (a collision only serializes more).
-    var lockFilePath: String {
+    /// The lock file shared by every process using this application id for one kind of secret
+    /// (`marks` or `items`: two files, so that an online sign-in can reset the mark while it
+    /// holds the items' lock, as the gate does): the id with every character outside
+    /// `[A-Za-z0-9._-]` replaced by `_` (a collision only serializes more).
+    func lockFilePath(for kind: String) -> String {
       let safe = applicationID.unicodeScalars.map { scalar -> Character in
         let allowed =
           (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
           || (scalar >= "0" && scalar <= "9") || scalar == "." || scalar == "_" || scalar == "-"
         return allowed ? Character(scalar) : "_"
       }
-      return lockDirectory + "/secret-service." + String(safe) + ".lock"
+      return lockDirectory + "/secret-service." + String(safe) + "." + kind + ".lock"
     }
   }
 #endif

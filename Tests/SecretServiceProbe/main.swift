@@ -9,6 +9,7 @@
 //
 // Prints `ok generation=<g> mark=<ns>` or `error <ClockMarkStoreError>` and `elapsed_ms=<n>`;
 // exit 0, 1 (store error) or 2 (usage, or built without the SecretService trait).
+// OFFLINE_TTL_PROBE_TIMEOUT_MS sets the store's call time limit (default 10 000).
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -28,9 +29,11 @@
   }
 
   let arguments = CommandLine.arguments
+  let timeout = getenv("OFFLINE_TTL_PROBE_TIMEOUT_MS").flatMap { Int64(String(cString: $0)) }
   guard arguments.count >= 4,
     let configuration = try? SecretServiceStoreConfiguration(
-      applicationID: arguments[1], lockDirectory: arguments[2], timeout: .seconds(10))
+      applicationID: arguments[1], lockDirectory: arguments[2],
+      timeout: .milliseconds(timeout ?? 10_000))
   else {
     print("usage: offline-ttl-secret-probe <app-id> <lock-dir> <command> ...")
     exit(2)

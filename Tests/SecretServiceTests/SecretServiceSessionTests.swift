@@ -28,13 +28,8 @@
       #expect(elapsed < 2_000)
     }
 
-    @Test func aBusWithoutAProviderIsTypedAndQuick() throws {
-      guard let runSession = SecretServiceTestSupport.which("dbus-run-session") else {
-        print("skipped: dbus-run-session is not installed (Debian: dbus)")
-        return
-      }
-      // A session bus that can activate nothing: no service directories.
-      let directory = try SecretServiceTestSupport.temporaryDirectory()
+    /// A session bus that can activate nothing: no service directories.
+    static func writeBusConfig(in directory: String) throws -> String {
       let config = """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -50,10 +45,64 @@
         </busconfig>
         """
       try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+      return directory + "/bus.conf"
+    }
+
+    @Test func aProviderThatNeverAnswersIsCancelledEvenUnderLibfaketime() throws {
+      guard let runSession = SecretServiceTestSupport.which("dbus-run-session"),
+        let bash = SecretServiceTestSupport.which("bash"),
+        let python = ["/usr/bin/python3", SecretServiceTestSupport.which("python3")].compactMap({
+          $0
+        })
+        .first(where: {
+          (try? SecretServiceTestSupport.run($0, ["-c", "import dbus"]).status) == 0
+        })
+      else {
+        print("skipped: needs dbus-run-session and python3-dbus (Debian: dbus, python3-dbus)")
+        return
+      }
+      // A fake provider owns the name and never reads its messages: every call hangs. The
+      // probe runs under libfaketime two days back when faketime is installed, where Dispatch
+      // and Task.sleep timers never fire; the watchdog must cancel the call anyway.
+      let directory = try SecretServiceTestSupport.temporaryDirectory()
+      let faketime = SecretServiceTestSupport.which("faketime").map { "\($0) -f -2d" } ?? ""
+      if faketime.isEmpty { print("note: faketime is not installed; probe runs unfaked") }
+      let script = """
+        "$PYTHON" -c 'import dbus, time
+        bus = dbus.SessionBus()
+        bus.request_name("org.freedesktop.secrets")
+        time.sleep(30)' &
+        for _ in $(seq 100); do
+          dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+            org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null \
+            | grep -q "boolean true" && break
+          sleep 0.05
+        done
+        OFFLINE_TTL_PROBE_TIMEOUT_MS=1000 \(faketime) "$PROBE" org.offlinettl.tests.hang "$LOCKS" read
+        kill %1
+        """
+      let output = try SecretServiceTestSupport.run(
+        runSession,
+        ["--config-file=\(try Self.writeBusConfig(in: directory))", "--", bash, "-c", script],
+        environment: ["PYTHON": python, "PROBE": probe, "LOCKS": directory])
+      #expect(
+        output.standardOutput.hasPrefix("error store_unusable (timed_out): "),
+        "\(output.standardOutput)\(output.standardError)")
+      let elapsed = try #require(output.value("elapsed_ms").flatMap { Int($0) })
+      #expect(elapsed >= 900 && elapsed < 4_000, "cancelled after one to two limits")
+    }
+
+    @Test func aBusWithoutAProviderIsTypedAndQuick() throws {
+      guard let runSession = SecretServiceTestSupport.which("dbus-run-session") else {
+        print("skipped: dbus-run-session is not installed (Debian: dbus)")
+        return
+      }
+      let directory = try SecretServiceTestSupport.temporaryDirectory()
+      let config = try Self.writeBusConfig(in: directory)
       let output = try SecretServiceTestSupport.run(
         runSession,
         [
-          "--config-file=\(directory)/bus.conf", "--", probe, "org.offlinettl.tests.noprovider",
+          "--config-file=\(config)", "--", probe, "org.offlinettl.tests.noprovider",
           directory, "observe", "1000000000",
         ])
       #expect(output.status == 1)

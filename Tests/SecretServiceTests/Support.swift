@@ -171,6 +171,31 @@ enum SecretServiceTestSupport {
     }
   }
 
+  /// The raw secret of a CLI store's item (`offline-ttl --backend secret-service`), through
+  /// `secret-tool lookup`; empty when there is none.
+  static func itemSecret(store: String, key: String) throws -> String {
+    guard let secretTool = which("secret-tool") else { return "(secret-tool missing)" }
+    let absolute = URL(fileURLWithPath: store).standardizedFileURL.path
+    return try run(
+      secretTool,
+      [
+        "lookup", "xdg:schema", "org.offlinettl.Secret", "application",
+        "offline-ttl-cli:" + absolute, "kind", "item", "key", key,
+      ]
+    ).standardOutput
+  }
+
+  /// The CRC-32 (zlib's) of `text`, as 8 lowercase hex digits.
+  static func crc32Hex(_ text: String) -> String {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in text.utf8 {
+      crc ^= UInt32(byte)
+      for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+    }
+    let digits = String(crc ^ 0xFFFF_FFFF, radix: 16)
+    return String(repeating: "0", count: 8 - digits.count) + digits
+  }
+
   /// Whether a program is on `PATH`.
   static func which(_ program: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

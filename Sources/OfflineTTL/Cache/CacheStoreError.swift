@@ -35,6 +35,9 @@ public struct CacheStoreError: Error, Sendable, Hashable, CustomStringConvertibl
   public let key: CacheItemKey?
   /// The operating system's error number, when one caused this.
   public let errno: Int32?
+  /// For a store kept in an outside service (the Secret Service, the Keychain), why that service
+  /// could not be used; usually with code `storeUnusable`, or `writeFailed` when a write failed.
+  public let unusableReason: StoreUnusableReason?
   /// A sentence for people.
   public let reason: String
 
@@ -44,14 +47,22 @@ public struct CacheStoreError: Error, Sendable, Hashable, CustomStringConvertibl
   ///   - code: The kind of failure.
   ///   - key: The item concerned, if any.
   ///   - errno: The operating system's error number, if any.
+  ///   - unusableReason: Why an outside service could not be used, if that is the cause.
   ///   - reason: A sentence for people.
-  public init(code: Code, key: CacheItemKey? = nil, errno: Int32? = nil, reason: String) {
+  public init(
+    code: Code, key: CacheItemKey? = nil, errno: Int32? = nil,
+    unusableReason: StoreUnusableReason? = nil, reason: String
+  ) {
     self.code = code
     self.key = key
     self.errno = errno
+    self.unusableReason = unusableReason
     self.reason = reason
   }
 
-  /// `"<code>: <reason>"`.
-  public var description: String { "\(code): \(reason)" }
+  /// `"<code>[ (<unusable reason>)]: <reason>"`, e.g. `store_unusable (collection_locked): …`.
+  public var description: String {
+    guard let unusableReason else { return "\(code): \(reason)" }
+    return "\(code) (\(unusableReason)): \(reason)"
+  }
 }

@@ -32,11 +32,12 @@ enum StoreCommandSupport {
   ///   - path: The store directory.
   ///   - maxAge: The max age.
   ///   - floor: `--clock-tolerance` and `--no-boot-floor` (see ``floorOptions(_:)``).
+  ///   - backend: `--backend` (see ``StoreBackend``); files by default.
   ///   - context: Supplies the clocks.
   static func gate(
     store path: String, maxAge: Duration, floor: FloorOptions = FloorOptions(),
-    context: CommandContext
-  ) throws(UsageError) -> OfflineAccessGate {
+    backend: StoreBackend = .file, context: CommandContext
+  ) throws -> OfflineAccessGate {
     let policy: EligibilityPolicy
     do {
       policy = try EligibilityPolicy(
@@ -46,7 +47,7 @@ enum StoreCommandSupport {
       throw UsageError("--max-age: \(error.reason)")
     }
     return OfflineAccessGate(
-      cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
+      cache: try backend.cache(at: path), marks: try backend.marks(at: path),
       policy: policy, clock: context.clock, bootClock: context.bootClock)
   }
 

@@ -19,7 +19,7 @@ enum Mark: Subcommand {
       .option(
         "unit", value: "unit", help: "The unit of --now and of the output: s (default), ms or ns."),
       .flag("json", help: "Prints {\"mark\":N,\"generation\":G} instead of a line of text."),
-    ],
+    ] + StoreBackend.optionSpecs,
     positionals: [
       PositionalSpec(name: "action", help: "observe, reset or show.")
     ],
@@ -43,7 +43,7 @@ enum Mark: Subcommand {
     let directory = try arguments.requiredValue("dir")
     let nows = try arguments.instants("now", unit: unit)
     let json = arguments.flag("json")
-    let store = FileClockMarkStore(atPath: directory)
+    let store = try StoreBackend.parse(arguments).marks(at: directory)
     switch action {
     case "observe":
       guard !nows.isEmpty else { throw UsageError("missing option '--now'") }

@@ -18,7 +18,7 @@ enum Read: Subcommand {
       .flag(
         "json",
         help: "Prints one JSON object (the decision, the item's written_at and base64 payload)."),
-    ] + StoreCommandSupport.floorOptionSpecs,
+    ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs,
     positionals: [
       PositionalSpec(
         name: "key",
@@ -40,7 +40,8 @@ enum Read: Subcommand {
     let path = try StoreCommandSupport.existingStore(arguments.requiredValue("store"))
     let floor = try StoreCommandSupport.floorOptions(arguments)
     let gate = try StoreCommandSupport.gate(
-      store: path, maxAge: maxAge, floor: floor, context: context)
+      store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
+      context: context)
     let json = arguments.flag("json")
     switch gate.openOffline() {
     case .refused(let decision):

@@ -15,7 +15,7 @@ enum SignIn: Subcommand {
         "put", value: "key=path", repeatable: true,
         help: "Writes the file at path as the item key; give one per item."),
       .flag("json", help: "Prints one JSON object instead of a line of text."),
-    ],
+    ] + StoreBackend.optionSpecs,
     discussion: """
       Resets the clock mark to the real wall clock now, in a new generation (even when now is
       earlier than the old mark: the recovery after a fast clock was corrected), then writes
@@ -27,6 +27,7 @@ enum SignIn: Subcommand {
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let path = try arguments.requiredValue("store")
+    let backend = try StoreBackend.parse(arguments)
     var items: [(CacheItemKey, Data)] = []
     for put in arguments.values("put") {
       guard let equals = put.firstIndex(of: "=") else {
@@ -40,7 +41,7 @@ enum SignIn: Subcommand {
       items.append((key, data))
     }
     let gate = OfflineAccessGate(
-      cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
+      cache: try backend.cache(at: path), marks: try backend.marks(at: path),
       policy: try! EligibilityPolicy(maxAge: .zero), clock: context.clock,
       bootClock: context.bootClock)
     let session: OnlineSession

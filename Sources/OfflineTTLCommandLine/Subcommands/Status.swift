@@ -15,7 +15,7 @@ enum Status: Subcommand {
         "max-age", value: "duration",
         help: "How long after its oldest item the cache may be used, with units: 7d, 12h, 1h30m."),
       .flag("json", help: "Prints one JSON object instead of name: value lines."),
-    ] + StoreCommandSupport.floorOptionSpecs,
+    ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs,
     discussion: """
       Observes the real wall clock through the clock mark (durably, before answering fresh) and
       prints status, reasons, now, mark, deadline, generation and item count. Items are never
@@ -35,7 +35,8 @@ enum Status: Subcommand {
     let path = try StoreCommandSupport.existingStore(arguments.requiredValue("store"))
     let floor = try StoreCommandSupport.floorOptions(arguments)
     let gate = try StoreCommandSupport.gate(
-      store: path, maxAge: maxAge, floor: floor, context: context)
+      store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
+      context: context)
     let decision = gate.checkEligibility()
     if arguments.flag("json") {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)

@@ -1,13 +1,18 @@
 #if SecretService
   import CLibSecret
   import OfflineTTL
+  import Synchronization
 
   #if canImport(Glibc)
     import Glibc
   #endif
 
-  /// A `GCancellable` that a watchdog thread cancels when one operation runs past its time limit,
-  /// so that no libsecret call blocks forever.
+  /// A `GCancellable` that a watchdog thread cancels when the service stops answering, so that no
+  /// libsecret call blocks forever.
+  ///
+  /// The operation reports each answered call with ``progressed()``; the watchdog fires when a
+  /// whole time limit passes with no progress (so between one and two limits after the last
+  /// answer), which bounds every call without bounding a long commit of many calls.
   ///
   /// The watchdog waits in `poll(2)` on a pipe with a relative timeout, re-measured on
   /// `CLOCK_MONOTONIC` after an interruption. It uses no Dispatch or Swift concurrency timer:
@@ -25,6 +30,7 @@
     private var thread = pthread_t()
     fileprivate var fired = false
     private var finished = false
+    private let answered = Atomic<Int>(0)
 
     /// Starts the watchdog.
     ///
@@ -76,6 +82,11 @@
       return fired
     }
 
+    /// Records that a call was answered: the watchdog's limit starts again.
+    func progressed() {
+      answered.add(1, ordering: .relaxed)
+    }
+
     /// Whether the watchdog has fired so far (exact only after ``finish()``; before it, a
     /// cancelled call is recognised by its `G_IO_ERROR_CANCELLED`).
     var hasFired: Bool { g_cancellable_is_cancelled(cancellable) != 0 }
@@ -84,8 +95,9 @@
 
     /// The watchdog thread's body.
     fileprivate func watch() {
-      let start = Self.monotonicNanoseconds()
+      var start = Self.monotonicNanoseconds()
       var remaining = timeoutNanoseconds
+      var seen = answered.load(ordering: .relaxed)
       while true {
         var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(clamping: remaining / 1_000_000 + 1)
@@ -94,6 +106,13 @@
         if ready < 0 && errno == EINTR {
           remaining = timeoutNanoseconds - (Self.monotonicNanoseconds() - start)
           if remaining > 0 { continue }
+        }
+        let now = answered.load(ordering: .relaxed)
+        if now != seen {  // a call was answered during this limit: allow another
+          seen = now
+          start = Self.monotonicNanoseconds()
+          remaining = timeoutNanoseconds
+          continue
         }
         fired = true
         g_cancellable_cancel(cancellable)

@@ -73,11 +73,13 @@
       }
       g_dbus_connection_set_exit_on_close(bus, 0)
       g_object_unref(UnsafeMutableRawPointer(bus))
+      deadline.progressed()
 
       service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, &error)
       guard let service else {
         throw fault(error, "opening the Secret Service")
       }
+      deadline.progressed()
       collection = secret_collection_for_alias_sync(
         service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, &error)
       guard let collection else {
@@ -108,16 +110,24 @@
     /// The secrets of this application with `kind` (and `key`, when given), with their values.
     ///
     /// - Complexity: One D-Bus search plus one call fetching every match's secret.
-    func find(kind: String, key: String?) throws(SecretServiceFault) -> [SecretServiceFoundItem] {
+    /// - Parameters:
+    ///   - kind: The `kind` attribute.
+    ///   - key: The `key` attribute, or `nil` for every key.
+    ///   - loadSecrets: Whether to fetch the values too (otherwise every `secret` is `nil`).
+    func find(kind: String, key: String?, loadSecrets: Bool = true) throws(SecretServiceFault)
+      -> [SecretServiceFoundItem]
+    {
       guard let collection else { preconditionFailure("not connected") }
       let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
       defer { g_hash_table_unref(attributes) }
       var error: UnsafeMutablePointer<GError>?
       let flags = SecretSearchFlags(
-        rawValue: SECRET_SEARCH_ALL.rawValue | SECRET_SEARCH_LOAD_SECRETS.rawValue)
+        rawValue: SECRET_SEARCH_ALL.rawValue
+          | (loadSecrets ? SECRET_SEARCH_LOAD_SECRETS.rawValue : 0))
       let list = secret_collection_search_sync(
         collection, schema, attributes, flags, cancellable, &error)
       if error != nil { throw fault(error, "searching the default collection") }
+      deadline.progressed()
       guard let list else { return [] }
       lists.append(list)
       var found: [SecretServiceFoundItem] = []
@@ -142,6 +152,7 @@
       guard secret_item_set_secret_sync(item, value, cancellable, &error) != 0 else {
         throw fault(error, "writing a secret", write: true)
       }
+      deadline.progressed()
     }
 
     /// Creates an item in the default collection (replacing one with the same attributes).
@@ -158,6 +169,7 @@
         collection, schema, attributes, label, value, SECRET_ITEM_CREATE_REPLACE, cancellable,
         &error)
       guard let item else { throw fault(error, "creating a secret", write: true) }
+      deadline.progressed()
       g_object_unref(UnsafeMutableRawPointer(item))
     }
 
@@ -165,8 +177,9 @@
     func delete(_ item: UnsafeMutablePointer<SecretItem>) throws(SecretServiceFault) {
       var error: UnsafeMutablePointer<GError>?
       guard secret_item_delete_sync(item, cancellable, &error) != 0 else {
-        throw fault(error, "deleting a duplicate secret", write: true)
+        throw fault(error, "deleting a secret", write: true)
       }
+      deadline.progressed()
     }
 
     /// Locks the default collection (for tests of the locked case; locking needs no prompt).

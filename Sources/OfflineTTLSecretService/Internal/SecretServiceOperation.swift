@@ -1,0 +1,51 @@
+#if SecretService
+  import OfflineTTL
+
+  /// Runs one store operation: optionally under the lock file, then connected to the default
+  /// collection, mapping service and lock failures to the store's own error type.
+  enum SecretServiceOperation {
+    /// - Parameters:
+    ///   - configuration: The store's configuration.
+    ///   - lock: Which lock file to hold (`marks` for every read → advance → write, `items` for
+    ///     every commit), or `nil` for none.
+    ///   - fault: Maps a service failure to the store's error.
+    ///   - lockFailure: Maps a lock-file failure to the store's error.
+    ///   - body: The operation's calls.
+    /// - Throws: The store's error type only.
+    static func run<Result, Failure: Error>(
+      _ configuration: SecretServiceStoreConfiguration, lock: String?,
+      fault: (SecretServiceFault) -> Failure,
+      lockFailure: (SecretServiceLockFile.Failure) -> Failure,
+      _ body: (SecretServiceSession) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+      guard let lock else { return try connected(configuration, fault, body) }
+      return try SecretServiceLockFile.withLock(
+        path: configuration.lockFilePath(for: lock), timeout: configuration.lockTimeout,
+        failure: lockFailure
+      ) { () throws(Failure) -> Result in try connected(configuration, fault, body) }
+    }
+
+    private static func connected<Result, Failure: Error>(
+      _ configuration: SecretServiceStoreConfiguration, _ fault: (SecretServiceFault) -> Failure,
+      _ body: (SecretServiceSession) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+      do {
+        return try SecretServiceSession.run(configuration) { session in try body(session) }
+      } catch let error as Failure {
+        throw error
+      } catch let failure as SecretServiceFault {
+        throw fault(failure)
+      } catch {
+        throw fault(
+          SecretServiceFault(reason: .serviceFailed, duringWrite: false, message: "\(error)"))
+      }
+    }
+
+    /// Runs service calls, mapping their failure.
+    static func perform<Result, Failure: Error>(
+      _ fault: (SecretServiceFault) -> Failure, _ call: () throws(SecretServiceFault) -> Result
+    ) throws(Failure) -> Result {
+      do { return try call() } catch { throw fault(error) }
+    }
+  }
+#endif

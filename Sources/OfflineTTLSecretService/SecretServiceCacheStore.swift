@@ -1,0 +1,261 @@
+#if SecretService
+  import Foundation
+  import OfflineTTL
+
+  /// A ``CacheItemStore`` that keeps each cached item as a secret in the Secret Service (GNOME
+  /// Keyring, KWallet, KeePassXC), through libsecret: the Linux counterpart of keeping a cache in
+  /// the Keychain.
+  ///
+  /// Each item is one secret in the `default` collection with the attributes `application` =
+  /// ``SecretServiceStoreConfiguration/applicationID``, `kind` = `item`, `key` = the item's key;
+  /// its value holds the exact `writtenAt` (nanoseconds) before the payload, with a CRC-32. One
+  /// more secret (`kind` = `index`) lists every key's `writtenAt`, so ``summary()`` reads one
+  /// secret and no payload.
+  ///
+  /// - Serialization: ``commit(_:onlyIf:)`` holds the same `flock`ed lock file as
+  ///   ``SecretServiceClockMarkStore`` (same application id and lock directory), and runs the
+  ///   precondition under it.
+  /// - Atomicity: the Secret Service has no transactions. Each item is replaced whole (old or new,
+  ///   never half), but a commit of several items interrupted by a crash may leave some items new
+  ///   and some old; the index, marked dirty for the commit's duration, is then rebuilt from the
+  ///   items. Each item written costs the provider one save of its collection (not one sync per
+  ///   commit, as the directory store achieves).
+  /// - Fail closed: an item whose value does not decode is `itemUnreadable` and left alone;
+  ///   service failures carry a ``StoreUnusableReason`` (`collection_locked` without a prompt,
+  ///   `no_session_bus`, `no_provider`, `timed_out`, …). No read path writes or deletes anything;
+  ///   only a commit's own deletions (and ``CacheChanges/removeAll()``) delete.
+  public struct SecretServiceCacheStore: CacheItemStore {
+    /// Where the items live and how operations are bounded.
+    public let configuration: SecretServiceStoreConfiguration
+
+    static let itemKind = "item"
+    static let indexKind = "index"
+    static let indexKey = "items"
+
+    /// Creates a store; connects lazily, once per operation.
+    ///
+    /// - Parameter configuration: The application id, lock directory, prompt policy and timeout.
+    public init(configuration: SecretServiceStoreConfiguration) {
+      self.configuration = configuration
+    }
+
+    /// The count and the oldest and newest `writtenAt`, from the index secret.
+    ///
+    /// - Returns: The summary; ``ItemTimeSummary/empty`` when nothing is stored.
+    /// - Throws: ``CacheStoreError``: `itemUnreadable` when a rebuild of a missing or
+    ///   interrupted index meets an unreadable item; `storeUnusable` with its reason.
+    /// - Complexity: One search and one secret of O(n) lines; O(n) searches' worth of secrets
+    ///   while the index is rebuilt (in memory: a read writes nothing).
+    public func summary() throws(CacheStoreError) -> ItemTimeSummary {
+      try run(locked: false) { session throws(CacheStoreError) in
+        let index = try Self.currentIndex(session, tolerating: [])
+        return ItemTimeSummary(writtenAt: index.writtenAt.values)
+      }
+    }
+
+    /// One item, or `nil` when none is stored under `key`.
+    ///
+    /// - Parameter key: The item's key.
+    /// - Returns: The item's bytes and exact `writtenAt`.
+    /// - Throws: ``CacheStoreError``: `itemUnreadable` (left alone), or `storeUnusable`.
+    public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
+      try run(locked: false) { session throws(CacheStoreError) in
+        let found = try Self.perform { () throws(SecretServiceFault) in
+          try session.find(kind: Self.itemKind, key: key.rawValue)
+        }
+        guard let first = found.first else { return nil }
+        guard found.count == 1 else {
+          throw CacheStoreError(
+            code: .itemUnreadable, key: key,
+            reason: "\(found.count) secrets carry this item's attributes; left alone")
+        }
+        let decoded = try Self.decode(first, key: key)
+        return CacheItem(key: key, payload: decoded.payload, writtenAt: decoded.writtenAt)
+      }
+    }
+
+    /// Every stored key, in ascending byte order (from the secrets' attributes; no value is read).
+    ///
+    /// - Returns: The keys.
+    /// - Throws: ``CacheStoreError``: `itemUnreadable` for an attribute that is not a valid key,
+    ///   or `storeUnusable`.
+    /// - Complexity: One search; O(n log n) to sort.
+    public func keys() throws(CacheStoreError) -> [CacheItemKey] {
+      try run(locked: false) { session throws(CacheStoreError) in
+        let found = try Self.perform { () throws(SecretServiceFault) in
+          try session.find(kind: Self.itemKind, key: nil, loadSecrets: false)
+        }
+        var keys: [CacheItemKey] = []
+        for item in found {
+          guard let raw = item.key, let key = try? CacheItemKey(raw) else {
+            throw CacheStoreError(
+              code: .itemUnreadable, reason: "a secret's key attribute is not a valid item key")
+          }
+          keys.append(key)
+        }
+        return Array(Set(keys)).sorted()
+      }
+    }
+
+    /// Applies `changes` under the lock file if `precondition` (run under it) allows.
+    ///
+    /// - Parameters:
+    ///   - changes: The writes and deletions.
+    ///   - precondition: Checked under the lock, before anything is written.
+    /// - Returns: Whether the changes were applied.
+    /// - Throws: ``CacheStoreError``: `writeFailed` (with the service's reason; items written
+    ///   before the failure are new, the rest old, the index left dirty), `lockFailed`,
+    ///   `itemUnreadable` (an unreadable item the commit does not replace blocks an index
+    ///   rebuild), or `storeUnusable`.
+    /// - Complexity: Two searches, one call per change, two index writes.
+    public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
+      throws(CacheStoreError) -> Bool
+    {
+      try run(locked: true) { session throws(CacheStoreError) in
+        guard precondition() else { return false }
+        guard !changes.isEmpty else { return true }
+        let touched = Set(changes.entries.keys.map(\.rawValue))
+        var index = try Self.currentIndex(
+          session, tolerating: changes.removesAll ? nil : touched)
+        let existing = try Self.perform { () throws(SecretServiceFault) in
+          try session.find(kind: Self.itemKind, key: nil, loadSecrets: false)
+        }
+        let indexItems = try Self.perform { () throws(SecretServiceFault) in
+          try session.find(kind: Self.indexKind, key: Self.indexKey, loadSecrets: false)
+        }
+        try Self.perform { () throws(SecretServiceFault) in
+          index.isClean = false
+          try writeIndex(index, session: session, existing: indexItems)
+          var byKey: [String: [SecretServiceFoundItem]] = [:]
+          for item in existing { byKey[item.key ?? "", default: []].append(item) }
+          if changes.removesAll {
+            for item in existing { try session.delete(item.item) }
+            byKey = [:]
+            index.writtenAt = [:]
+          }
+          for (key, change) in changes.entries.sorted(by: { $0.key < $1.key }) {
+            let current = byKey[key.rawValue] ?? []
+            if let write = change {
+              let bytes = SecretServiceCacheCoding.encodeItem(
+                payload: write.payload, writtenAt: write.writtenAt)
+              if let first = current.first {
+                try session.write(
+                  bytes, contentType: SecretServiceCacheCoding.itemContentType, to: first.item)
+                for duplicate in current.dropFirst() { try session.delete(duplicate.item) }
+              } else {
+                try session.create(
+                  kind: Self.itemKind, key: key.rawValue, label: label(key.rawValue),
+                  bytes: bytes, contentType: SecretServiceCacheCoding.itemContentType)
+              }
+              index.writtenAt[key.rawValue] = write.writtenAt
+            } else {
+              for item in current { try session.delete(item.item) }
+              index.writtenAt[key.rawValue] = nil
+            }
+          }
+          index.isClean = true
+          let indexNow = try session.find(
+            kind: Self.indexKind, key: Self.indexKey, loadSecrets: false)
+          try writeIndex(index, session: session, existing: indexNow)
+        }
+        return true
+      }
+    }
+
+    private func label(_ key: String) -> String {
+      "OfflineTTL cache item \(key) (\(configuration.applicationID))"
+    }
+
+    private func writeIndex(
+      _ index: SecretServiceCacheCoding.Index, session: SecretServiceSession,
+      existing: [SecretServiceFoundItem]
+    ) throws(SecretServiceFault) {
+      let bytes = SecretServiceCacheCoding.encodeIndex(index)
+      if let first = existing.first {
+        try session.write(
+          bytes, contentType: SecretServiceCacheCoding.indexContentType, to: first.item)
+        for duplicate in existing.dropFirst() { try session.delete(duplicate.item) }
+      } else {
+        try session.create(
+          kind: Self.indexKind, key: Self.indexKey,
+          label: "OfflineTTL cache index (\(configuration.applicationID))", bytes: bytes,
+          contentType: SecretServiceCacheCoding.indexContentType)
+      }
+    }
+
+    // MARK: - Helpers
+
+    /// The clean index, or one rebuilt in memory from the items when it is missing, dirty,
+    /// duplicated or does not decode. `tolerating` lists keys whose unreadable items may be
+    /// skipped (a commit replaces them); `nil` skips every unreadable item (a commit removes all).
+    private static func currentIndex(_ session: SecretServiceSession, tolerating: Set<String>?)
+      throws(CacheStoreError) -> SecretServiceCacheCoding.Index
+    {
+      let stored = try perform { () throws(SecretServiceFault) in
+        try session.find(kind: indexKind, key: indexKey)
+      }
+      if stored.count == 1, let secret = stored[0].secret,
+        let index = SecretServiceCacheCoding.decodeIndex(secret), index.isClean
+      {
+        return index
+      }
+      if stored.count == 1, stored[0].secret == nil { throw locked() }
+      let items = try perform { () throws(SecretServiceFault) in
+        try session.find(kind: itemKind, key: nil)
+      }
+      var writtenAt: [String: WallClockInstant] = [:]
+      for item in items {
+        let raw = item.key ?? ""
+        guard let secret = item.secret else { throw locked() }
+        guard let decoded = SecretServiceCacheCoding.decodeItem(secret), writtenAt[raw] == nil
+        else {
+          if tolerating == nil || tolerating!.contains(raw) { continue }
+          throw CacheStoreError(
+            code: .itemUnreadable, key: try? CacheItemKey(raw),
+            reason: "rebuilding the index met an item that does not decode; left alone")
+        }
+        writtenAt[raw] = decoded.writtenAt
+      }
+      return SecretServiceCacheCoding.Index(writtenAt: writtenAt, isClean: true)
+    }
+
+    private static func decode(_ found: SecretServiceFoundItem, key: CacheItemKey)
+      throws(CacheStoreError) -> (payload: Data, writtenAt: WallClockInstant)
+    {
+      guard let secret = found.secret else { throw locked() }
+      guard let decoded = SecretServiceCacheCoding.decodeItem(secret) else {
+        throw CacheStoreError(
+          code: .itemUnreadable, key: key,
+          reason: "the item's secret does not decode (format or checksum); left alone")
+      }
+      return decoded
+    }
+
+    private static func locked() -> CacheStoreError {
+      CacheStoreError(
+        code: .storeUnusable, unusableReason: .collectionLocked,
+        reason: "the secret is locked")
+    }
+
+    private func run<Result>(
+      locked: Bool, _ body: (SecretServiceSession) throws(CacheStoreError) -> Result
+    ) throws(CacheStoreError) -> Result {
+      try SecretServiceOperation.run(
+        configuration, lock: locked ? "items" : nil, fault: Self.mapped,
+        lockFailure: { CacheStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message) },
+        body)
+    }
+
+    private static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
+      throws(CacheStoreError) -> Result
+    {
+      try SecretServiceOperation.perform(mapped, call)
+    }
+
+    static func mapped(_ fault: SecretServiceFault) -> CacheStoreError {
+      CacheStoreError(
+        code: fault.duringWrite ? .writeFailed : .storeUnusable, unusableReason: fault.reason,
+        reason: fault.message)
+    }
+  }
+#endif

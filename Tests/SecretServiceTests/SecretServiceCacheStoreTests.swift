@@ -1,0 +1,98 @@
+#if SecretService
+  import Foundation
+  import OfflineTTL
+  import OfflineTTLSecretService
+  import OfflineTTLTesting
+  import Testing
+
+  /// The cache store against a real gnome-keyring-daemon (Scripts/test.sh starts a private one).
+  @Suite struct SecretServiceCacheStoreTests {
+    func makeStore(_ name: String = #function) throws -> SecretServiceCacheStore {
+      SecretServiceCacheStore(
+        configuration: try SecretServiceStoreConfiguration(
+          applicationID: SecretServiceTestSupport.uniqueApplicationID(name),
+          lockDirectory: try SecretServiceTestSupport.temporaryDirectory()))
+    }
+
+    @Test func passesTheCacheItemStoreConformanceSuite() throws {
+      guard SecretServiceTestSupport.keyringIsReady() else { return }
+      let locks = try SecretServiceTestSupport.temporaryDirectory()
+      // Each check gets a fresh application id; the previous check's secrets are removed first,
+      // since every secret written makes the daemon rewrite the whole keyring file.
+      var previous: SecretServiceCacheStore?
+      func removeAll(_ store: SecretServiceCacheStore?) throws {
+        var changes = CacheChanges()
+        changes.removeAll()
+        _ = try store?.commit(changes)
+      }
+      try CacheItemStoreConformance.check {
+        try removeAll(previous)
+        let store = SecretServiceCacheStore(
+          configuration: try SecretServiceStoreConfiguration(
+            applicationID: SecretServiceTestSupport.uniqueApplicationID("cacheConformance"),
+            lockDirectory: locks))
+        previous = store
+        return store
+      }
+      try removeAll(previous)
+    }
+
+    @Test func anUnreadableItemIsLeftAloneAndOnlyACommitReplacesIt() throws {
+      guard SecretServiceTestSupport.keyringIsReady() else { return }
+      let store = try makeStore()
+      let key = try CacheItemKey("token")
+      var changes = CacheChanges()
+      changes.write(key, Data("good".utf8), writtenAt: .at(100))
+      changes.write(try CacheItemKey("other"), Data("x".utf8), writtenAt: .at(50))
+      try store.commit(changes)
+      try SecretServiceTestSupport.storeRawSecret(
+        "not an item", applicationID: store.configuration.applicationID, kind: "item",
+        key: "token")
+
+      do {
+        _ = try store.item(forKey: key)
+        Issue.record("a corrupt item was read")
+      } catch {
+        #expect(error.code == .itemUnreadable)
+        #expect(error.key == key)
+      }
+      #expect(try store.keys().map(\.rawValue) == ["other", "token"], "nothing was deleted")
+      #expect(try store.item(forKey: CacheItemKey("other"))?.writtenAt == .at(50))
+
+      var rewrite = CacheChanges()
+      rewrite.write(key, Data("fresh".utf8), writtenAt: .at(200))
+      try store.commit(rewrite)
+      #expect(try store.item(forKey: key)?.payload == Data("fresh".utf8))
+      #expect(try store.summary() == ItemTimeSummary(count: 2, oldest: .at(50), newest: .at(200)))
+    }
+
+    @Test func anInterruptedCommitsDirtyIndexIsRebuiltFromTheItems() throws {
+      guard SecretServiceTestSupport.keyringIsReady() else { return }
+      let store = try makeStore()
+      var changes = CacheChanges()
+      changes.write(try CacheItemKey("a"), Data("a".utf8), writtenAt: .at(10))
+      changes.write(try CacheItemKey("b"), Data("b".utf8), writtenAt: .at(30))
+      try store.commit(changes)
+      // As a crash mid-commit leaves it: marked dirty, listing a stale time.
+      let body = "offline-ttl-index 1\nstate dirty\n999000000000\ta\n"
+      try SecretServiceTestSupport.storeRawSecret(
+        body + "crc32 " + SecretServiceTestSupport.crc32Hex(body) + "\n",
+        applicationID: store.configuration.applicationID, kind: "index", key: "items")
+      #expect(try store.summary() == ItemTimeSummary(count: 2, oldest: .at(10), newest: .at(30)))
+    }
+
+    @Test func itemsAndTheMarkOfOneApplicationDoNotMix() throws {
+      guard SecretServiceTestSupport.keyringIsReady() else { return }
+      let store = try makeStore()
+      let marks = SecretServiceClockMarkStore(configuration: store.configuration)
+      _ = try marks.resetAfterOnlineSignIn(now: .at(1))
+      #expect(try store.keys().isEmpty)
+      #expect(try store.summary() == .empty)
+      var changes = CacheChanges()
+      changes.removeAll()
+      changes.write(try CacheItemKey("mark"), Data(), writtenAt: .at(2))
+      try store.commit(changes)
+      #expect(try marks.read().mark == .at(1), "removeAll deletes items only, never the mark")
+    }
+  }
+#endif
