@@ -24,8 +24,13 @@ public enum OfflineTTLCommand {
       entry += 1
     }
     let context = CommandContext.process(environment: environment)
-    let code = run(Array(arguments.dropFirst()), context: context)
+    var code = run(Array(arguments.dropFirst()), context: context)
     context.standardOutput.flush()
+    if context.standardOutput.writeFailed {
+      // Output that did not arrive must not look like success (e.g. a full disk or closed pipe).
+      context.standardError.write("error: cannot write standard output\n")
+      code = .ioError
+    }
     context.standardError.flush()
     exit(code.rawValue)
   }

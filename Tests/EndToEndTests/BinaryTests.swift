@@ -101,3 +101,17 @@ import Testing
     #expect(process.elapsed < .seconds(10))
   }
 }
+
+extension BinaryTests {
+  @Test func anUnwritableStandardOutputExits74() throws {
+    guard FileManager.default.isWritableFile(atPath: "/dev/full") else {
+      print("skipping: /dev/full is not available")
+      return
+    }
+    let run = try binary.run(
+      ["evaluate", "--now", "1", "--max-age", "1"],
+      launcher: ["sh", "-c", "exec \"$0\" \"$@\" > /dev/full"])
+    #expect(run.exitCode == 74)
+    #expect(run.standardError == "error: cannot write standard output\n")
+  }
+}

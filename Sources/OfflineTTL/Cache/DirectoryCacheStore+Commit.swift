@@ -127,10 +127,11 @@ extension DirectoryCacheStore {
   {
     let fd = try files.createFile(tmp, name)
     defer { files.close(fd) }
-    let header = change.payload.withUnsafeBytes { payload in
+    // Header and payload in one buffer: one write(2) per item.
+    var bytes = change.payload.withUnsafeBytes { payload in
       CacheFormat.itemHeader(writtenAt: change.writtenAt, payload: payload)
     }
-    try files.writeAll(fd, header)
-    try files.writeAll(fd, change.payload)
+    bytes.append(contentsOf: change.payload)
+    try files.writeAll(fd, bytes)
   }
 }

@@ -18,7 +18,11 @@ public struct EligibilityPolicy: Sendable, Hashable {
   /// migrating from a version without marks). Off by default: a missing mark is `expired`
   /// with reason `mark_missing` (DESIGN rule 5).
   public var trustOnFirstUse: Bool
-  /// Whether the gate keeps and checks the boot-clock floor (DESIGN rule 9). On by default.
+  /// Whether the gate checks the boot-clock floor (DESIGN rule 9; ``BootClockFloorCheck``): a
+  /// wall clock more than the tolerance behind the floor is refused
+  /// (`clock_behind_elapsed_time`) and age is judged from `max(wall, floor)`. On by default.
+  /// Off, decisions are the seed's alone; the floor is still carried forward in the record, so
+  /// turning it back on loses no elapsed time.
   public var usesBootClockFloor: Bool
   /// The fixed part of the boot-clock floor's tolerance; 500 ppm of the boot time since the last
   /// sign-in is added to it. Default 2 s. Never negative.

@@ -78,3 +78,37 @@ import Testing
     #expect(Errno(rawValue: 9999).name == "errno 9999")
   }
 }
+
+@Suite struct SyscallsPathTests {
+  let system = Syscalls()
+
+  @Test func writeReadTruncateChmodRenameAndUnlinkByPath() throws {
+    let dir = try TemporaryStoreDirectory()
+    defer { dir.remove() }
+    try system.mkdir(dir.appending("d"), mode: 0o700)
+    #expect(throws: Errno.fileExists) { try system.mkdir(dir.appending("d"), mode: 0o700) }
+    let path = dir.appending("d/f")
+    let fd = try system.open(path, [.readWrite, .create, .exclusive], mode: 0o600)
+    try system.writeAll(fd, bytes: [UInt8](repeating: 7, count: 10)[...])
+    try system.ftruncate(fd, to: 4)
+    try system.fchmod(fd, mode: 0o640)
+    let status = try system.fstat(fd)
+    #expect(status.size == 4)
+    #expect(status.permissions == 0o640)
+    #expect(status.isAccessibleByOthers)
+    try system.close(fd)
+    let reader = try system.open(path, .readOnly)
+    var bytes = [UInt8](repeating: 0, count: 8)
+    let count = try bytes.withUnsafeMutableBytes { try system.read(reader, into: $0) }
+    #expect(count == 4)
+    #expect(Array(bytes[0..<4]) == [7, 7, 7, 7])
+    try system.close(reader)
+    try system.rename(path, to: dir.appending("d/g"))
+    #expect(try system.lstat(dir.appending("d/g")).kind == .regular)
+    try system.unlink(dir.appending("d/g"))
+    #expect(throws: Errno.noSuchFileOrDirectory) { _ = try system.lstat(dir.appending("d/g")) }
+    #expect(throws: Errno.fileExists) {
+      _ = try system.open(dir.appending("d"), [.readWrite, .create, .exclusive], mode: 0o600)
+    }
+  }
+}

@@ -42,14 +42,11 @@ struct CacheFiles: Sendable {
     try sys.openat(parent, name, flags, mode: 0o600)
   }
 
-  /// Creates (or truncates) a private (0600) file for writing.
+  /// Creates (or truncates) a private file for writing: mode 0600 at creation (the umask can
+  /// only remove bits from it). Files are created only inside the store's own 0700 `tmp/`, so
+  /// no other mode is ever found there.
   func createFile(_ parent: FileDescriptor, _ name: String) throws(Errno) -> FileDescriptor {
-    let fd = try openFile(parent, name, [.writeOnly, .create, .truncate])
-    do { try sys.fchmod(fd, mode: 0o600) } catch {
-      sys.closeIgnoringErrors(fd)
-      throw error
-    }
-    return fd
+    try openFile(parent, name, [.writeOnly, .create, .truncate])
   }
 
   func close(_ fd: FileDescriptor) {
