@@ -77,7 +77,10 @@ let package = Package(
     ),
     .executableTarget(
       name: "offline-ttl-bench",
-      dependencies: ["OfflineTTL"],
+      dependencies: [
+        "OfflineTTL",
+        .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
+      ],
       path: "Benchmarks/offline-ttl-bench",
       swiftSettings: swiftSettings
     ),

@@ -15,6 +15,7 @@ final class GateCheck {
 
   private let writingGate: OfflineAccessGate
   private let repeatedGate: OfflineAccessGate
+  private let directory: String
 
   /// Whether the cache was reused from an earlier run rather than written now.
   let reused: Bool
@@ -30,6 +31,7 @@ final class GateCheck {
   ///     on a busy virtual disk).
   /// - Throws: ``BenchError`` when the setup fails or the first check is not fresh.
   init(directory: String, items: Int = 1, reuse: Bool = false) throws {
+    self.directory = directory
     let maxAge = Duration.seconds(7 * 86_400)
     let cache = DirectoryCacheStore(at: directory)
     let marks = FileClockMarkStore(atPath: directory)
@@ -93,6 +95,32 @@ final class GateCheck {
     }
     writesPerRepeatedCheck = perCheck ?? .nan
     return samples
+  }
+
+  /// The parts of a repeated check timed alone, `count` times each (nanoseconds): the item
+  /// summary (`DirectoryCacheStore.summary()`), one boot-clock reading (`LinuxBootClock.now()`),
+  /// and the mark observation within the resolution (`FileClockMarkStore.observe`, no write).
+  func repeatedCheckParts(_ count: Int) throws -> (
+    summary: [UInt64], bootClock: [UInt64], observe: [UInt64]
+  ) {
+    let cache = DirectoryCacheStore(at: directory)
+    let marks = FileClockMarkStore(atPath: directory)
+    let boot = LinuxBootClock()
+    let clock = SystemWallClock()
+    var summary: [UInt64] = []
+    var bootClock: [UInt64] = []
+    var observe: [UInt64] = []
+    for _ in 0..<count {
+      summary.append(try BenchClock.time { blackHole(try cache.summary()) })
+      bootClock.append(BenchClock.time { blackHole(boot.now()) })
+      observe.append(
+        try BenchClock.time {
+          blackHole(
+            try marks.observe(
+              ClockObservation(wall: clock.now(), boot: boot.now(), markResolution: .seconds(1))))
+        })
+    }
+    return (summary, bootClock, observe)
   }
 
   /// One timed check, which must be fresh (a refusal would be a cheaper, wrong figure).

@@ -33,7 +33,8 @@ enum GrowthBenchmark {
     var n = 1
     var perEvaluation: [Int: Double] = [:]
     while n <= 1_000_000 {
-      let cost = EvaluationBenchmark.measure(n: n, policy: policy, quick: true)
+      let cost = EvaluationBenchmark.measure(
+        n: n, policy: policy, quick: quick, runs: quick ? 7 : 21)
       perEvaluation[n] = cost.ours
       report.record(
         "evaluate n=\(BenchFormat.grouped(Int64(n))) per item", cost.ours / Double(n),
@@ -91,8 +92,8 @@ enum GrowthBenchmark {
       for (index, entry) in checks.enumerated() {
         repeatedSamples[index] += try entry.check.repeatedChecks(repeated)
         writingSamples[index] += try entry.check.writingChecks(writing)
+        floorSamples += try floor.measure(count: writing / checks.count + 1)
       }
-      floorSamples += try floor.measure(count: writing)
     }
     report.note(
       "measured in \(BenchFormat.number(Double(BenchClock.now() - measuring) / 1e9)) s")

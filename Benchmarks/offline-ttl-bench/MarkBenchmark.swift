@@ -12,12 +12,16 @@ import Synchronization
 ///    beside the serial rate of the floor measured right after each.
 enum MarkBenchmark {
   static let usage = """
-    usage: offline-ttl-bench mark [--json] [--quick] [--iterations N]
+    usage: offline-ttl-bench mark [--json] [--quick] [--iterations N] [--backend file|secret-service]
 
     Clock-mark store: observe latency (p50, p99) beside one in-place pwrite + fdatasync of the
     same size, the rename-vs-slots design measurement, and 8-thread / 8-process throughput.
       --quick          fewer iterations (200) for a smoke run
       --iterations N   latency samples per figure (default 2000)
+      --backend secret-service
+                       observe latency of the Secret Service store beside the file store's,
+                       alternated in one run (SecretService trait; run inside a session bus
+                       with an unlocked keyring, e.g. Scripts/with-secret-service.sh)
     """
 
   static func run(arguments: [String], json: Bool) throws {
@@ -29,13 +33,21 @@ enum MarkBenchmark {
       print(usage)
       return
     }
-    let options = try BenchArguments(arguments, flags: ["quick"], options: ["iterations"])
+    let options = try BenchArguments(
+      arguments, flags: ["quick"], options: ["iterations", "backend"])
     let iterations = try options.positiveInt(
       "iterations", default: options.flag("quick") ? 200 : 2000)
     let report = BenchReport(section: "mark", json: json)
     let work = try BenchProcess.workDirectory("mark")
     defer { BenchProcess.discard(work) }
 
+    switch options.value("backend") {
+    case nil, "file": break
+    case "secret-service":
+      try SecretServiceMarkBenchmark.run(report, work: work.path, iterations: iterations)
+      return
+    case let other?: throw BenchError.usage("--backend: unknown backend '\(other)'")
+    }
     try designs(report, work: work.path, iterations: iterations)
     try observeLatency(report, work: work.path, iterations: iterations)
     let perThread = Swift.max(iterations / 4, 50)

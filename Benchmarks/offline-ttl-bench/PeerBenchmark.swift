@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTL
 
 /// `peer`: our `checkEligibility()` beside python-diskcache making the same decision, and beside
 /// the pwrite + fdatasync floor, all in one directory and one run, in interleaved rounds.
@@ -56,9 +57,23 @@ enum PeerBenchmark {
     var peerSamples: [UInt64] = []
     var writingSamples: [UInt64] = []
     var repeatedSamples: [UInt64] = []
+    var observeSamples: [UInt64] = []
+    // The mark store alone, writing every observation (as the gate's writing check does), in the
+    // same rounds: the part of a writing check that is the store's.
+    let markOnly = FileClockMarkStore(
+      atPath: directory.appendingPathComponent("mark-only").path)
+    let wall = SystemWallClock()
+    let boot = LinuxBootClock()
+    _ = try markOnly.resetAfterOnlineSignIn(ClockObservation(wall: wall.now(), boot: boot.now()))
     for _ in 0..<rounds {
       floorSamples += try floor.measure(count: perRound)
       peerSamples += try peer.time(perRound)
+      for _ in 0..<perRound {
+        observeSamples.append(
+          try BenchClock.time {
+            blackHole(try markOnly.observe(ClockObservation(wall: wall.now(), boot: boot.now())))
+          })
+      }
       if let ours {
         writingSamples += try ours.writingChecks(perRound)
         repeatedSamples += try ours.repeatedChecks(perRound * 10)
@@ -72,6 +87,10 @@ enum PeerBenchmark {
     report.record(
       "floor: pwrite 64 B + fdatasync p99", BenchStats.quantile(floorSamples, 0.99), unit: "ns")
     report.record("diskcache decision p50", peerP50, unit: "ns", floor: (floorName, floorP50))
+    let observeP50 = BenchStats.median(observeSamples)
+    report.record(
+      "mark store observe alone p50 (writing)", observeP50, unit: "ns",
+      floor: (floorName, floorP50), note: "FileClockMarkStore, same rounds")
     report.record(
       "diskcache decision p99", BenchStats.quantile(peerSamples, 0.99), unit: "ns",
       floor: (floorName, floorP50))
@@ -91,6 +110,9 @@ enum PeerBenchmark {
       "ours writing check p99", BenchStats.quantile(writingSamples, 0.99), unit: "ns",
       floor: (floorName, floorP50))
     report.record(
+      "ours writing check vs the mark store alone", writingP50, unit: "ns",
+      floor: ("mark store observe alone p50", observeP50))
+    report.record(
       "ours writing check vs diskcache", writingP50, unit: "ns",
       floor: ("diskcache decision p50", peerP50), target: .ratioAtMost(0.8))
     report.record(
@@ -105,6 +127,18 @@ enum PeerBenchmark {
     report.record(
       "ours repeated check vs diskcache", repeatedP50, unit: "ns",
       floor: ("diskcache decision p50", peerP50), target: .ratioAtMost(0.1))
+    let parts = try ours.repeatedCheckParts(rounds * perRound)
+    let partName = "ours repeated check p50"
+    report.note("where a repeated check's time goes (each part timed alone):")
+    report.record(
+      "  item summary (DirectoryCacheStore.summary)", BenchStats.median(parts.summary),
+      unit: "ns", floor: (partName, repeatedP50))
+    report.record(
+      "  boot-clock reading (LinuxBootClock.now)", BenchStats.median(parts.bootClock), unit: "ns",
+      floor: (partName, repeatedP50))
+    report.record(
+      "  mark observe, no write (FileClockMarkStore)", BenchStats.median(parts.observe),
+      unit: "ns", floor: (partName, repeatedP50), note: "includes its own boot-clock reading")
     try syncCounts(report, directory: directory.appendingPathComponent("strace").path)
   }
 

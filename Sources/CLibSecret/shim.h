@@ -49,3 +49,8 @@ static inline gboolean otl_error_is_secret(const GError *error, int code) {
 
 // Unrefs every object of a list and frees the list.
 static inline void otl_object_list_free(GList *list) { g_list_free_full(list, g_object_unref); }
+
+// The D-Bus object path of a libsecret object (a SecretItem or SecretCollection proxy).
+static inline const char *otl_object_path(gpointer proxy) {
+  return g_dbus_proxy_get_object_path(G_DBUS_PROXY(proxy));
+}

@@ -55,8 +55,8 @@ import Testing
     #expect(try int64(refused, "floor_ns") >= (frozen + 2) * second)
     #expect(refused["effective_clock"] as? String == "floor")
     let tolerance = try int64(refused, "tolerance_ns")
-    // 500 ms + 500 ppm of the few seconds since the sign-in (0.5 ms a second).
-    #expect(tolerance > 500_000_000 && tolerance < 510_000_000, "\(tolerance)")
+    // 500 ms + 500 ppm of the seconds since the sign-in (0.5 ms a second; under 100 s).
+    #expect(tolerance > 500_000_000 && tolerance < 550_000_000, "\(tolerance)")
     let bootID = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
     #expect(refused["boot_id"] as? String == bootID.trimmingCharacters(in: .whitespacesAndNewlines))
 

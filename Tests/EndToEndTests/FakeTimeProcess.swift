@@ -11,17 +11,12 @@ enum FakeTimeProcess {
     "/usr/lib/faketime/libfaketime.so.1",
   ].first { FileManager.default.fileExists(atPath: $0) }
 
-  /// The `offline-ttl` binary beside the test bundle (`.build/<triple>/debug/`).
+  /// The `offline-ttl` binary, found as ``BinaryRunner`` finds it (`$OFFLINE_TTL_BIN_DIR`, beside
+  /// the test resources, `.build/debug`), or beside the test runner as a last resort.
   static var binary: URL {
+    if let found = try? BinaryRunner().executable { return found }
     let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var directory = runner.deletingLastPathComponent()
-    // On Apple platforms the runner is inside `X.xctest/Contents/MacOS`.
-    while directory.pathExtension == "xctest" || directory.lastPathComponent == "MacOS"
-      || directory.lastPathComponent == "Contents"
-    {
-      directory = directory.deletingLastPathComponent()
-    }
-    return directory.appendingPathComponent("offline-ttl")
+    return runner.deletingLastPathComponent().appendingPathComponent("offline-ttl")
   }
 
   /// The result of one run.

@@ -6,6 +6,8 @@
 //   offline-ttl-secret-probe <app-id> <lock-dir> reset <wall-ns>
 //   offline-ttl-secret-probe <app-id> <lock-dir> stress <count> <seed> <low-ns> <high-ns>
 //   offline-ttl-secret-probe <app-id> <lock-dir> lock
+//   offline-ttl-secret-probe <app-id> <lock-dir> exercise <rounds>   (every call of both stores,
+//     failures included: the leak check runs this under valgrind, see Scripts/leak-check.sh)
 //
 // Prints `ok generation=<g> mark=<ns>` or `error <ClockMarkStoreError>` and `elapsed_ms=<n>`;
 // exit 0, 1 (store error) or 2 (usage, or built without the SecretService trait).
@@ -15,6 +17,7 @@
 #endif
 
 #if SecretService
+  import Foundation
   import OfflineTTL
   import OfflineTTLSecretService
 
@@ -75,6 +78,32 @@
         lastSeen = current
       }
       print("ok highest_wall=\(highestWall) last_seen=\(lastSeen)")
+    case "exercise" where arguments.count == 5:
+      let cache = SecretServiceCacheStore(configuration: configuration)
+      let key = try CacheItemKey("item")
+      for round in 0..<(Int(arguments[4]) ?? 1) {
+        let wall = WallClockInstant(nanosecondsSinceEpoch: Int64(round + 1) * 1_000_000_000)
+        _ = try store.resetAfterOnlineSignIn(now: wall)
+        _ = try store.observe(now: wall)
+        _ = try store.createFirstMark(now: wall)
+        _ = try store.read()
+        var changes = CacheChanges()
+        changes.write(key, Data(repeating: UInt8(round & 0xFF), count: 1000), writtenAt: wall)
+        try cache.commit(changes)
+        _ = try cache.item(forKey: key)
+        _ = try cache.item(forKey: CacheItemKey("missing"))
+        _ = try cache.keys()
+        _ = try cache.summary()
+        var removal = CacheChanges()
+        removal.delete(key)
+        try cache.commit(removal)
+      }
+      // A failure path: an absent mark under another application id.
+      let other = SecretServiceClockMarkStore(
+        configuration: try SecretServiceStoreConfiguration(
+          applicationID: arguments[1] + ".absent", lockDirectory: arguments[2]))
+      if (try? other.observe(now: .init(nanosecondsSinceEpoch: 1))) != nil { exit(3) }
+      print("ok exercised")
     case "lock":
       try SecretServiceKeyring.lockDefaultCollection(configuration: configuration)
       print("ok locked")
