@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 /// The boot-clock floor on the built binary (issue 5): the wall clock frozen by libfaketime one
@@ -21,7 +22,7 @@ import Testing
 
   @Test func aFrozenWallClockIsCaughtByTheFloorAndMissedWithoutIt() throws {
     guard let library = FakeTime.requireLibrary() else { return }
-    let scratch = try TemporaryDirectory()
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-floor")
     defer { scratch.remove() }
     let store = scratch.path + "/store"
     let input = scratch.path + "/token.txt"

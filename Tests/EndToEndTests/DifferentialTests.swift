@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 /// The binary against an independent model of the seed's rule (Support/seed_model.py): at least
@@ -10,10 +11,10 @@ import Testing
   @Test func evaluateBatchAgreesWithTheSeedModelOnEveryCase() throws {
     guard let python = requireTool("python3") else { return }
     let model = BinaryRunner.supportDirectory.appendingPathComponent("seed_model.py").path
-    let work = try TemporaryFile(contents: Data(), name: "unused")
+    let work = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-differential")
     defer { work.remove() }
-    let cases = work.directory.appendingPathComponent("cases.jsonl")
-    let actual = work.directory.appendingPathComponent("actual.jsonl")
+    let cases = URL(fileURLWithPath: work.appending("cases.jsonl"))
+    let actual = URL(fileURLWithPath: work.appending("actual.jsonl"))
 
     let tool = BinaryRunner(path: python)
     let generated = try tool.run(

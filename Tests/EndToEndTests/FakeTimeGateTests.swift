@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 /// The section 4 on the built binary: only the child's wall clock is moved (libfaketime,
@@ -31,7 +32,7 @@ import Testing
 
   @Test func aMovedWallClockExpiresRollbacksAreRefusedAndSignInRecovers() throws {
     guard let library = FakeTime.requireLibrary() else { return }
-    let scratch = try TemporaryDirectory()
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-gate")
     defer { scratch.remove() }
     let store = scratch.path + "/store"
     let input = scratch.path + "/token.txt"
@@ -106,7 +107,7 @@ import Testing
 
   @Test func anAppAndAnExtensionOnDifferentClocksNeverLowerTheMark() throws {
     guard let library = FakeTime.requireLibrary() else { return }
-    let scratch = try TemporaryDirectory()
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-gate")
     defer { scratch.remove() }
     let store = scratch.path + "/store"
     let input = scratch.path + "/item"
@@ -138,18 +139,4 @@ import Testing
       ["mark", "show", "--dir", store, "--unit", "s"], at: nil, library: library)
     #expect(show.standardOutput == "mark \(now + 36_000) generation 1\n")
   }
-}
-
-/// A private scratch directory, removed by ``remove()``.
-struct TemporaryDirectory {
-  let path: String
-
-  init() throws {
-    path =
-      FileManager.default.temporaryDirectory.path + "/offline-ttl-e2e-gate-" + UUID().uuidString
-    try FileManager.default.createDirectory(
-      atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-  }
-
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 #if canImport(Glibc)
@@ -92,24 +93,24 @@ struct BinaryRunner: Sendable {
     _ arguments: [String], standardInput: Data = Data(), environment: [String: String] = [:],
     launcher: [String] = [], timeout: Duration = .seconds(120)
   ) throws -> BinaryResult {
-    let stdinFile = try TemporaryFile(contents: standardInput)
-    let stdoutFile = try TemporaryFile(contents: Data())
-    let stderrFile = try TemporaryFile(contents: Data())
-    defer {
-      stdinFile.remove()
-      stdoutFile.remove()
-      stderrFile.remove()
-    }
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e")
+    defer { scratch.remove() }
+    let stdinFile = URL(fileURLWithPath: scratch.appending("stdin"))
+    let stdoutFile = URL(fileURLWithPath: scratch.appending("stdout"))
+    let stderrFile = URL(fileURLWithPath: scratch.appending("stderr"))
+    try standardInput.write(to: stdinFile)
+    try Data().write(to: stdoutFile)
+    try Data().write(to: stderrFile)
     let child = try launch(
       arguments, environment: environment, launcher: launcher,
-      standardInput: try FileHandle(forReadingFrom: stdinFile.url),
-      standardOutput: try FileHandle(forWritingTo: stdoutFile.url),
-      standardError: try FileHandle(forWritingTo: stderrFile.url))
+      standardInput: try FileHandle(forReadingFrom: stdinFile),
+      standardOutput: try FileHandle(forWritingTo: stdoutFile),
+      standardError: try FileHandle(forWritingTo: stderrFile))
     let exit = child.waitForExit(timeout: timeout)
     return BinaryResult(
       exitCode: exit.exitCode,
-      standardOutput: String(decoding: try Data(contentsOf: stdoutFile.url), as: UTF8.self),
-      standardError: String(decoding: try Data(contentsOf: stderrFile.url), as: UTF8.self),
+      standardOutput: String(decoding: try Data(contentsOf: stdoutFile), as: UTF8.self),
+      standardError: String(decoding: try Data(contentsOf: stderrFile), as: UTF8.self),
       timedOut: exit.timedOut, elapsed: exit.elapsed)
   }
 
@@ -176,22 +177,4 @@ struct BinaryRunner: Sendable {
 struct BinaryRunnerError: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
-}
-
-/// A file in a fresh temporary directory, removed with ``remove()``.
-struct TemporaryFile: Sendable {
-  let directory: URL
-  let url: URL
-
-  init(contents: Data, name: String = "file") throws {
-    directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("offline-ttl-e2e-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    url = directory.appendingPathComponent(name)
-    try contents.write(to: url)
-  }
-
-  func remove() {
-    try? FileManager.default.removeItem(at: directory)
-  }
 }
