@@ -68,15 +68,6 @@ enum StoreCommandSupport {
     }
   }
 
-  /// The exit status of a decision: 0 fresh, 1 expired, 2 unavailable.
-  static func exitCode(_ status: EligibilityStatus) -> ExitCode {
-    switch status {
-    case .fresh: .fresh
-    case .expired: .expired
-    case .unavailable: .unavailable
-    }
-  }
-
   /// A duration with units, largest first: `7d`, `1h30m`, `500ms`, `0s`; negative with `-`.
   static func durationText(_ duration: Duration) -> String {
     guard let total = duration.exactNanoseconds else { return duration < .zero ? "-inf" : "inf" }

@@ -50,7 +50,7 @@ enum Read: Subcommand {
           StoreCommandSupport.json(decision, maxAge: maxAge).text)
       }
       throw CommandFailure(
-        StoreCommandSupport.exitCode(decision.status),
+        ExitCode(decision.status),
         "refused: " + StoreCommandSupport.refusal(decision))
     case .opened(let reader):
       let item: CacheItem?

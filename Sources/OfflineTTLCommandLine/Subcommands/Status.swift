@@ -45,6 +45,6 @@ enum Status: Subcommand {
     } else {
       context.standardOutput.write(StoreCommandSupport.text(decision, maxAge: maxAge))
     }
-    return StoreCommandSupport.exitCode(decision.status)
+    return ExitCode(decision.status)
   }
 }
