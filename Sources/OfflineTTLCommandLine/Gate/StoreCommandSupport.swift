@@ -51,6 +51,28 @@ enum StoreCommandSupport {
       policy: policy, clock: context.clock, bootClock: context.bootClock)
   }
 
+  /// The gate of a command that judges a store (`status`, `read`), from its options, checked in
+  /// this order: `--max-age`, `--store` (``existingStore(_:)``), `--clock-tolerance` and
+  /// `--no-boot-floor` (``floorOptions(_:)``), `--backend` (``StoreBackend``).
+  ///
+  /// - Parameters:
+  ///   - arguments: The command's parsed arguments.
+  ///   - context: Supplies the clocks.
+  /// - Returns: The gate, the max age and the store directory's path.
+  /// - Throws: ``UsageError`` (exit 64) for a missing or invalid option; ``CommandFailure`` (exit
+  ///   74) when the store directory cannot be used.
+  static func gate(_ arguments: ParsedArguments, context: CommandContext) throws -> (
+    gate: OfflineAccessGate, maxAge: Duration, store: String
+  ) {
+    let maxAge = try Self.maxAge(arguments)
+    let path = try existingStore(arguments.requiredValue("store"))
+    let floor = try floorOptions(arguments)
+    let gate = try Self.gate(
+      store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
+      context: context)
+    return (gate, maxAge, path)
+  }
+
   /// The required `--max-age` duration.
   static func maxAge(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
     guard let maxAge = try arguments.duration("max-age") else {
