@@ -38,17 +38,30 @@ enum StoreCommandSupport {
     store path: String, maxAge: Duration, floor: FloorOptions = FloorOptions(),
     backend: StoreBackend = .file, context: CommandContext
   ) throws -> OfflineAccessGate {
-    let policy: EligibilityPolicy
+    OfflineAccessGate(
+      cache: try backend.cache(at: path), marks: try backend.marks(at: path),
+      policy: try policy(maxAge: maxAge, floor: floor), clock: context.clock,
+      bootClock: context.bootClock)
+  }
+
+  /// The policy for a max age and the floor options.
+  ///
+  /// - Parameters:
+  ///   - maxAge: The max age.
+  ///   - floor: `--clock-tolerance` and `--no-boot-floor` (see ``floorOptions(_:)``).
+  /// - Returns: The policy.
+  /// - Throws: ``UsageError`` (exit 64), `--max-age: ` and the policy's reason, when the policy
+  ///   rejects a value.
+  static func policy(maxAge: Duration, floor: FloorOptions) throws(UsageError)
+    -> EligibilityPolicy
+  {
     do {
-      policy = try EligibilityPolicy(
+      return try EligibilityPolicy(
         maxAge: maxAge, usesBootClockFloor: floor.usesBootClockFloor,
         clockTolerance: floor.clockTolerance)
     } catch {
       throw UsageError("--max-age: \(error.reason)")
     }
-    return OfflineAccessGate(
-      cache: try backend.cache(at: path), marks: try backend.marks(at: path),
-      policy: policy, clock: context.clock, bootClock: context.bootClock)
   }
 
   /// The gate of a command that judges a store (`status`, `read`), from its options, checked in
