@@ -2,8 +2,8 @@
 # Runs a command inside a private D-Bus session bus with a fresh, unlocked gnome-keyring
 # (Secret Service) and a fresh HOME / XDG_RUNTIME_DIR for the daemon, then tears both down:
 #   Scripts/with-secret-service.sh swift test --skip-build --filter SecretServiceTests
-# The command sees OFFLINE_TTL_SECRET_SERVICE_READY=1, DBUS_SESSION_BUS_ADDRESS and the fresh
-# XDG_RUNTIME_DIR (the default lock directory lives there). Needs dbus-run-session and
+# The command sees OFFLINE_TTL_SECRET_SERVICE_READY=1, DBUS_SESSION_BUS_ADDRESS, the fresh
+# XDG_RUNTIME_DIR (the default lock directory lives there) and a TMPDIR removed afterwards. Needs dbus-run-session and
 # gnome-keyring-daemon (Debian: dbus, gnome-keyring).
 set -euo pipefail
 for tool in dbus-run-session gnome-keyring-daemon dbus-send; do
@@ -11,9 +11,11 @@ for tool in dbus-run-session gnome-keyring-daemon dbus-send; do
 done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/offline-ttl-keyring.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-mkdir -m 0700 "$scratch/home" "$scratch/run"
+mkdir -m 0700 "$scratch/home" "$scratch/run" "$scratch/tmp"
 export OFFLINE_TTL_KEYRING_HOME="$scratch/home"
 export XDG_RUNTIME_DIR="$scratch/run"
+# Temporary files of the command (the tests' scratch directories) go away with the session.
+export TMPDIR="$scratch/tmp"
 # dbus-daemon warns "Failed to set fd limit" when not allowed to raise it: harmless, filtered.
 dbus-run-session -- bash -c '
   set -euo pipefail

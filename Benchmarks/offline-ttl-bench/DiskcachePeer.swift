@@ -66,6 +66,11 @@ final class DiskcachePeer {
       let dictionary = object as? [String: Any], let samples = dictionary["samples"] as? [Int],
       samples.count == count
     else { throw BenchError.failed("diskcache peer said '\(line.prefix(200))'") }
+    // A refusal would be a cheaper, wrong figure: every decision must grant offline use.
+    guard let fresh = dictionary["fresh"] as? Int, fresh == count else {
+      throw BenchError.failed(
+        "diskcache refused \(count - ((dictionary["fresh"] as? Int) ?? 0)) of \(count) decisions")
+    }
     return samples.map { UInt64(Swift.max($0, 0)) }
   }
 

@@ -10,9 +10,9 @@ same durability as our mark store.
 
 Without --serve it times --count decisions and prints one JSON object (p50, p99, mean, in
 nanoseconds). With --serve it first prints a JSON line describing the setup, then for each line
-N read from stdin times N decisions and prints {"samples": [ns, ...]} on one line, until end of
-input: the benchmark interleaves these rounds with its own measurements so that disk noise from
-other processes hits both alike.
+N read from stdin times N decisions and prints {"samples": [ns, ...], "fresh": F} on one line
+(F: how many decisions granted offline use), until end of input: the benchmark interleaves these
+rounds with its own measurements so that disk noise from other processes hits both alike.
 """
 
 import argparse
@@ -62,11 +62,12 @@ def main():
 
     def time_decisions(count):
         samples = []
+        fresh = 0
         for _ in range(count):
             start = time.perf_counter_ns()
-            decide()
+            fresh += decide()
             samples.append(time.perf_counter_ns() - start)
-        return samples
+        return samples, fresh
 
     setup = {
         "synchronous": synchronous,
@@ -78,7 +79,8 @@ def main():
         print(json.dumps(setup), flush=True)
         for line in sys.stdin:
             if line.strip():
-                print(json.dumps({"samples": time_decisions(int(line))}), flush=True)
+                samples, fresh = time_decisions(int(line))
+                print(json.dumps({"samples": samples, "fresh": fresh}), flush=True)
         cache.close()
         return
 

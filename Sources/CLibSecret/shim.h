@@ -1,6 +1,10 @@
 // libsecret for Swift. Variadic C functions do not import, so the store uses the `v` forms;
 // these small inline helpers build their GHashTable arguments and test GError domains (the
 // G_IO_ERROR / G_DBUS_ERROR / SECRET_ERROR macros are function calls Swift cannot see).
+// The object-path API (secret-paths.h, in libsecret since 0.7) is marked unstable: it creates
+// items without a SecretCollection proxy, whose ItemCreated/ItemDeleted signal handlers leak a
+// GVariant per signal in libsecret 0.20.5.
+#define SECRET_API_SUBJECT_TO_CHANGE 1
 #include <libsecret/secret.h>
 
 // The attribute table {application, kind[, key]}; strings are copied. Free with
@@ -53,4 +57,24 @@ static inline void otl_object_list_free(GList *list) { g_list_free_full(list, g_
 // The D-Bus object path of a libsecret object (a SecretItem or SecretCollection proxy).
 static inline const char *otl_object_path(gpointer proxy) {
   return g_dbus_proxy_get_object_path(G_DBUS_PROXY(proxy));
+}
+
+// The D-Bus properties of a new item: its label and attributes {xdg:schema, application, kind,
+// key}. Free with g_hash_table_unref.
+static inline GHashTable *otl_item_properties_new(const char *label, const char *schema,
+                                                  const char *application, const char *kind,
+                                                  const char *key) {
+  GHashTable *properties =
+      g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_variant_unref);
+  GVariantBuilder attributes;
+  g_variant_builder_init(&attributes, G_VARIANT_TYPE("a{ss}"));
+  g_variant_builder_add(&attributes, "{ss}", "xdg:schema", schema);
+  g_variant_builder_add(&attributes, "{ss}", "application", application);
+  g_variant_builder_add(&attributes, "{ss}", "kind", kind);
+  g_variant_builder_add(&attributes, "{ss}", "key", key);
+  g_hash_table_insert(properties, (gpointer) "org.freedesktop.Secret.Item.Label",
+                      g_variant_ref_sink(g_variant_new_string(label)));
+  g_hash_table_insert(properties, (gpointer) "org.freedesktop.Secret.Item.Attributes",
+                      g_variant_ref_sink(g_variant_builder_end(&attributes)));
+  return properties;
 }

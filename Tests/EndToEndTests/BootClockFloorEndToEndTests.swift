@@ -1,11 +1,17 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 /// The boot-clock floor on the built binary (issue 5): the wall clock frozen by libfaketime one
 /// whole second after the sign-in (so never behind the mark), the boot clock left real
 /// (`FAKETIME_DONT_FAKE_MONOTONIC=1`) while a few real seconds pass.
 @Suite struct BootClockFloorEndToEndTests {
-  func json(_ output: FakeTimeProcess.Output) throws -> [String: Any] {
+  /// Runs `offline-ttl arguments` with `environment` added, killed after 20 s.
+  func run(_ arguments: [String], environment: [String: String] = [:]) throws -> BinaryResult {
+    try BinaryRunner().run(arguments, environment: environment, timeout: .seconds(20))
+  }
+
+  func json(_ output: BinaryResult) throws -> [String: Any] {
     let data = Data(output.standardOutput.utf8)
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
   }
@@ -15,20 +21,17 @@ import Testing
   }
 
   @Test func aFrozenWallClockIsCaughtByTheFloorAndMissedWithoutIt() throws {
-    guard let library = FakeTimeProcess.library else {
-      print("skipping: faketime (libfaketime.so.1, Debian package faketime) is not installed")
-      return
-    }
-    let scratch = try TemporaryDirectory()
+    guard let library = FakeTime.requireLibrary() else { return }
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-floor")
     defer { scratch.remove() }
     let store = scratch.path + "/store"
     let input = scratch.path + "/token.txt"
     try Data("secret-token".utf8).write(to: URL(fileURLWithPath: input))
 
     // Sign in under the real clock; the mark is the sign-in instant.
-    let signIn = try FakeTimeProcess.run(["sign-in", "--store", store, "--put", "token=\(input)"])
-    #expect(signIn.status == 0, "\(signIn.standardError)")
-    let show = try FakeTimeProcess.run(["mark", "show", "--dir", store, "--unit", "ns"])
+    let signIn = try run(["sign-in", "--store", store, "--put", "token=\(input)"])
+    #expect(signIn.exitCode == 0, "\(signIn.standardError)")
+    let show = try run(["mark", "show", "--dir", store, "--unit", "ns"])
     let words = show.standardOutput.split(separator: " ")
     let signedInAt = try #require(words.count >= 2 ? Int64(words[1]) : nil, "\(show)")
 
@@ -40,14 +43,14 @@ import Testing
     while Int64(Date().timeIntervalSince1970 * 1e9) < (frozen + 2) * second {
       Thread.sleep(forTimeInterval: 0.05)
     }
-    let environment = FakeTimeProcess.frozenWallClock(
+    let environment = FakeTime.frozenWallClock(
       atSecondsSinceEpoch: frozen, library: library)
     let status = ["status", "--store", store, "--max-age", "1d", "--json"]
 
     // Floor on, tolerance 500 ms (below the wait): refused with the new reason.
-    let caught = try FakeTimeProcess.run(
+    let caught = try run(
       status + ["--clock-tolerance", "500ms"], environment: environment)
-    #expect(caught.status == 1, "\(caught.standardOutput) \(caught.standardError)")
+    #expect(caught.exitCode == 1, "\(caught.standardOutput) \(caught.standardError)")
     let refused = try json(caught)
     #expect(refused["reasons"] as? [String] == ["clock_behind_elapsed_time"])
     #expect(try int64(refused, "now_ns") == frozen * second, "libfaketime froze the wall clock")
@@ -61,8 +64,8 @@ import Testing
     #expect(refused["boot_id"] as? String == bootID.trimmingCharacters(in: .whitespacesAndNewlines))
 
     // The same moment with the floor off: the seed alone says fresh.
-    let missed = try FakeTimeProcess.run(status + ["--no-boot-floor"], environment: environment)
-    #expect(missed.status == 0, "\(missed.standardOutput) \(missed.standardError)")
+    let missed = try run(status + ["--no-boot-floor"], environment: environment)
+    #expect(missed.exitCode == 0, "\(missed.standardOutput) \(missed.standardError)")
     let fresh = try json(missed)
     #expect(fresh["status"] as? String == "fresh")
     #expect(fresh["reasons"] as? [String] == [])

@@ -18,18 +18,6 @@ import Testing
   static let items = 1_000
   static let kills = 4
 
-  /// Starts `offline-ttl arguments` with output discarded.
-  static func start(_ arguments: [String]) throws -> Process {
-    let process = Process()
-    process.executableURL = FakeTimeProcess.binary
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return process
-  }
-
   @Test func sigkillDuringACommitLeavesEveryItemOldOrNew() throws {
     let dir = try TemporaryStoreDirectory(prefix: "cache-crash")
     defer { dir.remove() }
@@ -46,20 +34,19 @@ import Testing
         + (0..<Self.items).flatMap { ["--put", "item-\($0)=\(versions[version])"] }
     }
     // A full run first, timed, so the kills can land inside one.
+    let binary = try BinaryRunner()
     let began = Date()
-    let first = try Self.start(signIn(0))
-    first.waitUntilExit()
-    #expect(first.terminationStatus == 0)
+    let first = try binary.start(signIn(0))
+    #expect(first.waitForExit().exitCode == 0)
     let full = Date().timeIntervalSince(began)
     var random = SystemRandomNumberGenerator()
     var killedMidRun = 0
     var midCommit = 0
     for version in 1...Self.kills {
-      let process = try Self.start(signIn(version))
+      let child = try binary.start(signIn(version))
       usleep(UInt32(full * Double.random(in: 0.2...0.9, using: &random) * 1_000_000))
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-      if process.terminationReason == .uncaughtSignal { killedMidRun += 1 }
+      child.kill()
+      if child.waitForExit().exitCode == nil { killedMidRun += 1 }
       if FileManager.default.fileExists(atPath: store + "/cache/pending") { midCommit += 1 }
       let cache = DirectoryCacheStore(at: store)
       let summary = try cache.summary()

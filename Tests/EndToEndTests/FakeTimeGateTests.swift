@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 /// The section 4 on the built binary: only the child's wall clock is moved (libfaketime,
@@ -6,41 +7,32 @@ import Testing
 @Suite struct FakeTimeGateTests {
   static let day: Int64 = 86_400
 
-  /// The libfaketime library, or `nil` after printing which tool is missing.
-  static func library() -> String? {
-    guard let library = FakeTimeProcess.library else {
-      print("skipping: faketime (libfaketime.so.1, Debian package faketime) is not installed")
-      return nil
-    }
-    return library
-  }
-
-  /// Runs `offline-ttl` with its wall clock frozen at `seconds` (or the real clock for `nil`).
+  /// Runs `offline-ttl` with its wall clock frozen at `seconds` (or the real clock for `nil`),
+  /// killed after 20 s.
   static func run(_ arguments: [String], at seconds: Int64?, library: String) throws
-    -> FakeTimeProcess.Output
+    -> BinaryResult
   {
     let environment =
-      seconds.map { FakeTimeProcess.frozenWallClock(atSecondsSinceEpoch: $0, library: library) }
-      ?? [:]
-    return try FakeTimeProcess.run(arguments, environment: environment)
+      seconds.map { FakeTime.frozenWallClock(atSecondsSinceEpoch: $0, library: library) } ?? [:]
+    return try BinaryRunner().run(arguments, environment: environment, timeout: .seconds(20))
   }
 
   /// The `mark_ns` of a `status --json` line.
-  static func markNanoseconds(_ output: FakeTimeProcess.Output) throws -> Int64 {
+  static func markNanoseconds(_ output: BinaryResult) throws -> Int64 {
     let data = Data(output.standardOutput.utf8)
     let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     return try #require((object["mark_ns"] as? NSNumber)?.int64Value)
   }
 
-  static func reasons(_ output: FakeTimeProcess.Output) throws -> [String] {
+  static func reasons(_ output: BinaryResult) throws -> [String] {
     let data = Data(output.standardOutput.utf8)
     let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     return try #require(object["reasons"] as? [String])
   }
 
   @Test func aMovedWallClockExpiresRollbacksAreRefusedAndSignInRecovers() throws {
-    guard let library = Self.library() else { return }
-    let scratch = try TemporaryDirectory()
+    guard let library = FakeTime.requireLibrary() else { return }
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-gate")
     defer { scratch.remove() }
     let store = scratch.path + "/store"
     let input = scratch.path + "/token.txt"
@@ -50,7 +42,7 @@ import Testing
     // Sign in under the real clock.
     let signIn = try Self.run(
       ["sign-in", "--store", store, "--put", "token=\(input)"], at: nil, library: library)
-    #expect(signIn.status == 0, "\(signIn.standardError)")
+    #expect(signIn.exitCode == 0, "\(signIn.standardError)")
     let itemPath = store + "/cache/items/token"
     let itemBefore = try Data(contentsOf: URL(fileURLWithPath: itemPath))
 
@@ -58,7 +50,7 @@ import Testing
     let ahead = try Self.run(
       ["status", "--store", store, "--max-age", "1d", "--json"], at: now + 2 * Self.day,
       library: library)
-    #expect(ahead.status == 1)
+    #expect(ahead.exitCode == 1)
     #expect(try Self.reasons(ahead) == ["too_old"])
     let high = (now + 2 * Self.day) * 1_000_000_000
     #expect(try Self.markNanoseconds(ahead) == high)
@@ -69,7 +61,7 @@ import Testing
       let behind = try Self.run(
         ["status", "--store", store, "--max-age", "30d", "--json"], at: now + Self.day,
         library: library)
-      #expect(behind.status == 1)
+      #expect(behind.exitCode == 1)
       #expect(try Self.reasons(behind) == ["clock_behind_mark"])
       #expect(try Self.markNanoseconds(behind) == high)
     }
@@ -79,7 +71,7 @@ import Testing
       let before = try Self.run(
         ["status", "--store", store, "--max-age", "30d", "--json"], at: now - Self.day,
         library: library)
-      #expect(before.status == 1)
+      #expect(before.exitCode == 1)
       let reasons = try Self.reasons(before)
       #expect(reasons.contains("clock_behind_mark"))
       #expect(reasons.contains("item_from_future"))
@@ -94,7 +86,7 @@ import Testing
     // Reading offline is refused under the real clock (behind the mark); the item is unchanged.
     let read = try Self.run(
       ["read", "--store", store, "--max-age", "30d", "token"], at: nil, library: library)
-    #expect(read.status == 1)
+    #expect(read.exitCode == 1)
     #expect(read.standardOutput == "")
     #expect(read.standardError.hasPrefix("error: refused: expired: clock_behind_mark"))
     #expect(try Data(contentsOf: URL(fileURLWithPath: itemPath)) == itemBefore)
@@ -102,20 +94,20 @@ import Testing
     // An online sign-in under the real clock makes it fresh again.
     let again = try Self.run(
       ["sign-in", "--store", store, "--put", "token=\(input)"], at: nil, library: library)
-    #expect(again.status == 0)
+    #expect(again.exitCode == 0)
     let fresh = try Self.run(
       ["status", "--store", store, "--max-age", "1d", "--json"], at: nil, library: library)
-    #expect(fresh.status == 0, "\(fresh.standardOutput)")
+    #expect(fresh.exitCode == 0, "\(fresh.standardOutput)")
     #expect(try Self.reasons(fresh).isEmpty)
     let readAgain = try Self.run(
       ["read", "--store", store, "--max-age", "1d", "token"], at: nil, library: library)
-    #expect(readAgain.status == 0)
+    #expect(readAgain.exitCode == 0)
     #expect(readAgain.standardOutput == "secret-token")
   }
 
   @Test func anAppAndAnExtensionOnDifferentClocksNeverLowerTheMark() throws {
-    guard let library = Self.library() else { return }
-    let scratch = try TemporaryDirectory()
+    guard let library = FakeTime.requireLibrary() else { return }
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-gate")
     defer { scratch.remove() }
     let store = scratch.path + "/store"
     let input = scratch.path + "/item"
@@ -123,7 +115,7 @@ import Testing
     let now = Int64(Date().timeIntervalSince1970)
     #expect(
       try Self.run(["sign-in", "--store", store, "--put", "k=\(input)"], at: nil, library: library)
-        .status == 0)
+        .exitCode == 0)
     // Alternating observations: the app's clock runs ahead of the extension's, and both move.
     var highest: Int64 = 0
     for round in Int64(0)..<3 {
@@ -147,18 +139,4 @@ import Testing
       ["mark", "show", "--dir", store, "--unit", "s"], at: nil, library: library)
     #expect(show.standardOutput == "mark \(now + 36_000) generation 1\n")
   }
-}
-
-/// A private scratch directory, removed by ``remove()``.
-struct TemporaryDirectory {
-  let path: String
-
-  init() throws {
-    path =
-      FileManager.default.temporaryDirectory.path + "/offline-ttl-e2e-gate-" + UUID().uuidString
-    try FileManager.default.createDirectory(
-      atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-  }
-
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -19,8 +19,9 @@ import Testing
     let dir = try TemporaryStoreDirectory(prefix: "mark-crash")
     defer { dir.remove() }
     let base: Int64 = 1_700_000_000
-    let reset = try MarkProcess.run(["mark", "reset", "--dir", dir.path, "--now", "\(base)"])
-    #expect(reset.status == 0)
+    let binary = try BinaryRunner()
+    let reset = try binary.run(["mark", "reset", "--dir", dir.path, "--now", "\(base)"])
+    #expect(reset.exitCode == 0)
     var acknowledged = base
     var killedMidRun = 0
     var roundsWithAcknowledgements = 0
@@ -29,30 +30,30 @@ import Testing
     for round in 0..<Self.kills {
       let start = base + Int64(round + 1) * 10_000
       let nows = (0..<2_000).map { start + Int64($0) }
-      let (process, output, error) = try MarkProcess.start(
-        ["mark", "observe", "--dir", dir.path] + nows.flatMap { ["--now", "\($0)"] })
+      let child = try binary.start(
+        ["mark", "observe", "--dir", dir.path] + nows.flatMap { ["--now", "\($0)"] },
+        pipesStandardOutput: true)
+      let output = try #require(child.standardOutput)
       // Kill after a random number (0...60) of acknowledgements, plus up to 3 ms: the kill lands
       // inside the observation loop (or, for 0, anywhere from start-up on) however loaded the
       // machine is.
       let target = Int.random(in: 0...60, using: &random)
       var received = Data()
       while received.count(of: UInt8(ascii: "\n")) < target {
-        let chunk = output.fileHandleForReading.availableData
+        let chunk = output.availableData
         if chunk.isEmpty { break }
         received.append(chunk)
       }
       if target > 0 { targets += 1 }
       usleep(UInt32.random(in: 0...3_000, using: &random))
-      kill(process.processIdentifier, SIGKILL)
-      received.append(output.fileHandleForReading.readDataToEndOfFile())
+      child.kill()
+      received.append(output.readDataToEndOfFile())
       let text = String(decoding: received, as: UTF8.self)
-      _ = error.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
-      if process.terminationReason == .uncaughtSignal { killedMidRun += 1 }
+      if child.waitForExit().exitCode == nil { killedMidRun += 1 }
       // Only complete lines are acknowledgements.
       let complete =
         text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
-      if let last = MarkProcess.parse(complete).last {
+      if let last = MarkOutputLines.parse(complete).last {
         roundsWithAcknowledgements += 1
         #expect(last.mark >= acknowledged, "round \(round): acknowledged marks rise")
         acknowledged = Swift.max(acknowledged, last.mark)

@@ -20,8 +20,9 @@ import Testing
   @Test func eightProcessesObservingWithResetsKeepTheInvariants() throws {
     let dir = try TemporaryStoreDirectory(prefix: "mark-stress")
     defer { dir.remove() }
-    let initial = try MarkProcess.run(["mark", "reset", "--dir", dir.path, "--now", "\(Self.base)"])
-    #expect(initial.status == 0, "\(initial.standardError)")
+    let binary = try BinaryRunner()
+    let initial = try binary.run(["mark", "reset", "--dir", dir.path, "--now", "\(Self.base)"])
+    #expect(initial.exitCode == 0, "\(initial.standardError)")
     var plans: [[Int64]] = []
     var random = SystemRandomNumberGenerator()
     for _ in 0..<Self.observers {
@@ -51,13 +52,16 @@ import Testing
           for round in 0..<Self.resets {
             usleep(UInt32.random(in: 20_000...120_000))
             let now = Self.base - 1_000 * Int64(round + 1)
-            let output = try MarkProcess.run([
+            let output = try binary.run([
               "mark", "reset", "--dir", dir.path, "--now", "\(now)",
             ])
-            guard output.status == 0, let line = MarkProcess.parse(output.standardOutput).first
+            guard output.exitCode == 0,
+              let line = MarkOutputLines.parse(output.standardOutput).first
             else {
               problems.withLock {
-                $0.append("reset exited \(output.status): \(output.standardError)")
+                $0.append(
+                  "reset exited \(output.exitCode.map(String.init) ?? "killed"): \(output.standardError)"
+                )
               }
               continue
             }
@@ -71,13 +75,13 @@ import Testing
           return
         }
         let nows = nowPlans[actor]
-        let output = try MarkProcess.run(
+        let output = try binary.run(
           ["mark", "observe", "--dir", dir.path] + nows.flatMap { ["--now", "\($0)"] })
-        let lines = MarkProcess.parse(output.standardOutput)
-        guard output.status == 0, lines.count == nows.count else {
+        let lines = MarkOutputLines.parse(output.standardOutput)
+        guard output.exitCode == 0, lines.count == nows.count else {
           problems.withLock {
             $0.append(
-              "observer \(actor) exited \(output.status) after \(lines.count) lines: \(output.standardError)"
+              "observer \(actor) exited \(output.exitCode.map(String.init) ?? "killed") after \(lines.count) lines: \(output.standardError)"
             )
           }
           return

@@ -23,21 +23,11 @@ import Testing
   }
 
   @Test func readsLinesLongerThanOneChunkFromAFileDescriptor() throws {
-    var fds: [Int32] = [0, 0]
-    #expect(pipe(&fds) == 0)
     let long = String(repeating: "x", count: 200_000)
-    let text = "first\n\(long)\nlast"
-    // Write from another thread: the pipe buffer is smaller than the text.
-    let writer = fds[1]
-    let thread = Thread { [text] in
-      var text = text
-      text.withUTF8 { _ = FileDescriptorCalls.writeAll(writer, UnsafeRawBufferPointer($0)) }
-      close(writer)
-    }
-    thread.start()
-    let source = InputSource(fileDescriptor: fds[0])
+    let reader = try pipeFedInTheBackground("first\n\(long)\nlast")
+    let source = InputSource(fileDescriptor: reader)
     let read = lines(source)
-    close(fds[0])
+    close(reader)
     #expect(read == ["first", long, "last"])
     #expect(source.readError == nil)
   }
@@ -45,23 +35,29 @@ import Testing
 
 @Suite struct InputSourceLineLimitTests {
   @Test func aLineOverTheLimitIsSkippedToItsNewlineAndHandedOutEmpty() throws {
-    var fds: [Int32] = [0, 0]
-    #expect(pipe(&fds) == 0)
-    let text =
+    let reader = try pipeFedInTheBackground(
       "short\n" + String(repeating: "y", count: 300_000) + "\nafter\n"
-      + String(repeating: "z", count: 300_000)
-    let writer = fds[1]
-    let thread = Thread { [text] in
-      var text = text
-      text.withUTF8 { _ = FileDescriptorCalls.writeAll(writer, UnsafeRawBufferPointer($0)) }
-      close(writer)
-    }
-    thread.start()
-    let source = InputSource(fileDescriptor: fds[0], maximumLineLength: 100_000)
+        + String(repeating: "z", count: 300_000))
+    let source = InputSource(fileDescriptor: reader, maximumLineLength: 100_000)
     var lines: [(String, Bool)] = []
     while let line = source.readLine() { lines.append((line, source.lastLineWasCut)) }
-    close(fds[0])
+    close(reader)
     #expect(lines.map(\.0) == ["short", "", "after", ""])
     #expect(lines.map(\.1) == [false, true, false, true])
   }
+}
+
+/// The read end of a new pipe that another thread fills with `text`, then closes: the pipe
+/// buffer is smaller than the texts these tests read, so the writer must not be the reader.
+private func pipeFedInTheBackground(_ text: String) throws -> Int32 {
+  var fds: [Int32] = [0, 0]
+  try #require(pipe(&fds) == 0)
+  let writer = fds[1]
+  let thread = Thread { [text] in
+    var text = text
+    text.withUTF8 { _ = FileDescriptorCalls.writeAll(writer, UnsafeRawBufferPointer($0)) }
+    close(writer)
+  }
+  thread.start()
+  return fds[0]
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineTTL
+import OfflineTTLTesting
 import Testing
 
 @Suite struct LinuxBootClockTests {
@@ -17,10 +18,9 @@ import Testing
     }
 
     @Test func unreadableOrMalformedBootIDGivesNoReading() throws {
-      let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("linux-boot-clock-\(UUID().uuidString)")
-      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-      defer { try? FileManager.default.removeItem(at: directory) }
+      let scratch = try TemporaryStoreDirectory(prefix: "linux-boot-clock")
+      defer { scratch.remove() }
+      let directory = URL(fileURLWithPath: scratch.path)
       let missing = directory.appendingPathComponent("missing").path
       #expect(LinuxBootClock(bootIDPath: missing).now() == nil)
       for (name, text) in [("zero", "00000000-0000-0000-0000-000000000000\n"), ("bad", "hello\n")] {

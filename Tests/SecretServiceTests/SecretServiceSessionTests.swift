@@ -35,7 +35,7 @@
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
           <type>session</type>
-          <listen>unix:tmpdir=\(directory)</listen>
+          <listen>unix:tmpdir=/tmp</listen>
           <auth>EXTERNAL</auth>
           <policy context="default">
             <allow send_destination="*" eavesdrop="true"/>

@@ -29,7 +29,7 @@ public struct LinuxBootClock: BootClock {
   ///
   /// - Returns: The reading, or `nil` off Linux, when the boot id file cannot be read or does
   ///   not hold a nonzero UUID, or when `clock_gettime` fails.
-  /// - Complexity: One `open`, one or two `read`s and one `close` through the package's syscall
+  /// - Complexity: One `open`, one or two `pread`s and one `close` through the package's syscall
   ///   seam, then one `clock_gettime`.
   public func now() -> BootClockReading? {
     #if os(Linux)
@@ -55,15 +55,7 @@ public struct LinuxBootClock: BootClock {
       guard let descriptor = try? calls.open(path, .readOnly) else { return nil }
       defer { calls.closeIgnoringErrors(descriptor) }
       var buffer = [UInt8](repeating: 0, count: 127)
-      var filled = 0
-      while filled < buffer.count {
-        let count = buffer.withUnsafeMutableBytes { raw in
-          try? calls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
-        }
-        guard let count else { return nil }
-        if count == 0 { break }
-        filled += count
-      }
+      guard let filled = try? calls.preadAll(descriptor, into: &buffer, at: 0) else { return nil }
       return String(decoding: buffer[0..<filled], as: UTF8.self)
     }
   #endif

@@ -50,17 +50,52 @@ enum StoreCommandSupport {
     store path: String, maxAge: Duration, floor: FloorOptions = FloorOptions(),
     backend: StoreBackend = .file, context: CommandContext
   ) throws -> OfflineAccessGate {
-    let policy: EligibilityPolicy
+    OfflineAccessGate(
+      cache: try backend.cache(at: path), marks: try backend.marks(at: path),
+      policy: try policy(maxAge: maxAge, floor: floor), clock: context.clock,
+      bootClock: context.bootClock)
+  }
+
+  /// The policy for a max age and the floor options.
+  ///
+  /// - Parameters:
+  ///   - maxAge: The max age.
+  ///   - floor: `--clock-tolerance` and `--no-boot-floor` (see ``floorOptions(_:)``).
+  /// - Returns: The policy.
+  /// - Throws: ``UsageError`` (exit 64), `--max-age: ` and the policy's reason, when the policy
+  ///   rejects a value.
+  static func policy(maxAge: Duration, floor: FloorOptions) throws(UsageError)
+    -> EligibilityPolicy
+  {
     do {
-      policy = try EligibilityPolicy(
+      return try EligibilityPolicy(
         maxAge: maxAge, usesBootClockFloor: floor.usesBootClockFloor,
         clockTolerance: floor.clockTolerance)
     } catch {
       throw UsageError("--max-age: \(error.reason)")
     }
-    return OfflineAccessGate(
-      cache: try backend.cache(at: path), marks: try backend.marks(at: path),
-      policy: policy, clock: context.clock, bootClock: context.bootClock)
+  }
+
+  /// The gate of a command that judges a store (`status`, `read`), from its options, checked in
+  /// this order: `--max-age`, `--store` (``existingStore(_:)``), `--clock-tolerance` and
+  /// `--no-boot-floor` (``floorOptions(_:)``), `--backend` (``StoreBackend``).
+  ///
+  /// - Parameters:
+  ///   - arguments: The command's parsed arguments.
+  ///   - context: Supplies the clocks.
+  /// - Returns: The gate, the max age and the store directory's path.
+  /// - Throws: ``UsageError`` (exit 64) for a missing or invalid option; ``CommandFailure`` (exit
+  ///   74) when the store directory cannot be used.
+  static func gate(_ arguments: ParsedArguments, context: CommandContext) throws -> (
+    gate: OfflineAccessGate, maxAge: Duration, store: String
+  ) {
+    let maxAge = try Self.maxAge(arguments)
+    let path = try existingStore(arguments.requiredValue("store"))
+    let floor = try floorOptions(arguments)
+    let gate = try Self.gate(
+      store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
+      context: context)
+    return (gate, maxAge, path)
   }
 
   /// The required `--max-age` duration.
@@ -77,15 +112,6 @@ enum StoreCommandSupport {
       return try CacheItemKey(text)
     } catch {
       throw UsageError(error.reason)
-    }
-  }
-
-  /// The exit status of a decision: 0 fresh, 1 expired, 2 unavailable.
-  static func exitCode(_ status: EligibilityStatus) -> ExitCode {
-    switch status {
-    case .fresh: .fresh
-    case .expired: .expired
-    case .unavailable: .unavailable
     }
   }
 

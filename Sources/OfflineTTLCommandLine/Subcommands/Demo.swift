@@ -57,16 +57,9 @@ enum Demo: Subcommand {
     let clock = DemoClock(context.clock.now())
     let bootClock = DemoBootClock()
     let floor = try StoreCommandSupport.floorOptions(arguments)
-    let policy: EligibilityPolicy
-    let seedOnly: EligibilityPolicy
-    do {
-      policy = try EligibilityPolicy(
-        maxAge: maxAge, usesBootClockFloor: floor.usesBootClockFloor,
-        clockTolerance: floor.clockTolerance)
-      seedOnly = try EligibilityPolicy(maxAge: maxAge, usesBootClockFloor: false)
-    } catch {
-      throw UsageError("--max-age: \(error.reason)")
-    }
+    let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
+    let seedOnly = try StoreCommandSupport.policy(
+      maxAge: maxAge, floor: FloorOptions(usesBootClockFloor: false))
     let cache = DirectoryCacheStore(at: path)
     let marks = FileClockMarkStore(atPath: path)
     let gate = OfflineAccessGate(

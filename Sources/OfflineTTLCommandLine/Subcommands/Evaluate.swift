@@ -65,16 +65,7 @@ enum Evaluate: Subcommand {
     } else {
       context.standardOutput.write(text(evaluation, unit: unit))
     }
-    return exitCode(evaluation.status)
-  }
-
-  /// The exit status for a status: 0 fresh, 1 expired, 2 unavailable.
-  static func exitCode(_ status: EligibilityStatus) -> ExitCode {
-    switch status {
-    case .fresh: .fresh
-    case .expired: .expired
-    case .unavailable: .unavailable
-    }
+    return ExitCode(evaluation.status)
   }
 
   /// One `--batch` output line without its newline:

@@ -36,12 +36,7 @@ enum Read: Subcommand {
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     guard let keyText = arguments.positionals.first else { throw UsageError("missing <key>") }
     let key = try StoreCommandSupport.key(keyText)
-    let maxAge = try StoreCommandSupport.maxAge(arguments)
-    let path = try StoreCommandSupport.existingStore(arguments.requiredValue("store"))
-    let floor = try StoreCommandSupport.floorOptions(arguments)
-    let gate = try StoreCommandSupport.gate(
-      store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
-      context: context)
+    let (gate, maxAge, _) = try StoreCommandSupport.gate(arguments, context: context)
     let json = arguments.flag("json")
     switch gate.openOffline() {
     case .refused(let decision):
@@ -50,7 +45,7 @@ enum Read: Subcommand {
           StoreCommandSupport.json(decision, maxAge: maxAge).text)
       }
       throw CommandFailure(
-        StoreCommandSupport.exitCode(decision.status),
+        ExitCode(decision.status),
         "refused: " + StoreCommandSupport.refusal(decision))
     case .opened(let reader):
       let item: CacheItem?

@@ -31,12 +31,7 @@ enum Status: Subcommand {
       """)
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
-    let maxAge = try StoreCommandSupport.maxAge(arguments)
-    let path = try StoreCommandSupport.existingStore(arguments.requiredValue("store"))
-    let floor = try StoreCommandSupport.floorOptions(arguments)
-    let gate = try StoreCommandSupport.gate(
-      store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
-      context: context)
+    let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let decision = gate.checkEligibility()
     if arguments.flag("json") {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)
@@ -45,6 +40,6 @@ enum Status: Subcommand {
     } else {
       context.standardOutput.write(StoreCommandSupport.text(decision, maxAge: maxAge))
     }
-    return StoreCommandSupport.exitCode(decision.status)
+    return ExitCode(decision.status)
   }
 }

@@ -24,21 +24,43 @@
     private let deadline: CallDeadline
     private let schema: UnsafeMutablePointer<SecretSchema>
     private var service: UnsafeMutablePointer<SecretService>?
-    private var collection: UnsafeMutablePointer<SecretCollection>?
+    /// The default collection's object path. Its proxy is released as soon as its lock state is
+    /// known: items are created by path (see `otl_item_properties_new` in the shim).
+    private var collectionPath: String?
     private var lists: [UnsafeMutablePointer<GList>] = []
+    /// This session's main context, thread-default for its lifetime. Every call is libsecret's
+    /// async form driven on it (not the `*_sync` forms, which each make a private context that
+    /// is never iterated again, so GDBus's deferred teardown of each proxy's signal subscription
+    /// piles up there); the session drains it before it ends.
+    private let context: OpaquePointer
 
     private init(configuration: SecretServiceStoreConfiguration) throws(SecretServiceFault) {
       self.configuration = configuration
       deadline = try CallDeadline(timeout: configuration.timeout)
       schema = otl_secret_schema_new(Self.schemaName)
+      context = g_main_context_new()
+      g_main_context_push_thread_default(context)
     }
 
     deinit {
       for list in lists { otl_object_list_free(list) }
-      if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) }
       if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
+      while g_main_context_iteration(context, 0) != 0 {}
+      g_main_context_pop_thread_default(context)
+      g_main_context_unref(context)
       secret_schema_unref(schema)
       deadline.finish()
+    }
+
+    /// Starts an async libsecret call and iterates this session's context until it completes.
+    ///
+    /// - Parameter start: Starts the call with the given callback and user data.
+    /// - Returns: The `GAsyncResult` (a new reference: unref it after the `_finish` call).
+    private func awaitResult(_ start: (GAsyncReadyCallback, gpointer) -> Void) -> OpaquePointer {
+      let box = SecretServiceAsyncResult()
+      start(secretServiceAsyncReady, Unmanaged.passRetained(box).toOpaque())
+      while box.result == nil { g_main_context_iteration(context, 1) }
+      return box.result!
     }
 
     /// Connects to the default collection and runs `body` with the session.
@@ -75,19 +97,29 @@
       g_object_unref(UnsafeMutableRawPointer(bus))
       deadline.progressed()
 
-      service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable, &error)
+      let gotService = awaitResult {
+        secret_service_get(SECRET_SERVICE_OPEN_SESSION, cancellable, $0, $1)
+      }
+      service = secret_service_get_finish(gotService, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotService))
       guard let service else {
         throw fault(error, "opening the Secret Service")
       }
       deadline.progressed()
-      collection = secret_collection_for_alias_sync(
-        service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, &error)
+      let gotCollection = awaitResult {
+        secret_collection_for_alias(
+          service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, $0, $1)
+      }
+      let collection = secret_collection_for_alias_finish(gotCollection, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotCollection))
+      defer { if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) } }
       guard let collection else {
         if error != nil { throw fault(error, "finding the default collection") }
         throw SecretServiceFault(
           reason: .collectionMissing, duringWrite: false,
           message: "the Secret Service has no default collection (creating one needs a prompt)")
       }
+      collectionPath = String(cString: otl_object_path(UnsafeMutableRawPointer(collection)))
       guard secret_collection_get_locked(collection) != 0, !evenIfLocked else { return }
       guard configuration.allowsUnlockPrompt else {
         throw SecretServiceFault(
@@ -96,7 +128,9 @@
       }
       let objects = g_list_append(nil, UnsafeMutableRawPointer(collection))
       var unlocked: UnsafeMutablePointer<GList>?
-      let count = secret_service_unlock_sync(service, objects, cancellable, &unlocked, &error)
+      let gotUnlock = awaitResult { secret_service_unlock(service, objects, cancellable, $0, $1) }
+      let count = secret_service_unlock_finish(service, gotUnlock, &unlocked, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotUnlock))
       g_list_free(objects)
       otl_object_list_free(unlocked)
       if count < 0 { throw fault(error, "unlocking the default collection") }
@@ -117,7 +151,7 @@
     func find(kind: String, key: String?, loadSecrets: Bool = true) throws(SecretServiceFault)
       -> [SecretServiceFoundItem]
     {
-      guard let service, let collection else { preconditionFailure("not connected") }
+      guard let service, let collectionPath else { preconditionFailure("not connected") }
       let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
       defer { g_hash_table_unref(attributes) }
       var error: UnsafeMutablePointer<GError>?
@@ -127,11 +161,14 @@
       // The service-wide search, filtered to the default collection below:
       // secret_collection_search_sync leaks one reply GVariant per call in libsecret 0.20.5
       // (measured with valgrind; see docs/secret-service.md).
-      let list = secret_service_search_sync(
-        service, schema, attributes, flags, cancellable, &error)
+      let gotList = awaitResult { [schema] in
+        secret_service_search(service, schema, attributes, flags, cancellable, $0, $1)
+      }
+      let list = secret_service_search_finish(service, gotList, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotList))
       if error != nil { throw fault(error, "searching the Secret Service") }
       deadline.progressed()
-      let prefix = String(cString: otl_object_path(UnsafeMutableRawPointer(collection))) + "/"
+      let prefix = collectionPath + "/"
       guard let list else { return [] }
       lists.append(list)
       var found: [SecretServiceFoundItem] = []
@@ -156,7 +193,9 @@
       let value = Self.value(bytes, contentType: contentType)
       defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
       var error: UnsafeMutablePointer<GError>?
-      guard secret_item_set_secret_sync(item, value, cancellable, &error) != 0 else {
+      let gotSet = awaitResult { secret_item_set_secret(item, value, cancellable, $0, $1) }
+      defer { g_object_unref(UnsafeMutableRawPointer(gotSet)) }
+      guard secret_item_set_secret_finish(item, gotSet, &error) != 0 else {
         throw fault(error, "writing a secret", write: true)
       }
       deadline.progressed()
@@ -166,24 +205,31 @@
     func create(kind: String, key: String, label: String, bytes: [UInt8], contentType: String)
       throws(SecretServiceFault)
     {
-      guard let collection else { preconditionFailure("not connected") }
-      let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
-      defer { g_hash_table_unref(attributes) }
+      guard let service, let collectionPath else { preconditionFailure("not connected") }
+      let properties = otl_item_properties_new(
+        label, Self.schemaName, configuration.applicationID, kind, key)
+      defer { g_hash_table_unref(properties) }
       let value = Self.value(bytes, contentType: contentType)
       defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
       var error: UnsafeMutablePointer<GError>?
-      let item = secret_item_create_sync(
-        collection, schema, attributes, label, value, SECRET_ITEM_CREATE_REPLACE, cancellable,
-        &error)
-      guard let item else { throw fault(error, "creating a secret", write: true) }
+      let gotItem = awaitResult {
+        secret_service_create_item_dbus_path(
+          service, collectionPath, properties, value, SECRET_ITEM_CREATE_REPLACE, cancellable,
+          $0, $1)
+      }
+      let path = secret_service_create_item_dbus_path_finish(service, gotItem, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotItem))
+      guard let path else { throw fault(error, "creating a secret", write: true) }
+      g_free(path)
       deadline.progressed()
-      g_object_unref(UnsafeMutableRawPointer(item))
     }
 
     /// Deletes an item (only an online sign-in removes duplicates; no failure path deletes).
     func delete(_ item: UnsafeMutablePointer<SecretItem>) throws(SecretServiceFault) {
       var error: UnsafeMutablePointer<GError>?
-      guard secret_item_delete_sync(item, cancellable, &error) != 0 else {
+      let gotDelete = awaitResult { secret_item_delete(item, cancellable, $0, $1) }
+      defer { g_object_unref(UnsafeMutableRawPointer(gotDelete)) }
+      guard secret_item_delete_finish(item, gotDelete, &error) != 0 else {
         throw fault(error, "deleting a secret", write: true)
       }
       deadline.progressed()
@@ -191,13 +237,21 @@
 
     /// Locks the default collection (for tests of the locked case; locking needs no prompt).
     func lockCollection() throws(SecretServiceFault) {
-      guard let service, let collection else { preconditionFailure("not connected") }
-      let objects = g_list_append(nil, UnsafeMutableRawPointer(collection))
-      var locked: UnsafeMutablePointer<GList>?
+      guard let service, let collectionPath else { preconditionFailure("not connected") }
       var error: UnsafeMutablePointer<GError>?
-      let count = secret_service_lock_sync(service, objects, cancellable, &locked, &error)
-      g_list_free(objects)
-      otl_object_list_free(locked)
+      let count = collectionPath.withCString { path -> Int32 in
+        var paths: [UnsafePointer<gchar>?] = [path, nil]
+        let gotLock = paths.withUnsafeMutableBufferPointer { buffer in
+          awaitResult {
+            secret_service_lock_dbus_paths(service, buffer.baseAddress, cancellable, $0, $1)
+          }
+        }
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        let count = secret_service_lock_dbus_paths_finish(service, gotLock, &locked, &error)
+        g_object_unref(UnsafeMutableRawPointer(gotLock))
+        g_strfreev(locked)
+        return count
+      }
       if count < 0 { throw fault(error, "locking the default collection") }
     }
 
@@ -227,5 +281,17 @@
         }
       }
     }
+  }
+
+  /// Where an async libsecret call's completion lands.
+  private final class SecretServiceAsyncResult {
+    var result: OpaquePointer?
+  }
+
+  /// The `GAsyncReadyCallback` of every call: keeps a reference to the result.
+  private let secretServiceAsyncReady: GAsyncReadyCallback = { _, result, userData in
+    guard let userData else { return }
+    let box = Unmanaged<SecretServiceAsyncResult>.fromOpaque(userData).takeRetainedValue()
+    box.result = OpaquePointer(g_object_ref(UnsafeMutableRawPointer(result)))
   }
 #endif

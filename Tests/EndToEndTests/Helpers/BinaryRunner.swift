@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 #if canImport(Glibc)
@@ -21,7 +22,8 @@ struct BinaryResult: Sendable {
   var elapsed: Duration
 }
 
-/// Runs executables built by this package (`offline-ttl` by default) from end-to-end tests.
+/// Runs executables built by this package (`offline-ttl` by default), or a system tool, from
+/// end-to-end tests: the one child-process runner of this target.
 ///
 /// The binary is found, in order, in `$OFFLINE_TTL_BIN_DIR`, beside the test resource bundle
 /// (SwiftPM puts both in `.build/<config>/`), and in `.build/debug` of the package that holds
@@ -30,7 +32,10 @@ struct BinaryResult: Sendable {
 /// Standard input, output and error go through temporary files, so large inputs and outputs
 /// cannot deadlock on a full pipe. A run that outlives its timeout is killed by its pid
 /// (SIGKILL) and reported with `timedOut`. `launcher` puts a command in front of the binary,
-/// e.g. `["faketime", "-f", "-2d"]`.
+/// e.g. `["faketime", "-f", "-2d"]`; ``FakeTime`` builds a libfaketime environment instead
+/// (under libfaketime the child's `CommandLine.arguments` is empty; the binary reads its
+/// arguments through `ProcessArguments`). ``start(_:environment:pipesStandardOutput:)`` returns
+/// a ``RunningBinary`` for tests that kill the child mid-run.
 struct BinaryRunner: Sendable {
   /// The executable's full path.
   let executable: URL
@@ -61,17 +66,25 @@ struct BinaryRunner: Sendable {
     executable = found
   }
 
+  /// Runs the executable at `path` (a system tool such as `python3`, e.g. from ``requireTool(_:)``).
+  ///
+  /// - Parameter path: The executable's full path.
+  init(path: String) {
+    executable = URL(fileURLWithPath: path)
+  }
+
   /// The folder of test support files (`Tests/EndToEndTests/Support`, copied as a resource).
   static var supportDirectory: URL {
     Bundle.module.url(forResource: "Support", withExtension: nil)!
   }
 
-  /// Runs the executable and waits for it.
+  /// Runs the executable and waits for it, killing it by pid when it outlives `timeout`.
   ///
   /// - Parameters:
   ///   - arguments: The arguments after the program name.
   ///   - standardInput: Bytes for standard input (empty by default).
-  ///   - environment: Variables to add to (or override in) this process's environment.
+  ///   - environment: Variables to add to (or override in) this process's environment, e.g.
+  ///     ``FakeTime/frozenWallClock(atSecondsSinceEpoch:library:)``.
   ///   - launcher: A command and arguments to run the executable under, e.g. `faketime`.
   ///   - timeout: How long to wait before killing it.
   /// - Returns: Exit status, output and error text.
@@ -80,14 +93,53 @@ struct BinaryRunner: Sendable {
     _ arguments: [String], standardInput: Data = Data(), environment: [String: String] = [:],
     launcher: [String] = [], timeout: Duration = .seconds(120)
   ) throws -> BinaryResult {
-    let stdinFile = try TemporaryFile(contents: standardInput)
-    let stdoutFile = try TemporaryFile(contents: Data())
-    let stderrFile = try TemporaryFile(contents: Data())
-    defer {
-      stdinFile.remove()
-      stdoutFile.remove()
-      stderrFile.remove()
-    }
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e")
+    defer { scratch.remove() }
+    let stdinFile = URL(fileURLWithPath: scratch.appending("stdin"))
+    let stdoutFile = URL(fileURLWithPath: scratch.appending("stdout"))
+    let stderrFile = URL(fileURLWithPath: scratch.appending("stderr"))
+    try standardInput.write(to: stdinFile)
+    try Data().write(to: stdoutFile)
+    try Data().write(to: stderrFile)
+    let child = try launch(
+      arguments, environment: environment, launcher: launcher,
+      standardInput: try FileHandle(forReadingFrom: stdinFile),
+      standardOutput: try FileHandle(forWritingTo: stdoutFile),
+      standardError: try FileHandle(forWritingTo: stderrFile))
+    let exit = child.waitForExit(timeout: timeout)
+    return BinaryResult(
+      exitCode: exit.exitCode,
+      standardOutput: String(decoding: try Data(contentsOf: stdoutFile), as: UTF8.self),
+      standardError: String(decoding: try Data(contentsOf: stderrFile), as: UTF8.self),
+      timedOut: exit.timedOut, elapsed: exit.elapsed)
+  }
+
+  /// Starts the executable and returns at once, for tests that kill it mid-run.
+  ///
+  /// Standard input is empty and standard error is discarded.
+  ///
+  /// - Parameters:
+  ///   - arguments: The arguments after the program name.
+  ///   - environment: Variables to add to (or override in) this process's environment.
+  ///   - pipesStandardOutput: Whether standard output goes to a pipe
+  ///     (``RunningBinary/standardOutput``) rather than being discarded. Read the pipe until its
+  ///     end, or the child blocks once it is full.
+  /// - Returns: The running child.
+  /// - Throws: ``BinaryRunnerError`` when it cannot be started.
+  func start(
+    _ arguments: [String], environment: [String: String] = [:], pipesStandardOutput: Bool = false
+  ) throws -> RunningBinary {
+    try launch(
+      arguments, environment: environment, launcher: [], standardInput: FileHandle.nullDevice,
+      standardOutput: pipesStandardOutput ? Pipe() : FileHandle.nullDevice,
+      standardError: FileHandle.nullDevice)
+  }
+
+  /// Starts the executable with the given standard streams (each a `FileHandle` or `Pipe`).
+  private func launch(
+    _ arguments: [String], environment: [String: String], launcher: [String],
+    standardInput: Any, standardOutput: Any, standardError: Any
+  ) throws -> RunningBinary {
     let process = Process()
     if launcher.isEmpty {
       process.executableURL = executable
@@ -97,33 +149,18 @@ struct BinaryRunner: Sendable {
       process.arguments = launcher + [executable.path] + arguments
     }
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    process.standardInput = try FileHandle(forReadingFrom: stdinFile.url)
-    process.standardOutput = try FileHandle(forWritingTo: stdoutFile.url)
-    process.standardError = try FileHandle(forWritingTo: stderrFile.url)
-    let clock = ContinuousClock()
-    let start = clock.now
+    process.standardInput = standardInput
+    process.standardOutput = standardOutput
+    process.standardError = standardError
+    let started = ContinuousClock.now
     do {
       try process.run()
     } catch {
       throw BinaryRunnerError("cannot start \(executable.path): \(error)")
     }
-    var timedOut = false
-    while process.isRunning {
-      if clock.now - start > timeout {
-        timedOut = true
-        kill(process.processIdentifier, SIGKILL)
-        break
-      }
-      usleep(2_000)
-    }
-    process.waitUntilExit()
-    let elapsed = clock.now - start
-    let exited = process.terminationReason == .exit && !timedOut
-    return BinaryResult(
-      exitCode: exited ? process.terminationStatus : nil,
-      standardOutput: String(decoding: try Data(contentsOf: stdoutFile.url), as: UTF8.self),
-      standardError: String(decoding: try Data(contentsOf: stderrFile.url), as: UTF8.self),
-      timedOut: timedOut, elapsed: elapsed)
+    return RunningBinary(
+      process: process, standardOutput: (standardOutput as? Pipe)?.fileHandleForReading,
+      started: started)
   }
 
   /// Runs the executable with text on standard input.
@@ -140,22 +177,4 @@ struct BinaryRunner: Sendable {
 struct BinaryRunnerError: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
-}
-
-/// A file in a fresh temporary directory, removed with ``remove()``.
-struct TemporaryFile: Sendable {
-  let directory: URL
-  let url: URL
-
-  init(contents: Data, name: String = "file") throws {
-    directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("offline-ttl-e2e-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    url = directory.appendingPathComponent(name)
-    try contents.write(to: url)
-  }
-
-  func remove() {
-    try? FileManager.default.removeItem(at: directory)
-  }
 }

@@ -54,10 +54,7 @@ struct CacheFiles: Sendable {
   }
 
   func writeAll(_ fd: FileDescriptor, _ bytes: [UInt8]) throws(Errno) {
-    let result = bytes.withUnsafeBytes { raw in
-      Result { () throws(Errno) in try sys.writeAll(fd, raw) }
-    }
-    try result.get()
+    try sys.writeAll(fd, bytes: bytes[...])
   }
 
   func writeAll(_ fd: FileDescriptor, _ bytes: Data) throws(Errno) {
@@ -70,10 +67,7 @@ struct CacheFiles: Sendable {
   /// Reads up to `count` bytes from `offset`; fewer only at end of file.
   func read(_ fd: FileDescriptor, count: Int, offset: Int64) throws(Errno) -> [UInt8] {
     var buffer = [UInt8](repeating: 0, count: count)
-    let result = buffer.withUnsafeMutableBytes { raw in
-      Result { () throws(Errno) -> Int in try sys.preadAll(fd, into: raw, at: offset) }
-    }
-    let filled = try result.get()
+    let filled = try sys.preadAll(fd, into: &buffer, at: offset)
     buffer.removeLast(count - filled)
     return buffer
   }
