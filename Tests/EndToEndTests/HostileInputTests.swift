@@ -18,7 +18,7 @@ import Testing
 
   @Test func anArgumentThatIsNotUTF8IsAUsageErrorAndWritesNothing() throws {
     let store = scratchPath("utf8")
-    let input = try TemporaryFile(contents: Data("payload".utf8))
+    let input = try InputFile("payload")
     defer {
       input.remove()
       try? FileManager.default.removeItem(atPath: store)
@@ -42,7 +42,7 @@ import Testing
   @Test func aStoreThatIsASymbolicLinkCannotBeOpenedAndExits74() throws {
     let target = scratchPath("target")
     let link = scratchPath("link")
-    let input = try TemporaryFile(contents: Data("payload".utf8))
+    let input = try InputFile("payload")
     defer {
       input.remove()
       try? FileManager.default.removeItem(atPath: link)
@@ -66,8 +66,8 @@ import Testing
 
   @Test func theSameKeyPutTwiceInOneSignInIsAUsageErrorAndWritesNothing() throws {
     let store = scratchPath("duplicate")
-    let first = try TemporaryFile(contents: Data("first".utf8))
-    let second = try TemporaryFile(contents: Data("second".utf8))
+    let first = try InputFile("first")
+    let second = try InputFile("second")
     defer {
       first.remove()
       second.remove()
@@ -99,5 +99,23 @@ import Testing
     let run = try binary.run(["demo", "--max-age", "1d", "--json"])
     #expect(run.exitCode == 0)
     #expect(run.standardOutput.split(separator: "\n").count == 11)
+  }
+}
+
+/// A file of bytes to `--put`, in a scratch directory of its own.
+private struct InputFile {
+  let directory: URL
+  let url: URL
+
+  init(_ text: String) throws {
+    directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("offline-ttl-e2e-hostile-input-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    url = directory.appendingPathComponent("file")
+    try Data(text.utf8).write(to: url)
+  }
+
+  func remove() {
+    try? FileManager.default.removeItem(at: directory)
   }
 }

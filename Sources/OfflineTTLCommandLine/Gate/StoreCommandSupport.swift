@@ -1,10 +1,11 @@
+import Foundation
+import OfflineTTL
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Foundation
-import OfflineTTL
 
 /// What `status`, `read`, `sign-in` and `demo` share: opening a store directory, formatting a
 /// decision as text or JSON, durations with units, key checks.

@@ -36,9 +36,10 @@ public enum ProcessArguments {
     if count > 0 {
       for index in 0..<count {
         guard let pointer = CommandLine.unsafeArgv[index] else { break }
-        raw.append(Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map {
-          UInt8(bitPattern: $0)
-        })
+        raw.append(
+          Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map {
+            UInt8(bitPattern: $0)
+          })
       }
     } else if let data = FileManager.default.contents(atPath: "/proc/self/cmdline") {
       raw = data.split(separator: 0, omittingEmptySubsequences: false).map { Array($0) }

@@ -12,7 +12,9 @@ enum Demo: Subcommand {
         + " [--no-boot-floor]"
     ],
     options: [
-      .option("max-age", value: "duration", help: "The max age to use, with units, at least 1d; default 7d."),
+      .option(
+        "max-age", value: "duration",
+        help: "The max age to use, with units, at least 1d; default 7d."),
       .flag("json", help: "Prints one JSON object per step (JSON Lines) instead of a table."),
       .flag("keep", help: "Keeps the temporary store directory and prints its path."),
     ] + StoreCommandSupport.floorOptionSpecs,

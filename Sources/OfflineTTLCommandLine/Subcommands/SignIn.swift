@@ -38,7 +38,8 @@ enum SignIn: Subcommand {
       // One commit writes each key once: a second --put of the same key (byte for byte) would
       // silently replace the first and be counted twice.
       guard keysSeen.insert(Array(put[..<equals].utf8)).inserted else {
-        throw UsageError("--put: key \(String(put[..<equals]).debugDescription) given more than once")
+        throw UsageError(
+          "--put: key \(String(put[..<equals]).debugDescription) given more than once")
       }
       let file = String(put[put.index(after: equals)...])
       guard let data = FileManager.default.contents(atPath: file) else {
