@@ -129,6 +129,25 @@ enum MarkBenchmark {
         try system.fdatasync(floorFD)
         floorSlot = 1 - floorSlot
       })
+    // The same two, each run alone in a block (half the samples each, floor first): shows how
+    // much the store's own writes slow the disk for whatever syncs next, which alternation
+    // spreads over both figures.
+    let half = Swift.max(iterations / 2, 20)
+    let floorAlone = try BenchClock.runs(half) {
+      try system.pwriteAll(floorFD, bytes: slot[...], at: Int64(floorSlot * 4096))
+      try system.fdatasync(floorFD)
+      floorSlot = 1 - floorSlot
+    }
+    let observeAlone = try BenchClock.runs(half) {
+      now = now.saturatingAdvanced(by: .milliseconds(1))
+      _ = try store.observe(now: now)
+    }
+    defer {
+      report.record(
+        "observe p50, run alone", BenchStats.median(observeAlone), unit: "ns",
+        floor: ("floor p50, run alone just before", BenchStats.median(floorAlone)),
+        note: "blocks, not alternated: noisier, no target")
+    }
     let floorP50 = BenchStats.median(floorSamples)
     let floorP99 = BenchStats.quantile(floorSamples, 0.99)
     report.record(

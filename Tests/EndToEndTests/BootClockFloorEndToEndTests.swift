@@ -11,15 +11,6 @@ import Testing
     try BinaryRunner().run(arguments, environment: environment, timeout: .seconds(20))
   }
 
-  func json(_ output: BinaryResult) throws -> [String: Any] {
-    let data = Data(output.standardOutput.utf8)
-    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-  }
-
-  func int64(_ object: [String: Any], _ key: String) throws -> Int64 {
-    try #require((object[key] as? NSNumber)?.int64Value, "\(key) in \(object)")
-  }
-
   @Test func aFrozenWallClockIsCaughtByTheFloorAndMissedWithoutIt() throws {
     guard let library = FakeTime.requireLibrary() else { return }
     let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-floor")
@@ -51,13 +42,14 @@ import Testing
     let caught = try run(
       status + ["--clock-tolerance", "500ms"], environment: environment)
     #expect(caught.exitCode == 1, "\(caught.standardOutput) \(caught.standardError)")
-    let refused = try json(caught)
+    let refused = try caught.jsonObject()
     #expect(refused["reasons"] as? [String] == ["clock_behind_elapsed_time"])
-    #expect(try int64(refused, "now_ns") == frozen * second, "libfaketime froze the wall clock")
-    #expect(try int64(refused, "mark_ns") == frozen * second, "the wall clock is ahead of the mark")
-    #expect(try int64(refused, "floor_ns") >= (frozen + 2) * second)
+    #expect(try caught.jsonInt64("now_ns") == frozen * second, "libfaketime froze the wall clock")
+    #expect(
+      try caught.jsonInt64("mark_ns") == frozen * second, "the wall clock is ahead of the mark")
+    #expect(try caught.jsonInt64("floor_ns") >= (frozen + 2) * second)
     #expect(refused["effective_clock"] as? String == "floor")
-    let tolerance = try int64(refused, "tolerance_ns")
+    let tolerance = try caught.jsonInt64("tolerance_ns")
     // 500 ms + 500 ppm of the seconds since the sign-in (0.5 ms a second; under 100 s).
     #expect(tolerance > 500_000_000 && tolerance < 550_000_000, "\(tolerance)")
     let bootID = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
@@ -66,7 +58,7 @@ import Testing
     // The same moment with the floor off: the seed alone says fresh.
     let missed = try run(status + ["--no-boot-floor"], environment: environment)
     #expect(missed.exitCode == 0, "\(missed.standardOutput) \(missed.standardError)")
-    let fresh = try json(missed)
+    let fresh = try missed.jsonObject()
     #expect(fresh["status"] as? String == "fresh")
     #expect(fresh["reasons"] as? [String] == [])
     #expect(fresh["boot_floor"] as? String == "off")

@@ -35,9 +35,7 @@ import Testing
 
     let checked = try tool.run([model, "check", cases.path, actual.path], timeout: .seconds(300))
     let summaryText = checked.standardOutput
-    let summary = try #require(
-      try JSONSerialization.jsonObject(with: Data(summaryText.utf8)) as? [String: Any],
-      "\(summaryText)")
+    let summary = try checked.jsonObject()
     #expect(summary["cases"] as? Int == Self.caseCount)
     #expect(summary["mismatches"] as? Int == 0, "\(summaryText)")
     #expect(summary["extra_lines"] as? Int == 0)

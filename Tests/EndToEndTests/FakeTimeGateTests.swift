@@ -17,17 +17,9 @@ import Testing
     return try BinaryRunner().run(arguments, environment: environment, timeout: .seconds(20))
   }
 
-  /// The `mark_ns` of a `status --json` line.
-  static func markNanoseconds(_ output: BinaryResult) throws -> Int64 {
-    let data = Data(output.standardOutput.utf8)
-    let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    return try #require((object["mark_ns"] as? NSNumber)?.int64Value)
-  }
-
+  /// The `reasons` of a `status --json` line.
   static func reasons(_ output: BinaryResult) throws -> [String] {
-    let data = Data(output.standardOutput.utf8)
-    let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    return try #require(object["reasons"] as? [String])
+    try #require(try output.jsonObject()["reasons"] as? [String])
   }
 
   @Test func aMovedWallClockExpiresRollbacksAreRefusedAndSignInRecovers() throws {
@@ -53,7 +45,7 @@ import Testing
     #expect(ahead.exitCode == 1)
     #expect(try Self.reasons(ahead) == ["too_old"])
     let high = (now + 2 * Self.day) * 1_000_000_000
-    #expect(try Self.markNanoseconds(ahead) == high)
+    #expect(try ahead.jsonInt64("mark_ns") == high)
 
     // One day ahead: after the write, but behind the mark. A long max age: the mark alone
     // refuses, twice.
@@ -63,7 +55,7 @@ import Testing
         library: library)
       #expect(behind.exitCode == 1)
       #expect(try Self.reasons(behind) == ["clock_behind_mark"])
-      #expect(try Self.markNanoseconds(behind) == high)
+      #expect(try behind.jsonInt64("mark_ns") == high)
     }
 
     // Rolled back to before the write, twice.
@@ -75,7 +67,7 @@ import Testing
       let reasons = try Self.reasons(before)
       #expect(reasons.contains("clock_behind_mark"))
       #expect(reasons.contains("item_from_future"))
-      #expect(try Self.markNanoseconds(before) == high)
+      #expect(try before.jsonInt64("mark_ns") == high)
     }
 
     // The mark still holds the two-days-ahead time (read without writing).
@@ -122,7 +114,7 @@ import Testing
       for (clock, name) in [(now + 3600 * (round + 2), "app"), (now + 3600 * round, "extension")] {
         let output = try Self.run(
           ["status", "--store", store, "--max-age", "7d", "--json"], at: clock, library: library)
-        let mark = try Self.markNanoseconds(output)
+        let mark = try output.jsonInt64("mark_ns")
         #expect(mark >= highest, "\(name) lowered the mark in round \(round)")
         #expect(mark >= clock * 1_000_000_000)
         highest = max(highest, mark)
