@@ -95,6 +95,19 @@ import Testing
           + " got \(maxAge)\nusage: "))
   }
 
+  @Test func evaluateWithStandardOutputClosedExits74AsItsHelpSays() throws {
+    let closed = try binary.run(
+      ["evaluate", "--written-at", "100", "--now", "190", "--max-age", "1000"],
+      launcher: ["sh", "-c", #"exe="$1"; shift; exec "$exe" "$@" >&-"#, "sh"])
+    #expect(closed.exitCode == 74)
+    #expect(closed.standardError == "error: cannot write standard output\n")
+    let help = try binary.run(["evaluate", "--help"])
+    #expect(help.exitCode == 0)
+    #expect(
+      help.standardOutput.contains(
+        "74 standard input could not be read or standard output not written"))
+  }
+
   @Test func aDemoMaxAgeOfOneDayTellsTheWholeStory() throws {
     let run = try binary.run(["demo", "--max-age", "1d", "--json"])
     #expect(run.exitCode == 0)
