@@ -24,7 +24,14 @@ public enum OfflineTTLCommand {
       entry += 1
     }
     let context = CommandContext.process(environment: environment)
-    var code = run(Array(arguments.dropFirst()), context: context)
+    var code: ExitCode
+    if let index = ProcessArguments.firstInvalidUTF8Index() {
+      // Decoded, the bad bytes would become U+FFFD: another key or path than the one meant.
+      code = toolUsageError(
+        "argument \(index) is not valid UTF-8 (keys and paths must be UTF-8)", context: context)
+    } else {
+      code = run(Array(arguments.dropFirst()), context: context)
+    }
     context.standardOutput.flush()
     if context.standardOutput.writeFailed {
       // Output that did not arrive must not look like success (e.g. a full disk or closed pipe).

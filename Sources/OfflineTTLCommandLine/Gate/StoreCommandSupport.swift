@@ -1,14 +1,27 @@
 import Foundation
 import OfflineTTL
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// What `status`, `read`, `sign-in` and `demo` share: opening a store directory, formatting a
 /// decision as text or JSON, durations with units, key checks.
 enum StoreCommandSupport {
   /// The store directory's path after checking that it exists and can be opened.
   ///
-  /// - Throws: ``CommandFailure`` with exit 74 and the reason when it does not exist, is not a
-  ///   directory or cannot be listed.
+  /// - Throws: ``CommandFailure`` with exit 74 and the reason when it is a symbolic link, does
+  ///   not exist, is not a directory or cannot be listed.
   static func existingStore(_ path: String) throws(CommandFailure) -> String {
+    // The stores never follow a symbolic link (DESIGN rule 8), so a linked store cannot be
+    // opened: say so here (exit 74) rather than report every item unreadable (exit 1).
+    var info = stat()
+    if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+      throw CommandFailure(
+        .ioError, "store '\(path)' is a symbolic link (symbolic links are not followed)")
+    }
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
       throw CommandFailure(.ioError, "store directory '\(path)' does not exist")

@@ -12,7 +12,9 @@ enum Demo: Subcommand {
         + " [--no-boot-floor]"
     ],
     options: [
-      .option("max-age", value: "duration", help: "The max age to use, with units; default 7d."),
+      .option(
+        "max-age", value: "duration",
+        help: "The max age to use, with units, at least 1d; default 7d."),
       .flag("json", help: "Prints one JSON object per step (JSON Lines) instead of a table."),
       .flag("keep", help: "Keeps the temporary store directory and prints its path."),
     ] + StoreCommandSupport.floorOptionSpecs,
@@ -34,6 +36,13 @@ enum Demo: Subcommand {
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let maxAge = try arguments.duration("max-age") ?? .seconds(7 * 86_400)
+    // The story checks at t0+1h and t0+1d expecting no too_old: a shorter max age would make it
+    // "fail" (exit 70, a bug) on valid input, so it is a usage error instead.
+    guard maxAge >= .seconds(86_400) else {
+      throw UsageError(
+        "--max-age: the demo needs at least 1d (its story checks at t0+1h and t0+1d), got "
+          + StoreCommandSupport.durationText(maxAge))
+    }
     let json = arguments.flag("json")
     let base = FileManager.default.temporaryDirectory.path
     let path = base + "/offline-ttl-demo-" + UUID().uuidString

@@ -29,7 +29,8 @@ enum Evaluate: Subcommand {
       Times are integer counts of the unit since the Unix epoch. The result is fresh when the
       clock is not behind the mark, no item is dated after now, and now - oldest <= max age;
       the mark becomes max(mark, now). Exit status: 0 fresh, 1 expired, 2 unavailable (no
-      items), 64 usage error; with --batch, 0 when every line was valid and 65 otherwise.
+      items), 64 usage error; with --batch, 0 when every line was valid and 65 otherwise;
+      74 standard input could not be read or standard output not written.
 
       --batch input, one case a line (blank lines are skipped):
         {"written_at":[100],"now":190,"mark":200,"max_age":1000}

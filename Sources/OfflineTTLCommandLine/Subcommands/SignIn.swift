@@ -13,7 +13,7 @@ enum SignIn: Subcommand {
         help: "The store directory; created (mode 0700) when missing, its parent must exist."),
       .option(
         "put", value: "key=path", repeatable: true,
-        help: "Writes the file at path as the item key; give one per item."),
+        help: "Writes the file at path as the item key; give each key once."),
       .flag("json", help: "Prints one JSON object instead of a line of text."),
     ] + StoreBackend.optionSpecs,
     discussion: """
@@ -29,11 +29,18 @@ enum SignIn: Subcommand {
     let path = try arguments.requiredValue("store")
     let backend = try StoreBackend.parse(arguments)
     var items: [(CacheItemKey, Data)] = []
+    var keysSeen: Set<[UInt8]> = []
     for put in arguments.values("put") {
       guard let equals = put.firstIndex(of: "=") else {
         throw UsageError("--put: expected <key>=<path>, got \(put.debugDescription)")
       }
       let key = try StoreCommandSupport.key(String(put[..<equals]))
+      // One commit writes each key once: a second --put of the same key (byte for byte) would
+      // silently replace the first and be counted twice.
+      guard keysSeen.insert(Array(put[..<equals].utf8)).inserted else {
+        throw UsageError(
+          "--put: key \(String(put[..<equals]).debugDescription) given more than once")
+      }
       let file = String(put[put.index(after: equals)...])
       guard let data = FileManager.default.contents(atPath: file) else {
         throw CommandFailure(.ioError, "cannot read \(file.debugDescription) for item \(key)")
