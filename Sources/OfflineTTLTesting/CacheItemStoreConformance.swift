@@ -182,7 +182,7 @@ public enum CacheItemStoreConformance {
   static func concurrentCommitsAreSerialized(_ store: any CacheItemStore) throws {
     let inside = Atomic<Int>(0)
     let overlaps = Atomic<Int>(0)
-    DispatchQueue.concurrentPerform(iterations: 8) { worker in
+    runConcurrently(8) { worker in
       for round in 0..<5 {
         var changes = CacheChanges()
         let name = "w\(worker)-r\(round)"

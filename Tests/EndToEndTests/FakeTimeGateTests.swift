@@ -123,7 +123,7 @@ import Testing
     #expect(highest == (now + 3600 * 4) * 1_000_000_000)
     // At the same time: each process on its own clock, started together.
     let clocks = (0..<6).map { now + 3600 * Int64(10 - $0) }
-    DispatchQueue.concurrentPerform(iterations: clocks.count) { index in
+    runConcurrently(clocks.count) { index in
       _ = try? Self.run(
         ["status", "--store", store, "--max-age", "7d"], at: clocks[index], library: library)
     }

@@ -159,7 +159,7 @@
       _ = try store.resetAfterOnlineSignIn(now: .at(0))
       let highest = Mutex<Int64>(0)
       let violations = Mutex<[String]>([])
-      DispatchQueue.concurrentPerform(iterations: 4) { thread in
+      runConcurrently(4) { thread in
         var lastSeen = Int64.min
         for step in 0..<15 {
           let wall = Int64((thread * 7_919 + step * 104_729) % 10_000)

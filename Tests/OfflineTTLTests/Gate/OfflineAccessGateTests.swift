@@ -113,7 +113,7 @@ import Testing
     let high = Fixture.start.advanced(by: .seconds(1000))!
     f.clock.set(high)
     _ = f.gate.checkEligibility()
-    DispatchQueue.concurrentPerform(iterations: 8) { index in
+    runConcurrently(8) { index in
       let clock = ManualWallClock(Fixture.start.advanced(by: .seconds(Int64(index * 100)))!)
       let gate = OfflineAccessGate(
         cache: f.cache, marks: f.marks, policy: f.gate.policy, clock: clock)
