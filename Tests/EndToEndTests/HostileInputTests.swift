@@ -39,6 +39,24 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: store))
   }
 
+  @Test func aDecomposedKeyIsAUsageErrorSoNoItemEscapesTheAgeCheck() throws {
+    // "e" + U+0301 and U+00E9 are one key to Swift but two files: the older file was hidden from
+    // the index (fresh, item_count 1) and still readable past its max age.
+    let store = scratchPath("nfd")
+    let input = try InputFile("payload")
+    defer {
+      input.remove()
+      try? FileManager.default.removeItem(atPath: store)
+    }
+    let run = try binary.run(["sign-in", "--store", store, "--put", "e\u{301}=\(input.url.path)"])
+    #expect(run.exitCode == 64)
+    #expect(run.standardOutput == "")
+    #expect(run.standardError.contains("normalization form C (NFC)"))
+    #expect(!FileManager.default.fileExists(atPath: store))
+    let read = try binary.run(["read", "--store", store, "--max-age", "7d", "e\u{301}"])
+    #expect(read.exitCode == 64)
+  }
+
   @Test func aStoreThatIsASymbolicLinkCannotBeOpenedAndExits74() throws {
     let target = scratchPath("target")
     let link = scratchPath("link")

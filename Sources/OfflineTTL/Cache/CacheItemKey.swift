@@ -1,5 +1,7 @@
-/// The name of one cached item: 1–255 bytes of UTF-8 with no `/`, NUL or control characters,
-/// never `.` or `..`.
+import Foundation
+
+/// The name of one cached item: 1–255 bytes of UTF-8 in Unicode normalization form C (NFC), with
+/// no `/`, NUL or control characters, never `.` or `..`.
 ///
 /// The rules make every key a valid file name on every common file system, so
 /// ``DirectoryCacheStore`` stores an item under its key unchanged, in a directory of its own where
@@ -12,8 +14,9 @@ public struct CacheItemKey: Sendable, Hashable, Comparable, CustomStringConverti
   ///
   /// - Parameter rawValue: The key's text.
   /// - Throws: ``InvalidValueError`` with code ``InvalidValueError/Code/invalidKey`` and a reason
-  ///   naming the rule that was broken: empty, longer than 255 UTF-8 bytes, `.` or `..`, or
-  ///   containing `/`, NUL or a control character (U+0000–U+001F, U+007F–U+009F).
+  ///   naming the rule that was broken: empty, longer than 255 UTF-8 bytes, `.` or `..`,
+  ///   containing `/`, NUL or a control character (U+0000–U+001F, U+007F–U+009F), or not in
+  ///   NFC (canonically equivalent spellings would be one key to Swift but two file names).
   /// - Complexity: O(n) in the key's length.
   public init(_ rawValue: String) throws(InvalidValueError) {
     if let problem = Self.problem(with: rawValue) {
@@ -40,6 +43,14 @@ public struct CacheItemKey: Sendable, Hashable, Comparable, CustomStringConverti
       if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
         return "control characters are not allowed"
       }
+    }
+    // Swift compares strings by canonical equivalence but a file is named by its bytes: "é"
+    // written as U+00E9 and as e + U+0301 are one key to the index and two files on disk, and
+    // the older of the two escaped the age check. Only the NFC spelling is a key.
+    if !text.utf8.allSatisfy({ $0 < 0x80 })
+      && !text.precomposedStringWithCanonicalMapping.utf8.elementsEqual(text.utf8)
+    {
+      return "a key must be in Unicode normalization form C (NFC), e.g. é as U+00E9"
     }
     return nil
   }

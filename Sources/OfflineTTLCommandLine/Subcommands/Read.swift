@@ -22,7 +22,7 @@ enum Read: Subcommand {
     positionals: [
       PositionalSpec(
         name: "key",
-        help: "The item's key: 1-255 bytes of UTF-8, no '/', NUL or control characters.")
+        help: "The item's key: 1-255 bytes of UTF-8 in NFC, no '/', NUL or control characters.")
     ],
     discussion: """
       The decision is made at this moment (never reused), and the read is refused when the

@@ -23,6 +23,8 @@ import Testing
     ("line\n", "control"),
     ("del\u{7F}", "control"),
     ("c1\u{85}", "control"),
+    ("e\u{301}", "NFC"),
+    ("Cafe\u{301} menu", "NFC"),
   ])
   func rejectsInvalidKeysWithInvalidKeyCode(_ text: String, _ why: String) {
     #expect {
@@ -42,6 +44,15 @@ import Testing
         error.description
           == #"invalid_key: invalid key "bad\u{a}key": control characters are not allowed"#)
     }
+  }
+
+  @Test func theNFCSpellingIsAcceptedAndIsTheOnlyOne() throws {
+    // The decomposed spelling equals the precomposed one as a Swift String, but not byte for
+    // byte: only one of them may name a file.
+    #expect("e\u{301}" == "\u{E9}")
+    #expect(try CacheItemKey("\u{E9}").rawValue.utf8.elementsEqual([0xC3, 0xA9]))
+    #expect(try CacheItemKey("\u{1E9B}\u{323}").rawValue == "\u{1E9B}\u{323}")
+    #expect(throws: InvalidValueError.self) { try CacheItemKey("\u{17F}\u{323}\u{307}") }
   }
 
   @Test func ordersByUTF8Bytes() throws {
