@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import Synchronization
 
 /// The Linux boot clock: `CLOCK_BOOTTIME` (nanoseconds since boot, counting suspend; it cannot be
 /// set) and the boot id in `/proc/sys/kernel/random/boot_id` (a new random UUID at every boot).
