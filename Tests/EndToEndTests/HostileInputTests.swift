@@ -126,6 +126,16 @@ import Testing
         "74 standard input could not be read or standard output not written"))
   }
 
+  @Test func aDemoWithoutATemporaryDirectorySaysWhyInOneLineAndExits74() throws {
+    let missing = scratchPath("no-tmp")
+    let run = try binary.run(["demo"], environment: ["TMPDIR": missing])
+    #expect(run.exitCode == 74)
+    #expect(run.standardOutput == "")
+    #expect(
+      run.standardError
+        == "error: cannot create a temporary store in \(missing): No such file or directory\n")
+  }
+
   @Test func aDemoMaxAgeOfOneDayTellsTheWholeStory() throws {
     let run = try binary.run(["demo", "--max-age", "1d", "--json"])
     #expect(run.exitCode == 0)

@@ -1,6 +1,12 @@
 import Foundation
 import OfflineTTL
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `offline-ttl demo`: the whole story on a fresh temporary store with real files and an
 /// injected clock. The README's main-job command.
 enum Demo: Subcommand {
@@ -46,12 +52,10 @@ enum Demo: Subcommand {
     let json = arguments.flag("json")
     let base = FileManager.default.temporaryDirectory.path
     let path = base + "/offline-ttl-demo-" + UUID().uuidString
-    do {
-      try FileManager.default.createDirectory(
-        atPath: path, withIntermediateDirectories: false,
-        attributes: [.posixPermissions: 0o700])
-    } catch {
-      throw CommandFailure(.ioError, "cannot create a temporary store in \(base): \(error)")
+    // mkdir(2) rather than FileManager: its error is a one-line reason, not an NSError dump.
+    guard mkdir(path, 0o700) == 0 else {
+      let reason = String(cString: strerror(errno))
+      throw CommandFailure(.ioError, "cannot create a temporary store in \(base): \(reason)")
     }
     defer {
       if !arguments.flag("keep") { try? FileManager.default.removeItem(atPath: path) }
