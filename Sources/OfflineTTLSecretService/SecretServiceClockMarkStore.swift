@@ -51,16 +51,18 @@
     /// Advances the mark to `max(stored, observation.wall)` under the lock file, writing only when
     /// ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says so.
     ///
-    /// - Parameter observation: The clocks now.
-    /// - Returns: The record before and after.
+    /// - Parameter clocks: Reads the clocks; called once, under the lock file, after the record
+    ///   was read.
+    /// - Returns: The record before and after, and the observation used.
     /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created), `unreadable` (left
     ///   alone), `writeFailed`, `lockFailed`, or `storeUnusable`.
-    public func observe(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    public func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
       -> ClockMarkTransition
     {
       try run(locked: true) { session throws(ClockMarkStoreError) in
         guard let found = try Self.findRecord(session) else { throw Self.absent() }
         let previous = try Self.decode(found)
+        let observation = clocks()
         let next = previous.observing(observation)
         let wrote = previous.needsWrite(becoming: next, resolution: observation.markResolution)
         if wrote {
@@ -71,7 +73,8 @@
           }
         }
         assert(next.mark >= previous.mark, "the mark never decreases on observation")
-        return ClockMarkTransition(previous: previous, current: next, wrote: wrote)
+        return ClockMarkTransition(
+          previous: previous, current: next, wrote: wrote, observation: observation)
       }
     }
 

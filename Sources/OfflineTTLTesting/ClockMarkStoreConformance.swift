@@ -24,7 +24,9 @@ import Testing
 /// floor carried through storage unchanged; `resetAfterOnlineSignIn` (generation + 1, a lower mark
 /// allowed, working over absent and unreadable records); an unreadable record left alone by
 /// `observe` and `createFirstMark`; typed errors; and 8 threads observing at once (half through
-/// the shared instance, half through reopened ones) ending at the maximum.
+/// the shared instance, half through reopened ones) ending at the maximum; and
+/// `observe(readingClocks:)` reading the clocks exactly once, under the lock (8 threads whose
+/// clock is one shared counter never see a stored mark ahead of their own reading).
 public enum ClockMarkStoreConformance {
   /// How to make and inspect the backend under test.
   public struct Backend: Sendable {
@@ -76,6 +78,12 @@ public enum ClockMarkStoreConformance {
       ("reset", checkReset),
       ("unreadable", checkUnreadable),
       ("threads", { store, backend in try checkThreads(store, backend, threadObservations) }),
+      (
+        "clocksUnderLock",
+        { store, backend in
+          try checkClocksReadUnderLock(store, backend, threadObservations)
+        }
+      ),
     ]
     for (name, check) in checks {
       let store = try backend.makeEmpty()
@@ -103,6 +111,47 @@ public enum ClockMarkStoreConformance {
     } catch {
       Issue.record("\(check): expected a ClockMarkStoreError, got \(error)")
     }
+  }
+
+  static func checkClocksReadUnderLock(
+    _ store: any ClockMarkStore, _ backend: Backend, _ perThread: Int
+  ) throws {
+    let reads = Atomic<Int>(0)
+    expectCode(.absent, "observe(readingClocks:) on a new store") {
+      _ = try store.observe(readingClocks: {
+        reads.add(1, ordering: .relaxed)
+        return ClockObservation(wall: t(1))
+      })
+    }
+    #expect(reads.load(ordering: .relaxed) == 0, "clocks are not read when the record is absent")
+    _ = try store.resetAfterOnlineSignIn(now: t(0))
+    let once = try store.observe(readingClocks: {
+      reads.add(1, ordering: .relaxed)
+      return ClockObservation(wall: t(7))
+    })
+    #expect(reads.load(ordering: .relaxed) == 1, "clocks are read exactly once")
+    #expect(once.observation.wall == t(7) && once.current.mark == t(7))
+    // A clock that every thread shares and that only moves forward: read under the lock, each
+    // reading is later than every mark stored before it, so no observation sees a "rollback".
+    let counter = Atomic<Int64>(7)
+    let behind = Atomic<Int>(0)
+    let handles = try (0..<8).map { $0 % 2 == 0 ? store : try backend.reopen(store) }
+    runConcurrently(8) { index in
+      for _ in 0..<perThread {
+        guard
+          let transition = try? handles[index].observe(readingClocks: {
+            ClockObservation(wall: t(counter.add(1, ordering: .sequentiallyConsistent).newValue))
+          })
+        else { continue }
+        if transition.observation.wall < transition.previous.mark {
+          behind.add(1, ordering: .relaxed)
+        }
+      }
+    }
+    #expect(
+      behind.load(ordering: .relaxed) == 0,
+      "a clock read under the lock is never behind the mark another thread stored")
+    #expect(try store.read().mark == t(counter.load(ordering: .sequentiallyConsistent)))
   }
 
   static func checkAbsent(_ store: any ClockMarkStore, _ backend: Backend) throws {

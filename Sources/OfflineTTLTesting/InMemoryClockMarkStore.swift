@@ -113,24 +113,28 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   /// Advances the mark with `ClockMarkRecord/observing(_:)`, writing only when
   /// `ClockMarkRecord/needsWrite(becoming:resolution:)` says so.
   ///
-  /// - Parameter observation: The clocks now.
-  /// - Returns: The record before and after.
+  /// - Parameter clocks: Reads the clocks; called once, under the store's mutex, after the
+  ///   record was read.
+  /// - Returns: The record before and after, and the observation used.
   /// - Throws: An injected error, `absent` (nothing is created), or `unreadable`.
-  public func observe(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
     -> ClockMarkTransition
   {
     try state.withLock { state throws(ClockMarkStoreError) in
       if let error = state.failure(for: .observe) { throw error }
       let previous = try Self.record(in: state.stored)
+      let observation = clocks()
       let next = previous.observing(observation)
       guard previous.needsWrite(becoming: next, resolution: observation.markResolution) else {
-        return ClockMarkTransition(previous: previous, current: next, wrote: false)
+        return ClockMarkTransition(
+          previous: previous, current: next, wrote: false, observation: observation)
       }
       if let error = state.failure(for: .observeWrite) { throw error }
       assert(next.mark >= previous.mark, "an observation lowered the mark")
       state.stored = .record(next)
       state.writes += 1
-      return ClockMarkTransition(previous: previous, current: next, wrote: true)
+      return ClockMarkTransition(
+        previous: previous, current: next, wrote: true, observation: observation)
     }
   }
 

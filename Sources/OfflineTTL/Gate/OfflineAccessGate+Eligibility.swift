@@ -1,10 +1,12 @@
 extension OfflineAccessGate {
   /// Decides whether the cache may be used offline now (DESIGN rules 1, 3 and 5).
   ///
-  /// Reads the wall clock once; summarizes the items (count, oldest, newest: no payload is read);
-  /// an empty cache is `unavailable` and nothing is written. Otherwise the clock is observed
-  /// through the mark store, durably, before `fresh` can be returned, and the seed's rule is
-  /// applied against the mark as it was before this observation.
+  /// Summarizes the items (count, oldest, newest: no payload is read); an empty cache is
+  /// `unavailable` and nothing is written. Otherwise the clocks are read *under the mark store's
+  /// lock* and observed through it, durably, before `fresh` can be returned, and the seed's rule
+  /// is applied against the mark as it was before this observation. Reading the clocks under the
+  /// lock, after the summary, means a concurrent process's newer mark or newer items can never
+  /// look like a rollback, a future-dated item or a boot clock going backward.
   ///
   /// Never throws: a store failure is an `expired` decision carrying the typed error, with
   /// reason `mark_missing` (no mark while items exist; unless ``EligibilityPolicy/trustOnFirstUse``
@@ -16,26 +18,28 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
-    let (now, boot) = readClocks()
     let items: ItemTimeSummary
     do {
       items = try cache.summary()
     } catch {
-      return refusal(cacheError: error, now: now, boot: boot)
+      return refusal(cacheError: error)
     }
     guard items.count > 0 else {
       // The seed's rule: nothing cached is `unavailable`, and the mark is left unchanged.
       let record = try? marks.read()
+      let now = clock.now()
       return OfflineAccessDecision(
         status: .unavailable, reasons: [], now: now, deadline: nil, mark: record?.mark,
         previousMark: record?.mark, generation: record?.generation, items: items)
     }
     let transition: ClockMarkTransition
     do {
-      transition = try marks.observe(observation(at: now, boot: boot))
+      transition = try marks.observe(readingClocks: currentObservation)
     } catch {
+      let (now, boot) = readClocks()
       return refusal(markError: error, items: items, now: now, boot: boot)
     }
+    let now = transition.observation.wall
     assert(transition.current.mark >= transition.previous.mark, "the mark never decreases")
     let seed = policy.evaluate(items, now: now, mark: transition.previous.mark)
     let (evaluation, check) = applyingFloor(to: seed, record: transition.current, now: now)
@@ -48,12 +52,9 @@ extension OfflineAccessGate {
 
   /// The refusal for an item store failure. The clock is still observed (best effort), so that
   /// the time is seen.
-  private func refusal(
-    cacheError: CacheStoreError, now: WallClockInstant, boot: BootClockReading?
-  )
-    -> OfflineAccessDecision
-  {
-    let transition = try? marks.observe(observation(at: now, boot: boot))
+  private func refusal(cacheError: CacheStoreError) -> OfflineAccessDecision {
+    let transition = try? marks.observe(readingClocks: currentObservation)
+    let now = transition?.observation.wall ?? clock.now()
     var reasons: EligibilityReasons = .itemUnreadable
     if let previous = transition?.previous.mark, now < previous {
       reasons.insert(.clockBehindMark)

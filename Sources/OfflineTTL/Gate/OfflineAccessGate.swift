@@ -71,6 +71,13 @@ public struct OfflineAccessGate: Sendable {
     return (clock.now(), boot)
   }
 
+  /// The clocks read now, as an observation: what offline paths hand to
+  /// ``ClockMarkStore/observe(readingClocks:)`` so that the reading happens under its lock.
+  func currentObservation() -> ClockObservation {
+    let (now, boot) = readClocks()
+    return observation(at: now, boot: boot)
+  }
+
   /// Re-evaluates now and, when fresh, opens the cache read-only (DESIGN rule 7). A decision
   /// made earlier (a login screen's) is never reused.
   ///
@@ -91,8 +98,7 @@ public struct OfflineAccessGate: Sendable {
   ///   nothing is created or deleted.
   @discardableResult
   public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
-    let clocks = readClocks()
-    return try marks.observe(observation(at: clocks.now, boot: clocks.boot))
+    try marks.observe(readingClocks: currentObservation)
   }
 
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets

@@ -21,15 +21,24 @@ public protocol ClockMarkStore: Sendable {
   /// - Throws: ``ClockMarkStoreError``: `absent`, `unreadable` (with why), or an I/O failure.
   func read() throws(ClockMarkStoreError) -> ClockMarkRecord
 
-  /// Advances the mark to `max(stored, observation.wall)` and carries the floor forward, durably,
-  /// as one atomic step. May skip the write when the rise is below `observation.markResolution`
-  /// (see ``ClockMarkRecord/needsWrite(becoming:resolution:)``).
+  /// Reads the clocks *while holding the store's lock*, then advances the mark to
+  /// `max(stored, observation.wall)` and carries the floor forward, durably, as one atomic step.
+  /// May skip the write when the rise is below `observation.markResolution` (see
+  /// ``ClockMarkRecord/needsWrite(becoming:resolution:)``).
   ///
-  /// - Parameter observation: The clocks now.
-  /// - Returns: The record before and after (equal to what is stored when this returns).
+  /// Reading the clocks under the lock is what keeps concurrent observers honest: clocks read
+  /// *before* waiting for the lock can be older than a record another process wrote meanwhile,
+  /// which would look like a rollback (`clock_behind_mark`) or like a boot clock going backward
+  /// (and mark the floor untrusted) although no clock moved.
+  ///
+  /// - Parameter clocks: Reads the clocks now; called exactly once, under the lock, after the
+  ///   stored record was read, and not at all when it is absent or unreadable.
+  /// - Returns: The record before and after (equal to what is stored when this returns), and the
+  ///   observation that was used.
   /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created), `unreadable` (bytes left
   ///   alone), `writeFailed` (old record intact), or a lock or I/O failure.
-  func observe(_ observation: ClockObservation) throws(ClockMarkStoreError) -> ClockMarkTransition
+  func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
+    -> ClockMarkTransition
 
   /// Creates the first record (generation 0) at `observation.wall` when none exists, for the
   /// gate's trust-on-first-use option. An existing record, readable or not, is left untouched.
@@ -54,6 +63,17 @@ public protocol ClockMarkStore: Sendable {
 }
 
 extension ClockMarkStore {
+  /// ``observe(readingClocks:)`` with clocks already read (the command line's `mark observe`, tests).
+  ///
+  /// - Parameter observation: The clocks, read by the caller.
+  /// - Returns: As ``observe(readingClocks:)``.
+  /// - Throws: As ``observe(readingClocks:)``.
+  public func observe(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    -> ClockMarkTransition
+  {
+    try observe(readingClocks: { observation })
+  }
+
   /// ``observe(_:)`` with only a wall-clock reading, writing every rise.
   public func observe(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkTransition {
     try observe(ClockObservation(wall: now))
@@ -82,11 +102,17 @@ public struct ClockMarkTransition: Sendable, Hashable {
   public let current: ClockMarkRecord
   /// Whether this observation wrote to storage.
   public let wrote: Bool
+  /// The clocks this observation used (read under the store's lock).
+  public let observation: ClockObservation
 
   /// Creates a transition.
-  public init(previous: ClockMarkRecord, current: ClockMarkRecord, wrote: Bool) {
+  public init(
+    previous: ClockMarkRecord, current: ClockMarkRecord, wrote: Bool,
+    observation: ClockObservation
+  ) {
     self.previous = previous
     self.current = current
     self.wrote = wrote
+    self.observation = observation
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import OfflineTTL
 import OfflineTTLTesting
+import Synchronization
 import Testing
 
 @Suite struct OfflineAccessGateTests {
@@ -120,5 +121,43 @@ import Testing
       for _ in 0..<20 { _ = gate.checkEligibility() }
     }
     #expect(f.storedMark == high)
+  }
+
+  /// Regression (found by hand: 20 `status` and 20 `sign-in` runs at once refused 17 times with
+  /// `clock_behind_mark`, `item_from_future` and `boot_clock_inconsistent`): the clocks must be
+  /// read under the mark store's lock, or a concurrent writer's newer mark, items or boot anchor
+  /// look like a moved clock. Real clocks, real files, every observation written.
+  @Test func concurrentChecksAndSignInsOnTheRealClocksNeverRefuse() throws {
+    let directory = try TemporaryStoreDirectory()
+    defer { directory.remove() }
+    let url = URL(fileURLWithPath: directory.path)
+    let policy = try EligibilityPolicy(maxAge: .seconds(86_400), markResolution: .zero)
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(at: url), marks: FileClockMarkStore(at: url), policy: policy)
+    let first = try gate.beginOnlineSession()
+    try first.write(try CacheItemKey("token"), Data("0".utf8))
+    first.close()
+    let refusals = Mutex<[String]>([])
+    runConcurrently(8) { index in
+      // Each actor has its own gate (as separate processes would), over the same directory.
+      let own = OfflineAccessGate(
+        cache: DirectoryCacheStore(at: url), marks: FileClockMarkStore(at: url), policy: policy)
+      for round in 0..<12 {
+        if index < 2 {
+          guard let session = try? own.beginOnlineSession() else { continue }
+          _ = try? session.write(try! CacheItemKey("token"), Data("\(index)-\(round)".utf8))
+          session.close()
+        } else {
+          let decision = own.checkEligibility()
+          if decision.status != .fresh {
+            refusals.withLock { $0.append("\(decision.status) \(decision.reasons)") }
+          }
+        }
+      }
+    }
+    let refused = refusals.withLock { $0 }
+    #expect(
+      refused.isEmpty,
+      "no clock moved, yet \(refused.count) checks were refused, e.g. \(refused.prefix(3))")
   }
 }

@@ -109,12 +109,12 @@ public struct FileClockMarkStore: ClockMarkStore {
   /// durably into the other slot, unless ``ClockMarkRecord/needsWrite(becoming:resolution:)``
   /// says the rise is below `observation.markResolution`.
   ///
-  /// - Parameter observation: The clocks now.
-  /// - Returns: The record before and after.
+  /// - Parameter clocks: Reads the clocks; called once, under the lock, after the record was read.
+  /// - Returns: The record before and after, and the observation used.
   /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created, not even the directory),
   ///   `unreadable` (bytes untouched), `writeFailed` with the errno (the old record reads back),
   ///   `lockFailed`, `storeUnusable`.
-  public func observe(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
     -> ClockMarkTransition
   {
     try withLockedDirectory(creating: false, lock: .exclusive) {
@@ -122,14 +122,17 @@ public struct FileClockMarkStore: ClockMarkStore {
       let loaded = try load(in: directory, writable: true)
       defer { system.closeIgnoringErrors(loaded.fd) }
       let previous = loaded.record
+      let observation = clocks()
       let next = previous.observing(observation)
       guard previous.needsWrite(becoming: next, resolution: observation.markResolution) else {
-        return ClockMarkTransition(previous: previous, current: next, wrote: false)
+        return ClockMarkTransition(
+          previous: previous, current: next, wrote: false, observation: observation)
       }
       assert(next.mark >= previous.mark, "an observation lowered the mark")
       assert(next.generation == previous.generation, "an observation changed the generation")
       try writeNextSlot(next, over: loaded)
-      return ClockMarkTransition(previous: previous, current: next, wrote: true)
+      return ClockMarkTransition(
+        previous: previous, current: next, wrote: true, observation: observation)
     }
   }
 
