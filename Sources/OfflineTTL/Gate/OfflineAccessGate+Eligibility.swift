@@ -45,7 +45,9 @@ extension OfflineAccessGate {
     let (evaluation, check) = applyingFloor(to: seed, record: transition.current, now: now)
     return OfflineAccessDecision(
       status: evaluation.status, reasons: evaluation.reasons, now: now,
-      deadline: evaluation.deadline, mark: transition.current.mark,
+      // A rise below the mark resolution is decided on but not written: report the stored mark.
+      deadline: evaluation.deadline,
+      mark: transition.wrote ? transition.current.mark : transition.previous.mark,
       previousMark: transition.previous.mark, generation: transition.current.generation,
       items: items, floor: transition.current.floor, floorCheck: check)
   }

@@ -36,8 +36,10 @@ import Testing
     try f.signIn()
     let writes = f.marks.writeCount
     f.clock.advance(by: .milliseconds(500))
-    #expect(f.gate.checkEligibility().status == .fresh)
+    let skipped = f.gate.checkEligibility()
+    #expect(skipped.status == .fresh)
     #expect(f.marks.writeCount == writes, "a rise below the resolution is not written")
+    #expect(skipped.mark == f.storedMark, "the decision reports the mark actually stored")
     f.clock.advance(by: .milliseconds(600))
     _ = f.gate.checkEligibility()
     #expect(f.marks.writeCount == writes + 1)
