@@ -17,7 +17,11 @@ import Synchronization
 /// process and then reused: it names the boot, and no process outlives the boot it started in, so
 /// the value cannot change under a running process (this saves an `open`/`pread`/`close` of a
 /// `/proc` file, about 7 µs, on every decision). Any other ``bootIDPath`` (tests) is read at each
-/// call. Sources: `clock_gettime(2)` for `CLOCK_BOOTTIME`, `random(4)` for `boot_id`.
+/// call. The one exception is a process checkpointed and restored on another boot (CRIU): it keeps
+/// the old id, so its readings mislabel the new boot. That can only make decisions stricter, never
+/// grant `fresh`: the floor only adds refusals and raises the time age is judged from, so the
+/// worst case is a refusal (`boot_clock_inconsistent` or an overstated floor) until the next
+/// online sign-in re-anchors. Sources: `clock_gettime(2)` for `CLOCK_BOOTTIME`, `random(4)` for `boot_id`.
 public struct LinuxBootClock: BootClock {
   /// The file the boot id is read from.
   public let bootIDPath: String
