@@ -39,6 +39,14 @@ extension OfflineAccessGate {
       let (now, boot) = readClocks()
       return refusal(markError: error, items: items, now: now, boot: boot)
     }
+    return decision(items: items, transition: transition)
+  }
+
+  /// The decision for an observation that succeeded: the seed's rule against the mark before it,
+  /// then the boot-clock floor.
+  private func decision(items: ItemTimeSummary, transition: ClockMarkTransition)
+    -> OfflineAccessDecision
+  {
     let now = transition.observation.wall
     assert(transition.current.mark >= transition.previous.mark, "the mark never decreases")
     let seed = policy.evaluate(items, now: now, mark: transition.previous.mark)
@@ -80,7 +88,16 @@ extension OfflineAccessGate {
     case .absent:
       if policy.trustOnFirstUse {
         do {
-          let record = try marks.createFirstMark(observation(at: now, boot: boot))
+          let first = observation(at: now, boot: boot)
+          let record = try marks.createFirstMark(first)
+          if record != ClockMarkRecord.afterOnlineSignIn(generation: 0, at: first),
+            let transition = try? marks.observe(readingClocks: currentObservation)
+          {
+            // Another process created the first mark after this one found none: observe it like
+            // any existing mark, with the clocks read under the lock (its mark may be later
+            // than the clocks read above, which is no rollback).
+            return decision(items: items, transition: transition)
+          }
           let seed = policy.evaluate(items, now: now, mark: record.mark)
           let (evaluation, check) = applyingFloor(to: seed, record: record, now: now)
           return OfflineAccessDecision(

@@ -1,6 +1,7 @@
 import Foundation
 import OfflineTTL
 import OfflineTTLTesting
+import Synchronization
 import Testing
 
 /// Every scenario of the seed, as a named test, on the in-memory cache and on real files.
@@ -118,6 +119,26 @@ import Testing
     #expect(f.storedMark == f.clock.now())
   }
 
+  /// Trust-on-first-use racing another process that creates the first mark between this check's
+  /// failed observation and its `createFirstMark`: the other mark (later than the clocks this
+  /// check read before) is observed under the lock like any existing mark, so no rollback is seen.
+  @Test func firstMarkCreatedByAnotherProcessMeanwhileIsObservedNotCalledARollback() throws {
+    let f = try Fixture(.memory, trustOnFirstUse: true)
+    defer { f.remove() }
+    try f.signIn()
+    let clock = TickingWallClock(Fixture.start.advanced(by: .seconds(60))!)
+    let theirs = ClockMarkRecord.afterOnlineSignIn(
+      generation: 0, at: ClockObservation(wall: Fixture.start.advanced(by: .seconds(62))!))
+    f.marks.setStored(.record(theirs))
+    f.marks.failNext(.observe, with: ClockMarkStoreError(code: .absent, reason: "not yet created"))
+    let gate = OfflineAccessGate(
+      cache: f.cache, marks: f.marks, policy: f.gate.policy, clock: clock, bootClock: nil)
+    let decision = gate.checkEligibility()
+    #expect(decision.status == .fresh, "\(decision.reasons)")
+    #expect(decision.generation == 0)
+    #expect(try #require(f.storedMark) >= theirs.mark, "their mark is never lowered")
+  }
+
   @Test(arguments: Fixture.Backend.allCases)
   func unreadableMarkIsExpiredAndItsStateIsLeftAlone(_ backend: Fixture.Backend) throws {
     let f = try Fixture(backend, trustOnFirstUse: true)
@@ -181,5 +202,17 @@ import Testing
     #expect(decision.status == .unavailable)
     #expect(decision.mark == session.record.mark)
     #expect(f.marks.writeCount == writes, "the seed: no items, mark unchanged")
+  }
+}
+
+/// A wall clock that moves forward one second each time it is read.
+private final class TickingWallClock: WallClock {
+  private let current: Mutex<WallClockInstant>
+  init(_ start: WallClockInstant) { current = Mutex(start) }
+  func now() -> WallClockInstant {
+    current.withLock {
+      $0 = $0.advanced(by: .seconds(1))!
+      return $0
+    }
   }
 }
