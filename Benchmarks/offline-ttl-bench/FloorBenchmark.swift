@@ -7,15 +7,15 @@ import OfflineTTL
 #endif
 
 /// `floor`: what the boot-clock floor adds to each decision. A ``LinuxBootClock`` reading beside
-/// the raw libc calls it cannot avoid (`open`/`read`/`close` of the boot id file and
-/// `clock_gettime(CLOCK_BOOTTIME)`), and the pure floor layer (carry forward + check + fold)
+/// the raw libc call it cannot avoid (`clock_gettime(CLOCK_BOOTTIME)`; the boot id is read once
+/// per process), and the pure floor layer (carry forward + check + fold)
 /// beside the seed's evaluation of one item.
 enum FloorBenchmark {
   static let help = """
     usage: offline-ttl-bench floor [--json] [--quick]
 
-    One LinuxBootClock.now() beside the raw open/read/close of
-    /proc/sys/kernel/random/boot_id plus clock_gettime(CLOCK_BOOTTIME) (target: ratio <= 1.5),
+    One LinuxBootClock.now() (boot id cached per process) beside a raw
+    clock_gettime(CLOCK_BOOTTIME) (target: ratio <= 2.0),
     and the floor layer (BootClockFloor.advanced + BootClockFloorCheck + applied) beside the
     seed's evaluation of one item, which it follows in every decision.
       --quick    fewer iterations (a smoke test; figures are noisier)
@@ -32,7 +32,7 @@ enum FloorBenchmark {
     guard LinuxBootClock().now() != nil else {
       throw BenchError.failed("no boot clock on this system (LinuxBootClock returned nil)")
     }
-    report.heading("one boot-clock reading vs the raw system calls it makes")
+    report.heading("one boot-clock reading vs the raw clock_gettime it makes")
     let reads = quick ? 20_000 : 200_000
     let runs = quick ? 3 : 7
     let clock = opaque(LinuxBootClock())
@@ -44,9 +44,9 @@ enum FloorBenchmark {
     report.record(
       "LinuxBootClock.now()", BenchStats.median(reading.measured) / Double(reads), unit: "ns",
       floor: (
-        "raw open/read/close + clock_gettime", BenchStats.median(reading.floor) / Double(reads)
+        "raw clock_gettime(CLOCK_BOOTTIME)", BenchStats.median(reading.floor) / Double(reads)
       ),
-      target: .ratioAtMost(1.5))
+      target: .ratioAtMost(2.0))
 
     report.heading("the pure floor layer vs the seed's evaluation it follows (1 item)")
     let policy = try EligibilityPolicy(maxAge: .seconds(7 * 86_400))
@@ -84,18 +84,12 @@ enum FloorBenchmark {
       note: "both are far below one durable mark write (~150-600 us, PLATFORM.md)")
   }
 
-  /// The unavoidable work of one reading: read the boot id file and `CLOCK_BOOTTIME`.
+  /// The unavoidable work of one reading: `CLOCK_BOOTTIME` (the boot id is read once per
+  /// process by ``LinuxBootClock``).
   @inline(never)
-  static func rawReading() -> (Int, Int) {
-    var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-    let fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    var count = 0
-    if fd >= 0 {
-      count = withUnsafeMutableBytes(of: &buffer) { read(fd, $0.baseAddress, $0.count) }
-      close(fd)
-    }
+  static func rawReading() -> Int {
     var spec = timespec()
     clock_gettime(CLOCK_BOOTTIME, &spec)
-    return (count, Int(spec.tv_nsec))
+    return Int(spec.tv_nsec)
   }
 }
