@@ -53,9 +53,7 @@ extension OfflineAccessGate {
     let (evaluation, check) = applyingFloor(to: seed, record: transition.current, now: now)
     return OfflineAccessDecision(
       status: evaluation.status, reasons: evaluation.reasons, now: now,
-      // A rise below the mark resolution is decided on but not written: report the stored mark.
-      deadline: evaluation.deadline,
-      mark: transition.wrote ? transition.current.mark : transition.previous.mark,
+      deadline: evaluation.deadline, mark: transition.storedMark,
       previousMark: transition.previous.mark, generation: transition.current.generation,
       items: items, floor: transition.current.floor, floorCheck: check)
   }
@@ -71,7 +69,7 @@ extension OfflineAccessGate {
     }
     return OfflineAccessDecision(
       status: .expired, reasons: reasons, now: now, deadline: nil,
-      mark: transition?.current.mark, previousMark: transition?.previous.mark,
+      mark: transition?.storedMark, previousMark: transition?.previous.mark,
       generation: transition?.current.generation, items: nil, cacheError: cacheError)
   }
 

@@ -105,6 +105,10 @@ public struct ClockMarkTransition: Sendable, Hashable {
   /// The clocks this observation used (read under the store's lock).
   public let observation: ClockObservation
 
+  /// The mark actually stored after this observation: ``current``'s when it was written, else
+  /// ``previous``'s (a rise below the mark resolution is decided on but not written).
+  public var storedMark: WallClockInstant { wrote ? current.mark : previous.mark }
+
   /// Creates a transition.
   public init(
     previous: ClockMarkRecord, current: ClockMarkRecord, wrote: Bool,
