@@ -1,9 +1,9 @@
 /// A store failed: the one error type of every ``ClockMarkStore`` and every ``CacheItemStore``.
 ///
-/// The gate fails closed: it turns each of these into an `expired` refusal that carries it, and
-/// no store deletes or rewrites evidence on any failure. The gate's own errors
-/// (``OnlineSessionError``, ``OfflineReadError``) carry the store's error as it was thrown instead
-/// of re-coding it.
+/// The gate fails closed (<doc:Rules#Fail-closed>): it turns each of these into an `expired`
+/// refusal that carries it, and no store deletes or rewrites evidence on any failure. The gate's
+/// own errors (``OnlineSessionError``, ``OfflineReadError``) carry the store's error as it was
+/// thrown instead of re-coding it.
 ///
 /// The shape of an error that can grow: ``code`` is a struct backed by a private enum, so adding
 /// a code is not a breaking change (a public enum would break every exhaustive `switch` of a
