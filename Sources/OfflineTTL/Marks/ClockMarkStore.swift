@@ -1,6 +1,6 @@
 /// Where a cache's clock mark record lives: a Sendable backend behind one protocol.
 ///
-/// Every implementation must guarantee (DESIGN rules 3, 4, 5 and 8), and must pass the shared
+/// Every implementation must guarantee (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>), and must pass the shared
 /// conformance suite in `OfflineTTLTesting`:
 /// 1. **Atomic read → advance → write.** ``observe(_:)``, ``createFirstMark(_:)`` and
 ///    ``resetAfterOnlineSignIn(_:)`` are each atomic with respect to every thread *and process*

@@ -1,5 +1,5 @@
 /// A clock-mark store failed. The gate turns every one of these into an `expired` refusal that
-/// carries the error (DESIGN rule 5); nothing is deleted on any failure.
+/// carries the error (<doc:Rules#Fail-closed>); nothing is deleted on any failure.
 public struct ClockMarkStoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The kind of failure.
   public struct Code: Sendable, Hashable, CustomStringConvertible {

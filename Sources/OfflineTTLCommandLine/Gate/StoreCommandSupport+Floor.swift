@@ -2,7 +2,7 @@ import OfflineTTL
 
 /// `--clock-tolerance` and `--no-boot-floor`, shared by `status`, `read` and `demo`.
 struct FloorOptions {
-  /// Whether the gate checks the boot-clock floor (DESIGN rule 9); `--no-boot-floor` clears it.
+  /// Whether the gate checks the boot-clock floor (the Rules article, "Boot-clock floor"); `--no-boot-floor` clears it.
   var usesBootClockFloor = true
   /// The fixed part of the floor's tolerance; 500 ppm of boot time since sign-in is added.
   var clockTolerance: Duration = .seconds(2)

@@ -13,7 +13,7 @@ import Foundation
 ///   use (a new lock file would not exclude holders of the old one).
 /// - ``temporaryFileName`` (`clock-mark.tmp`): exists only while a record is created or replaced.
 ///
-/// ## Guarantees (DESIGN rules 3, 4, 5, 8)
+/// ## Guarantees (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>)
 /// - Every operation holds `flock` on the lock file for its whole read → advance → write
 ///   (exclusive; shared for ``read()``). The lock descriptor is opened afresh for each operation,
 ///   so threads sharing one instance exclude each other too (`flock` locks belong to an open file
