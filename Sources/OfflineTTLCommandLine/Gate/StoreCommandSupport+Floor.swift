@@ -2,7 +2,7 @@ import OfflineTTL
 
 /// `--clock-tolerance` and `--no-boot-floor`, shared by `status`, `read` and `demo`.
 struct FloorOptions {
-  /// Whether the gate checks the boot-clock floor (DESIGN rule 9); `--no-boot-floor` clears it.
+  /// Whether the gate checks the boot-clock floor (the Rules article, "Boot-clock floor"); `--no-boot-floor` clears it.
   var usesBootClockFloor = true
   /// The fixed part of the floor's tolerance; 500 ppm of boot time since sign-in is added.
   var clockTolerance: Duration = .seconds(2)
@@ -10,22 +10,15 @@ struct FloorOptions {
 
 extension StoreCommandSupport {
   /// The two floor options, in the order `--help` lists them.
-  static let floorOptionSpecs: [OptionSpec] = [
-    .option(
-      "clock-tolerance", value: "duration",
-      help: "How far the wall clock may be behind the boot-clock floor, plus 500 ppm; default 2s."),
-    .flag(
-      "no-boot-floor",
-      help: "Checks the wall clock against the clock mark only, as the seed does (floor off)."),
-  ]
+  static let floorOptionSpecs: [OptionSpec] = [.clockTolerance, .noBootFloor]
 
   /// Reads `--clock-tolerance` and `--no-boot-floor`.
   ///
   /// - Throws: ``UsageError`` for a tolerance that is not a duration with units.
   static func floorOptions(_ arguments: ParsedArguments) throws(UsageError) -> FloorOptions {
     var options = FloorOptions()
-    options.usesBootClockFloor = !arguments.flag("no-boot-floor")
-    if let tolerance = try arguments.duration("clock-tolerance") {
+    options.usesBootClockFloor = !arguments.flag(.noBootFloor)
+    if let tolerance = try arguments.duration(.clockTolerance) {
       options.clockTolerance = tolerance
     }
     return options

@@ -15,7 +15,7 @@ enum StoreCommandSupport {
   /// - Throws: ``CommandFailure`` with exit 74 and the reason when it is a symbolic link, does
   ///   not exist, is not a directory or cannot be listed.
   static func existingStore(_ path: String) throws(CommandFailure) -> String {
-    // The stores never follow a symbolic link (DESIGN rule 8), so a linked store cannot be
+    // The stores never follow a symbolic link (the Rules article, "Durable and private storage"), so a linked store cannot be
     // opened: say so here (exit 74) rather than report every item unreadable (exit 1).
     var info = stat()
     if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
@@ -91,7 +91,7 @@ enum StoreCommandSupport {
     gate: OfflineAccessGate, maxAge: Duration, store: String
   ) {
     let maxAge = try Self.maxAge(arguments)
-    let path = try existingStore(arguments.requiredValue("store"))
+    let path = try existingStore(arguments.requiredValue(.store))
     let floor = try floorOptions(arguments)
     let gate = try Self.gate(
       store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
@@ -101,7 +101,7 @@ enum StoreCommandSupport {
 
   /// The required `--max-age` duration.
   static func maxAge(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
-    guard let maxAge = try arguments.duration("max-age") else {
+    guard let maxAge = try arguments.duration(.maxAge) else {
       throw UsageError("missing option '--max-age'")
     }
     return maxAge
