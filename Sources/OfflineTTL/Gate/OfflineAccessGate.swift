@@ -1,3 +1,5 @@
+import Foundation
+
 /// The front door: decides whether a cache may be used offline, opens it read-only, and hands
 /// the only writer to an online sign-in.
 ///
@@ -104,26 +106,70 @@ public struct OfflineAccessGate: Sendable {
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets
   /// the mark to the wall clock now (even below the old mark: the recovery after a fast clock
   /// was corrected), in a new generation, under the cache's writer lock so that no older
-  /// session's write can interleave.
+  /// session's write can interleave. Items are kept.
   ///
   /// - Returns: The session, the only type that can write, replace or delete items.
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
   ///   opened or locked; nothing is written then.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
-    let reset: Result<ClockMarkRecord, StoreError>
+    try beginOnlineSession(applying: CacheChanges(), at: nil)
+  }
+
+  /// Signs in and writes items in one atomic step: the mark reset and the new items become
+  /// visible together or not at all, across crashes (with ``DirectoryCacheStore``; the
+  /// protocol is in `docs/sign-in-protocol.md`). Call it only after the app's server sign-in
+  /// succeeded. Concurrent sign-ins serialize: each one commits, in its own generation, and the
+  /// later one's items win for a key both wrote; none fails for losing the race.
+  ///
+  /// - Parameter items: Keys and bytes, all stamped with the wall-clock time of the reset (the
+  ///   new mark); a later duplicate key wins. Items not named are kept.
+  /// - Returns: The session (for later writes in this generation); its ``OnlineSession/record``
+  ///   holds the new mark, which is also every item's `writtenAt`.
+  /// - Throws: ``OnlineSessionError`` (`mark_store_failed`, `cache_store_failed`); when it is
+  ///   thrown before the commit point, the previous mark, generation and items are intact.
+  /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  public func beginOnlineSession(writing items: some Sequence<(CacheItemKey, Data)>)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    let now = clock.now()
+    var changes = CacheChanges()
+    for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
+    return try beginOnlineSession(applying: changes, at: now)
+  }
+
+  /// The sign-in: `changes` staged, the reset (at `instant`, or at the wall clock read under
+  /// the lock when `nil`) as the commit point.
+  private func beginOnlineSession(applying changes: CacheChanges, at instant: WallClockInstant?)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    var reset: Result<ClockMarkRecord, StoreError>?
     do {
-      reset = try cache.withWriterLock {
-        let now = clock.now()
-        return Result { () throws(StoreError) in
-          try marks.resetAfterOnlineSignIn(observation(at: now))
-        }
-      }
+      _ = try cache.commitSignIn(
+        changes,
+        storedGeneration: { try? marks.read().generation },
+        commitPoint: {
+          let now = instant ?? clock.now()
+          let result = Result { () throws(StoreError) in
+            try marks.resetAfterOnlineSignIn(observation(at: now))
+          }
+          reset = result
+          if case .success = result { return true }
+          return false
+        })
     } catch {
+      if case .success(let record) = reset {
+        // Committed: the store reports a failure of its roll forward, which the next sign-in
+        // finishes; readers already see the new set, and the session is valid.
+        return OnlineSession(gate: self, record: record)
+      }
       throw OnlineSessionError(cacheError: error)
     }
     switch reset {
     case .success(let record): return OnlineSession(gate: self, record: record)
     case .failure(let error): throw OnlineSessionError(markError: error)
+    case nil:
+      throw OnlineSessionError(
+        cacheError: StoreError(code: .lockFailed, message: "the store ran no sign-in step"))
     }
   }
 }
