@@ -18,7 +18,7 @@
 /// the stored mark was read (each method says which). The gate
 /// holds no state of its own: any number of gates, threads and processes may share one store.
 /// No offline path (``checkEligibility()``, ``openOffline()``, ``recordObservation()``,
-/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (DESIGN rule 6).
+/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (<doc:Rules#Never-delete-on-expiry>).
 public struct OfflineAccessGate: Sendable {
   /// Where the items live.
   public let cache: any CacheItemStore
@@ -28,8 +28,9 @@ public struct OfflineAccessGate: Sendable {
   public let policy: EligibilityPolicy
   /// Every clock the gate, its readers and its sessions read, through named reads only
   /// (``Clocks/readForDecision()``, ``Clocks/readForSignIn()``, ``Clocks/readForItemStamp()``).
-  /// The boot clock's reading goes into every observation, refused or not, even when the policy
-  /// turns the floor check off (the record's floor then stays current).
+  /// The boot clock carries the floor forward (<doc:Rules#Boot-clock-floor>); its reading goes
+  /// into every observation, refused or not, even when the policy turns the floor check off (the
+  /// record's floor then stays current).
   public let clocks: Clocks
 
   /// Creates a gate.
@@ -67,7 +68,7 @@ public struct OfflineAccessGate: Sendable {
       cache: cache, marks: marks, policy: policy, clocks: Clocks(wall: clock, boot: bootClock))
   }
 
-  /// Re-evaluates now and, when fresh, opens the cache read-only (DESIGN rule 7). A decision
+  /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
   /// made earlier (a login screen's) is never reused.
   ///
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`

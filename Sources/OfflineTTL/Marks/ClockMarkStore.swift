@@ -1,6 +1,6 @@
 /// Where a cache's clock mark record lives: a Sendable backend behind one protocol.
 ///
-/// Every implementation must guarantee (DESIGN rules 3, 4, 5 and 8), and must pass the shared
+/// Every implementation must guarantee (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>), and must pass the shared
 /// conformance suite in `OfflineTTLTesting`:
 /// 1. **Atomic read → advance → write.** ``observe(resolution:readingClocks:)``,
 ///    ``createFirstMark(readingClocks:)`` and ``resetAfterOnlineSignIn(readingClocks:)`` are each atomic with respect to every thread *and process*
@@ -8,18 +8,18 @@
 ///    online sign-in's reset is never undone by a writer that read the record before it.
 /// 2. **Durable before return.** When an operation returns, its record survives a crash or power
 ///    loss. A crash at any instant leaves the old or the new record, never half of one.
-/// 3. **Monotone.** The mark never decreases except through ``resetAfterOnlineSignIn(_:)``.
-/// 4. **Fail closed, keep the evidence.** An absent record is ``ClockMarkStoreError/Code/absent``
-///    and ``observe(_:)`` creates nothing. An unreadable record is
-///    ``ClockMarkStoreError/Code/unreadable`` and its bytes are left exactly as they were; only
-///    ``resetAfterOnlineSignIn(_:)`` replaces them. A failed write leaves the old record intact.
-/// 5. **Errors are typed**: every failure is a ``ClockMarkStoreError``.
+/// 3. **Monotone.** The mark never decreases except through ``resetAfterOnlineSignIn(readingClocks:)``.
+/// 4. **Fail closed, keep the evidence.** An absent record is ``StoreError/Code/absent``
+///    and ``observe(resolution:readingClocks:)`` creates nothing. An unreadable record is
+///    ``StoreError/Code/unreadable`` and its bytes are left exactly as they were; only
+///    ``resetAfterOnlineSignIn(readingClocks:)`` replaces them. A failed write leaves the old record intact.
+/// 5. **Errors are typed**: every failure is a ``StoreError``.
 public protocol ClockMarkStore: Sendable {
   /// The current record, writing nothing.
   ///
   /// - Returns: The stored record.
-  /// - Throws: ``ClockMarkStoreError``: `absent`, `unreadable` (with why), or an I/O failure.
-  func read() throws(ClockMarkStoreError) -> ClockMarkRecord
+  /// - Throws: ``StoreError``: `absent`, `unreadable` (with why), or an I/O failure.
+  func read() throws(StoreError) -> ClockMarkRecord
 
   /// Reads the clocks *while holding the store's lock*, then advances the mark to
   /// `max(stored, observation.wall)` and carries the floor forward, durably, as one atomic step.
@@ -39,10 +39,10 @@ public protocol ClockMarkStore: Sendable {
   ///     absent or unreadable.
   /// - Returns: The record before and after (equal to what is stored when this returns), and the
   ///   observation that was used.
-  /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created), `unreadable` (bytes left
+  /// - Throws: ``StoreError``: `absent` (nothing is created), `unreadable` (bytes left
   ///   alone), `writeFailed` (old record intact), or a lock or I/O failure.
   func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
-    throws(ClockMarkStoreError) -> ClockMarkTransition
+    throws(StoreError) -> ClockMarkTransition
 
   /// Creates the first record (generation 0) at the wall reading when none exists, for the
   /// gate's trust-on-first-use step, reading the clocks under the lock. An existing record,
@@ -52,9 +52,9 @@ public protocol ClockMarkStore: Sendable {
   ///   when no record exists (so the caller knows it created the record exactly when it was
   ///   called).
   /// - Returns: The record now stored (the new one, or the existing one unchanged).
-  /// - Throws: ``ClockMarkStoreError``: `unreadable` when a record exists but cannot be read
+  /// - Throws: ``StoreError``: `unreadable` when a record exists but cannot be read
   ///   (it is not replaced), `writeFailed`, or a lock or I/O failure.
-  func createFirstMark(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
+  func createFirstMark(readingClocks clocks: () -> ClockObservation) throws(StoreError)
     -> ClockMarkRecord
 
   /// Writes the record an online sign-in earns, reading the clocks under the lock: generation
@@ -65,10 +65,10 @@ public protocol ClockMarkStore: Sendable {
   /// - Parameter clocks: Reads the clocks now (usually ``Clocks/readForSignIn()``); called
   ///   exactly once, under the lock, unless the lock cannot be taken.
   /// - Returns: The new record.
-  /// - Throws: ``ClockMarkStoreError``: `writeFailed` (old bytes intact), or a lock or I/O
+  /// - Throws: ``StoreError``: `writeFailed` (old bytes intact), or a lock or I/O
   ///   failure.
   func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
-    throws(ClockMarkStoreError) -> ClockMarkRecord
+    throws(StoreError) -> ClockMarkRecord
 }
 
 extension ClockMarkStore {
@@ -77,7 +77,7 @@ extension ClockMarkStore {
   /// - Parameter clocks: Reads the clocks now, under the lock.
   /// - Returns: As ``observe(resolution:readingClocks:)``.
   /// - Throws: As ``observe(resolution:readingClocks:)``.
-  public func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
+  public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
     -> ClockMarkTransition
   {
     try observe(resolution: .zero, readingClocks: clocks)
@@ -93,39 +93,39 @@ extension ClockMarkStore {
   /// - Returns: As ``observe(resolution:readingClocks:)``.
   /// - Throws: As ``observe(resolution:readingClocks:)``.
   public func observe(_ observation: ClockObservation, resolution: Duration = .zero)
-    throws(ClockMarkStoreError) -> ClockMarkTransition
+    throws(StoreError) -> ClockMarkTransition
   {
     try observe(resolution: resolution, readingClocks: { observation })
   }
 
   /// ``observe(_:resolution:)`` with only a wall-clock reading, writing every rise.
-  public func observe(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkTransition {
+  public func observe(now: WallClockInstant) throws(StoreError) -> ClockMarkTransition {
     try observe(ClockObservation(wall: now))
   }
 
   /// ``resetAfterOnlineSignIn(readingClocks:)`` with clocks already read.
-  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
   {
     try resetAfterOnlineSignIn(readingClocks: { observation })
   }
 
   /// ``resetAfterOnlineSignIn(readingClocks:)`` with only a wall-clock reading.
-  public func resetAfterOnlineSignIn(now: WallClockInstant) throws(ClockMarkStoreError)
+  public func resetAfterOnlineSignIn(now: WallClockInstant) throws(StoreError)
     -> ClockMarkRecord
   {
     try resetAfterOnlineSignIn(ClockObservation(wall: now))
   }
 
   /// ``createFirstMark(readingClocks:)`` with clocks already read.
-  public func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
   {
     try createFirstMark(readingClocks: { observation })
   }
 
   /// ``createFirstMark(_:)`` with only a wall-clock reading.
-  public func createFirstMark(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkRecord
+  public func createFirstMark(now: WallClockInstant) throws(StoreError) -> ClockMarkRecord
   {
     try createFirstMark(ClockObservation(wall: now))
   }
