@@ -125,8 +125,7 @@ extension ClockMarkStore {
   }
 
   /// ``createFirstMark(_:)`` with only a wall-clock reading.
-  public func createFirstMark(now: WallClockInstant) throws(StoreError) -> ClockMarkRecord
-  {
+  public func createFirstMark(now: WallClockInstant) throws(StoreError) -> ClockMarkRecord {
     try createFirstMark(ClockObservation(wall: now))
   }
 }
