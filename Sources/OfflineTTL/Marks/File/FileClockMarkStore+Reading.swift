@@ -19,8 +19,8 @@ extension FileClockMarkStore {
   ///   - lock: Shared or exclusive.
   func withLockedDirectory<R>(
     creating: Bool, lock: LockOperation,
-    _ body: (FileDescriptor) throws(ClockMarkStoreError) -> R
-  ) throws(ClockMarkStoreError) -> R {
+    _ body: (FileDescriptor) throws(StoreError) -> R
+  ) throws(StoreError) -> R {
     let directory = try openDirectory(creating: creating)
     defer { system.closeIgnoringErrors(directory) }
     let lockFD = try openLockFile(in: directory, creating: creating)
@@ -28,20 +28,20 @@ extension FileClockMarkStore {
     do {
       try system.flock(lockFD, lock)
     } catch {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .lockFailed, errno: error.rawValue,
-        reason: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
+        message: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
     }
     return try body(directory)
   }
 
-  private func openDirectory(creating: Bool) throws(ClockMarkStoreError) -> FileDescriptor {
+  private func openDirectory(creating: Bool) throws(StoreError) -> FileDescriptor {
     do {
       return try system.open(directoryPath, [.readOnly, .directory])
     } catch  where error == .noSuchFileOrDirectory {
       guard creating else {
-        throw ClockMarkStoreError(
-          code: .absent, reason: "no clock mark record: \(directoryPath) does not exist")
+        throw StoreError(
+          code: .absent, message: "no clock mark record: \(directoryPath) does not exist")
       }
     } catch {
       throw unusable(error, "cannot open the store directory")
@@ -61,7 +61,7 @@ extension FileClockMarkStore {
   }
 
   private func openLockFile(in directory: FileDescriptor, creating: Bool)
-    throws(ClockMarkStoreError) -> FileDescriptor
+    throws(StoreError) -> FileDescriptor
   {
     // flock needs no write access: a read-only descriptor lets `read()` work on a read-only
     // mount, or on a lock file another user created.
@@ -75,8 +75,8 @@ extension FileClockMarkStore {
       do {
         _ = try system.fstatat(directory, Self.recordFileName)
       } catch  where error == .noSuchFileOrDirectory {
-        throw ClockMarkStoreError(
-          code: .absent, reason: "no clock mark record in \(directoryPath)")
+        throw StoreError(
+          code: .absent, message: "no clock mark record in \(directoryPath)")
       } catch {}
       do {
         fd = try system.openat(directory, Self.lockFileName, flags.union(.create), mode: 0o600)
@@ -95,9 +95,9 @@ extension FileClockMarkStore {
     }
     guard status.kind == .regular else {
       system.closeIgnoringErrors(fd)
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .lockFailed,
-        reason: "\(Self.lockFileName) in \(directoryPath) is not a regular file")
+        message: "\(Self.lockFileName) in \(directoryPath) is not a regular file")
     }
     return fd
   }
@@ -108,7 +108,7 @@ extension FileClockMarkStore {
   /// - Returns: The loaded record; the caller closes its descriptor.
   /// - Throws: `absent`, `unreadable` with its reason, or `writeFailed` when a writable open is
   ///   refused by a read-only file system.
-  func load(in directory: FileDescriptor, writable: Bool) throws(ClockMarkStoreError)
+  func load(in directory: FileDescriptor, writable: Bool) throws(StoreError)
     -> LoadedRecord
   {
     let fd: FileDescriptor
@@ -126,7 +126,7 @@ extension FileClockMarkStore {
     }
   }
 
-  private func loadOpened(_ fd: FileDescriptor) throws(ClockMarkStoreError) -> LoadedRecord {
+  private func loadOpened(_ fd: FileDescriptor) throws(StoreError) -> LoadedRecord {
     let status: FileStatus
     do {
       status = try system.fstat(fd)
@@ -165,7 +165,7 @@ extension FileClockMarkStore {
     return try Self.newest(in: bytes, fd: fd)
   }
 
-  static func newest(in bytes: [UInt8], fd: FileDescriptor) throws(ClockMarkStoreError)
+  static func newest(in bytes: [UInt8], fd: FileDescriptor) throws(StoreError)
     -> LoadedRecord
   {
     var best: LoadedRecord? = nil
@@ -185,14 +185,15 @@ extension FileClockMarkStore {
     }
     // A slot of an unknown version may be newer than a valid one: never fall back past it.
     if let unknown {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .unreadable, unreadableReason: .unknownVersion,
-        reason: "the record has format version \(unknown) (or unknown flags); this library reads 1")
+        message: "the record has format version \(unknown) (or unknown flags); this library reads 1"
+      )
     }
     guard let best else {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .unreadable, unreadableReason: .badChecksum,
-        reason: "no slot of the record passes its checksum")
+        message: "no slot of the record passes its checksum")
     }
     return best
   }
@@ -221,11 +222,11 @@ extension FileClockMarkStore {
 
   // MARK: Errors
 
-  private func openError(_ error: Errno, writable: Bool) -> ClockMarkStoreError {
+  private func openError(_ error: Errno, writable: Bool) -> StoreError {
     switch error {
     case .noSuchFileOrDirectory:
-      return ClockMarkStoreError(
-        code: .absent, reason: "no clock mark record in \(directoryPath)")
+      return StoreError(
+        code: .absent, message: "no clock mark record in \(directoryPath)")
     case .tooManySymbolicLinks:
       return unreadable(.symbolicLink, "the record is a symbolic link (never followed)")
     case .isDirectory:
@@ -233,31 +234,31 @@ extension FileClockMarkStore {
     case .permissionDenied, .notPermitted:
       return unreadable(.permission, errno: error, "the record cannot be opened")
     case .readOnlyFileSystem where writable:
-      return ClockMarkStoreError(
+      return StoreError(
         code: .writeFailed, errno: error.rawValue,
-        reason: "the record cannot be opened for writing: \(error)")
+        message: "the record cannot be opened for writing: \(error)")
     default:
       return unreadable(.io, errno: error, "the record cannot be opened")
     }
   }
 
   func unreadable(
-    _ why: ClockMarkStoreError.UnreadableReason, errno: Errno? = nil, _ text: String
-  ) -> ClockMarkStoreError {
+    _ why: StoreError.UnreadableReason, errno: Errno? = nil, _ text: String
+  ) -> StoreError {
     var reason = "\(Self.recordFileName) in \(directoryPath): \(text)"
     if let errno { reason += ": \(errno)" }
-    return ClockMarkStoreError(
-      code: .unreadable, unreadableReason: why, errno: errno?.rawValue, reason: reason)
+    return StoreError(
+      code: .unreadable, unreadableReason: why, errno: errno?.rawValue, message: reason)
   }
 
-  func unusable(_ error: Errno, _ text: String) -> ClockMarkStoreError {
-    ClockMarkStoreError(
-      code: .storeUnusable, errno: error.rawValue, reason: "\(text) \(directoryPath): \(error)")
+  func unusable(_ error: Errno, _ text: String) -> StoreError {
+    StoreError(
+      code: .storeUnusable, errno: error.rawValue, message: "\(text) \(directoryPath): \(error)")
   }
 
-  private func lockFailed(_ error: Errno) -> ClockMarkStoreError {
-    ClockMarkStoreError(
+  private func lockFailed(_ error: Errno) -> StoreError {
+    StoreError(
       code: .lockFailed, errno: error.rawValue,
-      reason: "cannot open \(Self.lockFileName) in \(directoryPath): \(error)")
+      message: "cannot open \(Self.lockFileName) in \(directoryPath): \(error)")
   }
 }
