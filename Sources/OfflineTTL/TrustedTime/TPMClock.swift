@@ -3,7 +3,7 @@
 ///
 /// ``ESYSTPMClock`` (module `OfflineTTLTPM`) uses the SHA-256 digest in the name of the ECC
 /// P-256 storage primary key that the TPM derives from its storage primary seed with a fixed
-/// template: the same TPM gives the same digest at every boot, `TPM2_Clear` replaces the seed
+/// template: the same TPM gives the same digest at every boot, `TPM2_Clear` replaces that secret
 /// (and so the digest), and another TPM has another seed. Nothing is persisted in the TPM.
 public struct TPMIdentity: Sendable, Hashable, CustomStringConvertible {
   /// The 32 bytes as four big-endian words, first bytes first.
