@@ -42,6 +42,13 @@ let package = Package(
       pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"])]
     ),
+    // libsodium, for sealed stores: XChaCha20-Poly1305, keyed BLAKE2b, crypto_kdf (Debian:
+    // libsodium-dev).
+    .systemLibrary(
+      name: "CSodium",
+      pkgConfig: "libsodium",
+      providers: [.apt(["libsodium-dev"])]
+    ),
     // libsecret, for the Secret Service backend (only with the SecretService trait).
     .systemLibrary(
       name: "CLibSecret",
@@ -76,7 +83,7 @@ let package = Package(
     // The library: time, pure policy, mark record and stores, item stores, the gate.
     .target(
       name: "OfflineTTL",
-      dependencies: ["CZlib"],
+      dependencies: ["CZlib", "CSodium"],
       swiftSettings: swiftSettings
     ),
     // Test doubles and conformance suites, shipped as their own product.
@@ -108,6 +115,17 @@ let package = Package(
         .target(name: "OfflineTTLTPM", condition: .when(traits: ["TPM"])),
       ],
       path: "Benchmarks/offline-ttl-bench",
+      swiftSettings: swiftSettings
+    ),
+    // libFuzzer's driver function, declared for Swift (a header only; nothing is linked unless
+    // the fuzz build's `-sanitize=fuzzer` brings libFuzzer).
+    .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+    // libFuzzer entry points over the decoders: Scripts/fuzz.sh builds it with
+    // `-sanitize=fuzzer,address`; a plain build makes a tool that replays saved inputs.
+    .executableTarget(
+      name: "offline-ttl-fuzz",
+      dependencies: ["OfflineTTL", "OfflineTTLCommandLine", "CLibFuzzer"],
+      path: "Fuzz/offline-ttl-fuzz",
       swiftSettings: swiftSettings
     ),
     .testTarget(

@@ -122,10 +122,33 @@ extension DirectoryCacheStore {
     defer { files.close(fd) }
     guard header.bodyLength < UInt64(Int.max / 2),
       let body = try? files.read(
-        fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize)),
-      body.count == Int(header.bodyLength), CacheFormat.crc(body[...]) == header.bodyChecksum
+        fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize))
     else { return nil }
-    var catalog = CacheCatalog()
+    return Self.decodeIndexBody(body, header: header)
+  }
+
+  /// The catalog in an index body that agrees with its header (length, checksum, count and
+  /// summary), or `nil` when it must be rebuilt.
+  ///
+  /// - Complexity: O(n) in the body's length.
+  static func decodeIndexBody(_ body: [UInt8], header: CacheIndexHeader) -> CacheCatalog? {
+    guard UInt64(body.count) == header.bodyLength,
+      CacheFormat.crc(body[...]) == header.bodyChecksum,
+      let entries = decodeIndexBody(body), entries.count == header.summary.count
+    else { return nil }
+    let catalog = CacheCatalog(entries: entries)
+    guard catalog.summary == header.summary else { return nil }
+    return catalog
+  }
+
+  /// The entries of an index body (per item `writtenAt` `Int64`, key length `UInt8`, key), or
+  /// `nil` when the body is malformed: cut short, or a key that is not valid UTF-8 or not a
+  /// valid ``CacheItemKey`` (the writer never writes one; decoded with replacement characters it
+  /// could exceed 255 bytes and stop the next commit from encoding the index).
+  ///
+  /// - Complexity: O(n) in the body's length.
+  static func decodeIndexBody(_ body: [UInt8]) -> [String: WallClockInstant]? {
+    var entries: [String: WallClockInstant] = [:]
     var offset = 0
     while offset < body.count {
       guard offset + 9 <= body.count else { return nil }
@@ -133,12 +156,13 @@ extension DirectoryCacheStore {
       let length = Int(body[offset + 8])
       offset += 9
       guard offset + length <= body.count else { return nil }
-      let key = String(decoding: body[offset..<offset + length], as: UTF8.self)
+      guard let key = String(validating: body[offset..<offset + length], as: UTF8.self),
+        CacheItemKey.problem(with: key) == nil
+      else { return nil }
       offset += length
-      catalog.entries[key] = WallClockInstant(nanosecondsSinceEpoch: writtenAt)
+      entries[key] = WallClockInstant(nanosecondsSinceEpoch: writtenAt)
     }
-    guard catalog.entries.count == header.summary.count else { return nil }
-    return catalog
+    return entries
   }
 
   /// Reads every item's header (never a payload) to rebuild the catalog; changes no item.

@@ -91,7 +91,7 @@ enum StoreCommandSupport {
     gate: OfflineAccessGate, maxAge: Duration, store: String
   ) {
     let maxAge = try Self.maxAge(arguments)
-    let path = try existingStore(arguments.requiredValue("store"))
+    let path = try existingStore(arguments.requiredValue(.store))
     let floor = try floorOptions(arguments)
     let gate = try Self.gate(
       store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
@@ -101,7 +101,7 @@ enum StoreCommandSupport {
 
   /// The required `--max-age` duration.
   static func maxAge(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
-    guard let maxAge = try arguments.duration("max-age") else {
+    guard let maxAge = try arguments.duration(.maxAge) else {
       throw UsageError("missing option '--max-age'")
     }
     return maxAge

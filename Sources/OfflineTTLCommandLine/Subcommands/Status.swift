@@ -10,11 +10,7 @@ enum Status: Subcommand {
         + " [--no-boot-floor]"
     ],
     options: [
-      .option("store", value: "dir", help: "The store directory (items and clock mark)."),
-      .option(
-        "max-age", value: "duration",
-        help: "How long after its oldest item the cache may be used, with units: 7d, 12h, 1h30m."),
-      .flag("json", help: "Prints one JSON object instead of name: value lines."),
+      .store, .maxAge, .json.with(help: "Prints one JSON object instead of name: value lines."),
     ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs,
     discussion: """
       Observes the real wall clock through the clock mark (durably, before answering fresh) and
@@ -24,16 +20,33 @@ enum Status: Subcommand {
       The boot-clock floor (on unless --no-boot-floor) also refuses a wall clock more than the
       tolerance behind the time the boot clock proves has passed since the last sign-in
       (clock_behind_elapsed_time), and judges age from the later of the two; the output adds
-      floor, boot_id, tolerance, effective_now and effective_clock (wall or floor).
-      Exit status: 0 fresh; 1 expired (including every failure inside the store: missing,
-      unreadable or unwritable mark, unreadable item); 2 unavailable (nothing cached); 74 the
-      store directory does not exist or cannot be opened; 64 usage error.
-      """)
+      floor, boot_id, tolerance, effective_now and effective_clock (wall or floor). Ages,
+      "in ..." and the deadline are measured from effective_now, the time that decided.
+      """,
+    exitStatus: [
+      (0, "fresh: the cache may be used offline."),
+      (
+        1,
+        "expired, including every failure inside the store: a missing, unreadable or unwritable"
+          + " mark, an unreadable item."
+      ),
+      (2, "unavailable: nothing is cached."),
+      (64, "usage error."),
+      (
+        74,
+        "the store cannot be used: its directory (or its cache directory, or the mark's lock"
+          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened."
+      ),
+    ],
+    examples: [
+      ("status --store /var/tmp/app-cache --max-age 7d", "Says whether the cache is fresh."),
+      ("status --store /var/tmp/app-cache --max-age 12h --json", "The same as one JSON object."),
+    ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let decision = gate.checkEligibility()
-    if arguments.flag("json") {
+    if arguments.flag(.json) {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)
       object["store"] = .string(path)
       context.standardOutput.writeLine(object.text)
