@@ -106,13 +106,12 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
   ///   opened or locked; nothing is written then.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
-    var reset: Result<ClockMarkRecord, ClockMarkStoreError>?
+    let reset: Result<ClockMarkRecord, StoreError>
     do {
-      _ = try cache.commit(CacheChanges()) {
-        reset = Result { () throws(ClockMarkStoreError) in
+      reset = try cache.withWriterLock {
+        Result { () throws(StoreError) in
           try marks.resetAfterOnlineSignIn(readingClocks: clocks.readForSignIn)
         }
-        return true
       }
     } catch {
       throw OnlineSessionError(cacheError: error)
@@ -120,9 +119,6 @@ public struct OfflineAccessGate: Sendable {
     switch reset {
     case .success(let record): return OnlineSession(gate: self, record: record)
     case .failure(let error): throw OnlineSessionError(markError: error)
-    case nil:
-      throw OnlineSessionError(
-        cacheError: CacheStoreError(code: .lockFailed, reason: "the store ran no writer step"))
     }
   }
 }
