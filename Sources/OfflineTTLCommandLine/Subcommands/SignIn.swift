@@ -75,7 +75,7 @@ enum SignIn: Subcommand {
       // One atomic step: the reset and the items become visible together or not at all, and a
       // concurrent sign-in is serialized with this one, never a failure.
       session = try gate.beginOnlineSession(writing: items)
-      if !items.isEmpty { writtenAt = session.record.mark }
+      writtenAt = session.signInWrittenAt
       session.close()
     } catch  where error.code == .superseded {
       throw CommandFailure(.temporaryFailure, "sign-in failed: \(error)")
