@@ -31,11 +31,11 @@ extension OfflineAccessGate {
       if let settled { return checkEligibility(items: settled) }
       let transition: ClockMarkTransition
       do {
-        transition = try marks.observe(readingClocks: currentObservation)
+        transition = try marks.observe(
+          resolution: policy.markResolution, readingClocks: clocks.readForDecision)
       } catch {
-        // No generation to pair the items with: judge the mark failure alone.
-        let (now, boot) = readClocks()
-        return refusal(markError: error, items: .empty, now: now, boot: boot)
+        // No generation to pair the items with: judge the mark failure with the live set.
+        return refusal(markError: error, items: (try? cache.summary()) ?? .empty)
       }
       let generation = transition.previous.generation
       let items: ItemTimeSummary
