@@ -30,6 +30,11 @@ public struct OfflineAccessGate: Sendable {
   /// reading goes into every observation, refused or not, even when the policy turns the floor
   /// check off (the record's floor then stays current).
   public let bootClock: (any BootClock)?
+  /// The TPM 2.0 clock that carries the floor and trusted time across reboots, or `nil` for
+  /// none. When set, every observation reads it under the mark store's lock, and a TPM that
+  /// cannot be read or is not the recorded one is a refusal (`tpm_unavailable`, `tpm_changed`),
+  /// never a silent fallback.
+  public let tpmClock: (any TPMClock)?
 
   /// Creates a gate.
   ///
@@ -40,16 +45,20 @@ public struct OfflineAccessGate: Sendable {
   ///   - clock: The wall clock; the system clock by default.
   ///   - bootClock: The boot clock; ``LinuxBootClock`` by default (whose readings are `nil`
   ///     off Linux, which leaves the floor where the last online sign-in put it).
+  ///   - tpmClock: The TPM clock (`ESYSTPMClock` in the `OfflineTTLTPM` module, trait `TPM`),
+  ///     or `nil` (the default) for none.
   public init(
     cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
     clock: any WallClock = SystemWallClock(),
-    bootClock: (any BootClock)? = LinuxBootClock()
+    bootClock: (any BootClock)? = LinuxBootClock(),
+    tpmClock: (any TPMClock)? = nil
   ) {
     self.cache = cache
     self.marks = marks
     self.policy = policy
     self.clock = clock
     self.bootClock = bootClock
+    self.tpmClock = tpmClock
   }
 
   /// The observation this gate hands the mark store for a reading of the wall clock, with the
@@ -73,9 +82,62 @@ public struct OfflineAccessGate: Sendable {
 
   /// The clocks read now, as an observation: what offline paths hand to
   /// ``ClockMarkStore/observe(readingClocks:)`` so that the reading happens under its lock.
+  /// The TPM clock, when configured, is read too (a failure leaves it out; paths that decide use
+  /// ``currentObservation(tpmError:)`` to refuse).
   func currentObservation() -> ClockObservation {
+    var ignored: TPMClockError?
+    return currentObservation(tpmError: &ignored)
+  }
+
+  /// ``currentObservation()``, reporting a TPM that could not be read.
+  func currentObservation(tpmError: inout TPMClockError?) -> ClockObservation {
     let (now, boot) = readClocks()
-    return observation(at: now, boot: boot)
+    var observation = observation(at: now, boot: boot)
+    observation.tpm = readTPM(error: &tpmError)
+    return observation
+  }
+
+  /// The time an online session stamps on the items it writes: the wall clock, or, in a session
+  /// that began with a server time, the trusted time carried from the stored record to now.
+  ///
+  /// - Parameter anchored: Whether the session's sign-in anchored trusted time.
+  /// - Returns: The stamp.
+  func itemStampTime(anchored: Bool) -> WallClockInstant {
+    let wall = clock.now()
+    guard anchored, let stored = try? marks.read(), stored.trustedTime?.isAnchored == true else {
+      return wall
+    }
+    return effectiveNow(record: stored, wall: wall).0
+  }
+
+  /// One TPM reading, or `nil` (with `error` set when a configured TPM failed).
+  func readTPM(error: inout TPMClockError?) -> TPMClockReading? {
+    guard let tpmClock else { return nil }
+    do throws(TPMClockError) {
+      return try tpmClock.now()
+    } catch let failure {
+      error = failure
+      return nil
+    }
+  }
+
+  /// The effective time now for a record read earlier (in memory, nothing is written): the
+  /// trusted time carried to the clocks now while its server anchor holds, else the wall clock.
+  /// Used by the reader's recheck and to stamp items in an anchored session.
+  ///
+  /// - Parameters:
+  ///   - record: The stored record.
+  ///   - wall: The wall clock now.
+  /// - Returns: The effective time, and the TPM's failure when a configured TPM could not be
+  ///   read or is not the recorded one.
+  func effectiveNow(record: ClockMarkRecord, wall: WallClockInstant)
+    -> (WallClockInstant, TPMClockError?)
+  {
+    var tpmError: TPMClockError?
+    let tpm = readTPM(error: &tpmError)
+    let observation = ClockObservation(wall: wall, boot: bootClock?.now(), tpm: tpm)
+    if tpmError == nil { tpmError = record.tpmChange(for: observation) }
+    return (record.observing(observation).effectiveNow(wall: wall), tpmError)
   }
 
   /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
@@ -110,16 +172,64 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
   ///   opened or locked; nothing is written then.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
+    try beginOnlineSession(anchor: nil)
+  }
+
+  /// Starts an online session anchored at a server time: the time the app obtained over its
+  /// authenticated connection (the `Date` of its TLS response, or a signed token's issue time),
+  /// with how far off it may be (half the round trip, say).
+  ///
+  /// From then on, while the anchor holds, decisions use trusted time: `serverTime + elapsed −
+  /// uncertainty − (2 s + 500 ppm × elapsed)`, elapsed on the boot clock within this boot and on
+  /// the TPM clock (``tpmClock``) across reboots. The wall clock no longer decides age or
+  /// rollback; its offset from trusted time is reported. Items written in the session are
+  /// stamped with trusted time. When the anchor stops holding (another boot without a TPM), the
+  /// mark rule and the floor decide again, with the floor at the last trusted time.
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time.
+  ///   - uncertainty: How far off it may be; zero or more.
+  /// - Returns: The session.
+  /// - Throws: ``OnlineSessionError``: as ``beginOnlineSession()``, and `invalid_server_time`
+  ///   for a negative uncertainty; nothing is written then.
+  public func beginOnlineSession(serverTime: WallClockInstant, uncertainty: Duration)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    guard uncertainty >= .zero else {
+      throw OnlineSessionError(
+        .invalidServerTime,
+        reason: "the server time's uncertainty must be zero or more, got \(uncertainty)")
+    }
+    return try beginOnlineSession(anchor: (serverTime, uncertainty))
+  }
+
+  private func beginOnlineSession(anchor: (WallClockInstant, Duration)?)
+    throws(OnlineSessionError) -> OnlineSession
+  {
     let reset: Result<ClockMarkRecord, StoreError>
+    var tpmError: TPMClockError?
     do {
       reset = try cache.withWriterLock {
         let now = clock.now()
+        var observation = observation(at: now)
+        observation.tpm = readTPM(error: &tpmError)
+        if let (serverTime, uncertainty) = anchor {
+          observation.serverAnchor = try? TrustedTimeAnchor(
+            serverTime: serverTime, uncertainty: uncertainty, boot: observation.boot,
+            tpm: observation.tpm)
+        }
+        guard tpmError == nil else {
+          return .failure(StoreError(code: .storeUnusable, message: "TPM unavailable"))
+        }
         return Result { () throws(StoreError) in
-          try marks.resetAfterOnlineSignIn(observation(at: now))
+          try marks.resetAfterOnlineSignIn(observation)
         }
       }
     } catch {
       throw OnlineSessionError(cacheError: error)
+    }
+    if let tpmError {
+      throw OnlineSessionError(.tpmUnavailable, reason: tpmError.description)
     }
     switch reset {
     case .success(let record): return OnlineSession(gate: self, record: record)
