@@ -49,73 +49,43 @@ public struct OfflineCacheReader: Sendable {
     }
   }
 
-  /// Refuses when the wall clock is past the deadline or behind the mark. While the stored
-  /// record's server anchor holds, the trusted time carried to now takes the wall clock's place
-  /// (a wrong wall clock is not punished), and a configured TPM that cannot be read or is not
-  /// the recorded one refuses (`tpm_unavailable`, `tpm_changed`).
+  /// Refuses when the wall clock is past the deadline or behind the mark.
+  ///
+  /// Reads the stored mark record first and the clocks after it (``Clocks/readForDecision()``),
+  /// so a mark that another process raised while this reader waited is never later than the
+  /// reading it is compared with.
   ///
   /// - Throws: ``OfflineReadError`` saying which.
   public func checkStillFresh() throws(OfflineReadError) {
-    if decision.trustedTime != nil {
-      try checkStillFreshWithTrustedTime()
-      return
-    }
-    let now = gate.clock.now()
-    if let deadline = decision.deadline, now > deadline {
-      throw OfflineReadError(
-        .deadlinePassed,
-        reason: "the cache expired at its deadline (\(deadline)); now is \(now)")
-    }
     let stored: ClockMarkRecord
     do {
       stored = try gate.marks.read()
     } catch {
       throw OfflineReadError(.markUnreadable, markError: error, reason: error.reason)
+    }
+    let reading = gate.clocks.readForDecision()
+    if let tpmError = reading.tpmError ?? stored.tpmChange(for: reading) {
+      throw OfflineReadError(
+        tpmError.code == .tpmChanged ? .tpmChanged : .tpmUnavailable, reason: tpmError.reason)
+    }
+    // While the stored record's server anchor holds, trusted time carried to now (in memory)
+    // takes the wall clock's place: a wrong wall clock is not punished.
+    let anchored = stored.trustedTime?.isAnchored == true
+    let now = anchored ? stored.observing(reading).effectiveNow(wall: reading.wall) : reading.wall
+    if let deadline = decision.deadline, now > deadline {
+      throw OfflineReadError(
+        .deadlinePassed,
+        reason: "the cache expired at its deadline (\(deadline)); now is \(now)")
     }
     let mark = Swift.max(stored.mark, decision.mark ?? stored.mark)
     if now < mark {
       throw OfflineReadError(
         .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
     }
-    // <doc:Rules#Boot-clock-floor>: a held-back wall clock cannot keep a reader alive past its deadline.
-    let effective = gate.effectiveNow(wall: now, stored: stored, openedWith: decision.floor)
-    if let deadline = decision.deadline, effective > deadline {
-      throw OfflineReadError(
-        .deadlinePassed,
-        reason: "the cache expired at its deadline (\(deadline)); the boot clock shows real time"
-          + " is at least \(effective) (the wall clock reads \(now))")
-    }
-  }
-
-  /// The recheck for a decision that involved trusted time or a TPM: the stored record first,
-  /// then the clocks, then the effective time (trusted while anchored, else the wall clock and
-  /// the floor) against the deadline and the mark.
-  private func checkStillFreshWithTrustedTime() throws(OfflineReadError) {
-    let stored: ClockMarkRecord
-    do {
-      stored = try gate.marks.read()
-    } catch {
-      throw OfflineReadError(.markUnreadable, markError: error, reason: error.reason)
-    }
-    let wall = gate.clock.now()
-    let (now, tpmError) = gate.effectiveNow(record: stored, wall: wall)
-    if let tpmError {
-      throw OfflineReadError(
-        tpmError.code == .tpmChanged ? .tpmChanged : .tpmUnavailable, reason: tpmError.reason)
-    }
-    if let deadline = decision.deadline, now > deadline {
-      throw OfflineReadError(
-        .deadlinePassed,
-        reason: "the cache expired at its deadline (\(deadline)); now is \(now)"
-          + " (the wall clock reads \(wall))")
-    }
-    let mark = Swift.max(stored.mark, decision.mark ?? stored.mark)
-    if now < mark {
-      throw OfflineReadError(
-        .clockBehindMark, reason: "the time now (\(now)) is behind the clock mark (\(mark))")
-    }
-    guard stored.trustedTime?.isAnchored != true else { return }
-    let effective = gate.effectiveNow(wall: now, stored: stored, openedWith: decision.floor)
+    guard !anchored else { return }
+    // A held-back wall clock cannot keep a reader alive past its deadline
+    // (<doc:Rules#Boot-clock-floor>).
+    let effective = gate.effectiveNow(reading: reading, stored: stored, openedWith: decision.floor)
     if let deadline = decision.deadline, effective > deadline {
       throw OfflineReadError(
         .deadlinePassed,

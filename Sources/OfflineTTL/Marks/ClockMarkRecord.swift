@@ -27,29 +27,32 @@ public struct ClockMarkRecord: Sendable, Hashable {
   }
 }
 
-/// One reading of the clocks, as handed to a ``ClockMarkStore``.
+/// One reading of the clocks, as handed to a ``ClockMarkStore``: what ``Clocks`` returns.
+///
+/// It holds readings only; how much a mark must rise to be written is an argument of the store
+/// operation (``ClockMarkStore/observe(resolution:readingClocks:)``), not part of a reading.
 public struct ClockObservation: Sendable, Hashable {
   /// The wall clock now.
   public var wall: WallClockInstant
-  /// The boot clock now, or `nil` when it is not used.
+  /// The boot clock now, or `nil` when this process has no readable boot clock.
   public var boot: BootClockReading?
-  /// The smallest rise of the mark worth a durable write (see
-  /// ``EligibilityPolicy/markResolution``); zero writes every observation.
-  public var markResolution: Duration
-  /// The TPM clock now, or `nil` when no TPM is configured (or it could not be read).
+  /// The TPM clock now, or `nil` when no TPM is configured or it could not be read (then
+  /// ``tpmError`` says why).
   public var tpm: TPMClockReading?
+  /// Why a configured TPM could not be read, or `nil`.
+  public var tpmError: TPMClockError?
   /// For an online sign-in only: the server time it received, which anchors trusted time.
   public var serverAnchor: TrustedTimeAnchor?
 
   /// Creates an observation.
   public init(
-    wall: WallClockInstant, boot: BootClockReading? = nil, markResolution: Duration = .zero,
-    tpm: TPMClockReading? = nil, serverAnchor: TrustedTimeAnchor? = nil
+    wall: WallClockInstant, boot: BootClockReading? = nil, tpm: TPMClockReading? = nil,
+    tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil
   ) {
     self.wall = wall
     self.boot = boot
-    self.markResolution = markResolution
     self.tpm = tpm
+    self.tpmError = tpmError
     self.serverAnchor = serverAnchor
   }
 }

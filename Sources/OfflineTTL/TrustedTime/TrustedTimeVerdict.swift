@@ -37,11 +37,11 @@ public struct TrustedTimeVerdict: Sendable, Hashable {
   /// The verdict for one observation (`nil` when the store has no trusted time and no TPM is
   /// configured: the decision is exactly as without this feature).
   ///
-  /// - Parameters:
-  ///   - transition: The mark store's transition.
-  ///   - tpmError: The TPM's failure to read, if any.
-  init?(transition: ClockMarkTransition, tpmError: TPMClockError?) {
+  /// - Parameter transition: The mark store's transition (its observation carries the TPM's
+  ///   reading or failure).
+  init?(transition: ClockMarkTransition) {
     let observation = transition.observation
+    let tpmError = observation.tpmError
     guard transition.previous.trustedTime != nil || observation.tpm != nil || tpmError != nil
     else { return nil }
     let previous =
