@@ -15,6 +15,33 @@ extension DirectoryCacheStore {
   public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
     throws(CacheStoreError) -> Bool
   {
+    try withLockedCache { cache throws(CacheStoreError) -> Bool in
+      guard precondition() else { return false }
+      if changes.isEmpty { return true }
+      do throws(Errno) {
+        try apply(changes, cache: cache)
+      } catch {
+        throw CacheStoreError(
+          code: .writeFailed, errno: error.rawValue,
+          reason: "commit failed, items already committed are intact: \(error.description)")
+      }
+      return true
+    }
+  }
+
+  /// See ``CacheItemStore/withWriterLock(_:)``: holds the `flock(2)` writer lock on
+  /// `cache/lock` (creating the store directory and `cache/` with mode 0700 when missing) while
+  /// `body` runs, and writes nothing.
+  public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
+    try withLockedCache { _ in body() }
+  }
+
+  /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and
+  /// runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
+  /// lock).
+  private func withLockedCache<Result>(
+    _ body: (FileDescriptor) throws(CacheStoreError) -> Result
+  ) throws(CacheStoreError) -> Result {
     let store: FileDescriptor
     let cache: FileDescriptor
     do {
@@ -49,16 +76,7 @@ extension DirectoryCacheStore {
         code: .lockFailed, errno: error.rawValue,
         reason: "cannot lock the cache: \(error.description)")
     }
-    guard precondition() else { return false }
-    if changes.isEmpty { return true }
-    do {
-      try apply(changes, cache: cache)
-    } catch {
-      throw CacheStoreError(
-        code: .writeFailed, errno: error.rawValue,
-        reason: "commit failed, items already committed are intact: \(error.description)")
-    }
-    return true
+    return try body(cache)
   }
 
   private func apply(_ changes: CacheChanges, cache: FileDescriptor) throws(Errno) {
