@@ -60,6 +60,15 @@ enum Mark: Subcommand {
     let nows = try arguments.instants(.now, unit: unit)
     let json = arguments.flag(.json)
     let backend = try StoreBackend.parse(arguments)
+    // Usage errors first (exit 64), then the store (exit 74).
+    switch action {
+    case "observe": guard !nows.isEmpty else { throw UsageError("missing option '--now'") }
+    case "reset":
+      guard let _ = nows.first else { throw UsageError("missing option '--now'") }
+      guard nows.count == 1 else { throw UsageError("reset takes one '--now'") }
+    case "show": guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
+    default: throw UsageError("unknown action '\(action)' (use observe, reset or show)")
+    }
     if backend == .file {
       try StoreCommandSupport.checkStorePath(directory, mayBeMissing: true)
     }
