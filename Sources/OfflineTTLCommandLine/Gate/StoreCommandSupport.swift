@@ -1,5 +1,5 @@
 import Foundation
-import OfflineTTL
+@_spi(SystemCalls) import OfflineTTL
 
 #if canImport(Glibc)
   import Glibc
@@ -17,9 +17,13 @@ enum StoreCommandSupport {
   ///   directory, or cannot be listed.
   static func existingStore(_ path: String) throws(CommandFailure) -> String {
     try checkStorePath(path, mayBeMissing: false)
-    guard opendirWorks(path) else {
+    let system = Syscalls()
+    do {
+      system.closeIgnoringErrors(try system.open(path, [.readOnly, .directory, .nonBlocking]))
+    } catch {
       throw CommandFailure(
-        .ioError, "store directory '\(path)' cannot be opened: \(FileChecks.describe(errno))")
+        .ioError,
+        "store directory '\(path)' cannot be opened: \(FileChecks.describe(error.rawValue))")
     }
     return path
   }
@@ -60,12 +64,6 @@ enum StoreCommandSupport {
       throw CommandFailure(
         .ioError, "store path '\(path)' cannot be examined: \(FileChecks.describe(code))")
     }
-  }
-
-  private static func opendirWorks(_ path: String) -> Bool {
-    guard let directory = opendir(path) else { return false }
-    closedir(directory)
-    return true
   }
 
   /// The cause, when a decision's store errors say that the store itself cannot be used (its

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(SystemCalls) import OfflineTTL
 
 #if canImport(Glibc)
   import Glibc
@@ -6,8 +7,8 @@ import Foundation
   import Darwin
 #endif
 
-/// The command line's own checks of paths it is given (`--store`, `--put`), with the real cause
-/// in every message: the `errno` name and text, e.g. `ENAMETOOLONG (File name too long)`.
+/// The command line's own checks of paths it is given (`--store`, `--put`), through the syscall
+/// seam, with the real cause in every message: the `errno` name and text, e.g. `ENAMETOOLONG (File name too long)`.
 enum FileChecks {
   /// What stands at a path, without following a symbolic link.
   enum Kind: Equatable {
@@ -16,17 +17,16 @@ enum FileChecks {
     case failed(Int32)
   }
 
-  /// What stands at `path` (`lstat(2)`, retried on `EINTR`).
+  /// What stands at `path` (`lstat(2)` through the syscall seam).
   static func kind(_ path: String) -> Kind {
-    var info = stat()
-    while lstat(path, &info) != 0 {
-      if errno == EINTR { continue }
-      return .failed(errno)
-    }
-    switch info.st_mode & S_IFMT {
-    case S_IFDIR: return .directory
-    case S_IFLNK: return .symbolicLink
-    default: return .other
+    do {
+      switch try Syscalls().lstat(path).kind {
+      case .directory: return .directory
+      case .symbolicLink: return .symbolicLink
+      default: return .other
+      }
+    } catch {
+      return .failed(error.rawValue)
     }
   }
 
@@ -44,6 +44,8 @@ enum FileChecks {
   ///
   /// - Returns: The bytes, or the `errno` of the failure (`ENOENT`, `EACCES`, `EISDIR`, ...).
   static func contents(of path: String) -> Result<Data, FileCheckError> {
+    // Not through the syscall seam: an input file the user names may be a symbolic link, and the
+    // seam never follows one (right for store files only).
     var fd: Int32
     repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
     guard fd >= 0 else { return .failure(FileCheckError(errno: errno)) }
