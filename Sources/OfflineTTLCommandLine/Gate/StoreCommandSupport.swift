@@ -212,12 +212,13 @@ enum StoreCommandSupport {
     reasons.isEmpty ? "none" : reasons.description
   }
 
-  /// The time that decided: the effective now of the boot-clock floor when it was checked
-  /// (the later of the wall clock and the floor), else the wall clock's reading. Printed ages,
+  /// The time that decided: the trusted time when a server anchor held, else the effective now
+  /// of the boot-clock floor when it was checked (the later of the wall clock and the floor),
+  /// else the wall clock's reading. Printed ages,
   /// "in ..." and time left are measured from it, so they agree with the reasons (a `too_old`
   /// decided by the floor is never printed beside an age under the max age).
   static func decidingTime(_ decision: OfflineAccessDecision) -> WallClockInstant {
-    decision.floorCheck?.effectiveNow ?? decision.now
+    decision.trustedTime?.trustedNow ?? decision.floorCheck?.effectiveNow ?? decision.now
   }
 
   /// The decision as `name: value` lines.
