@@ -39,7 +39,7 @@ extension DirectoryCacheStore {
   /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and
   /// runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
   /// lock).
-  private func withLockedCache<Result>(
+  func withLockedCache<Result>(
     _ body: (FileDescriptor) throws(CacheStoreError) -> Result
   ) throws(CacheStoreError) -> Result {
     let store: FileDescriptor

@@ -82,9 +82,17 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    return try readItem(key, inSet: cache)
+  }
+
+  /// Reads `key` from `<set>/items/<key>`, where `set` is `cache/` (the live set) or a sign-in's
+  /// staging directory; `nil` when it is not there.
+  func readItem(_ key: CacheItemKey, inSet set: FileDescriptor) throws(CacheStoreError)
+    -> CacheItem?
+  {
     let items: FileDescriptor
     do {
-      items = try files.openDirectory(cache, Self.itemsName)
+      items = try files.openDirectory(set, Self.itemsName)
     } catch  where error == .noSuchFileOrDirectory {
       return nil
     } catch {
