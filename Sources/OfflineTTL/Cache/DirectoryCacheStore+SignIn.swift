@@ -36,7 +36,7 @@ extension DirectoryCacheStore {
             + " nothing of this sign-in was written")
       }
       if changes.isEmpty { return commitPoint() }
-      let planned = (stored ?? 0) &+ 1
+      let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
       do throws(Errno) {
         try stage(changes, in: cache, named: name)

@@ -152,13 +152,15 @@ extension ClockMarkStorage {
       let generation: UInt64
       let loaded: Bool
       do throws(StoreError) {
-        generation = try loadRecord(in: &access, forWriting: true).generation &+ 1
+        generation = try ClockMarkRecord.generation(
+          after: loadRecord(in: &access, forWriting: true).generation)
         loaded = true
       } catch  where error.code == .absent {
         generation = 1
         loaded = false
       } catch  where error.code == .unreadable {
-        generation = salvagedGeneration(in: &access).map { $0 &+ 1 } ?? 1
+        generation =
+          salvagedGeneration(in: &access).map(ClockMarkRecord.generation(after:)) ?? 1
         loaded = false
       }
       let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
