@@ -9,7 +9,7 @@
   /// `key` = `mark`. Its value holds the exact record as text with a CRC-32 (the daemon's own
   /// `modified` time has 1-second resolution and follows the daemon's clock: it is not used).
   ///
-  /// - Atomicity: ``observe(_:)``, ``createFirstMark(_:)`` and ``resetAfterOnlineSignIn(_:)`` hold
+  /// - Atomicity: `observe`, `createFirstMark` and `resetAfterOnlineSignIn` (the shared state machine) hold
   ///   an `flock` on a lock file in ``SecretServiceStoreConfiguration/lockDirectory`` around their
   ///   read → advance → write, so every thread and process using the same application id and lock
   ///   directory is serialized. The advance is the shared `ClockMarkRecord.observing(_:)` and
