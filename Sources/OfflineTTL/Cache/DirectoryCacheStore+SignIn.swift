@@ -104,7 +104,7 @@ extension DirectoryCacheStore {
     var deleted: [String] = []
     for (key, change) in changes.entries {
       if let change {
-        try writeStagedItem(items, key.rawValue, change)
+        try writeItem(items, key.rawValue, change)
         catalog.entries[key.rawValue] = change.writtenAt
       } else {
         deleted.append(key.rawValue)
@@ -145,18 +145,6 @@ extension DirectoryCacheStore {
       try files.sync(next)
       try files.sync(cache)
     #endif
-  }
-
-  private func writeStagedItem(
-    _ items: FileDescriptor, _ name: String, _ change: CacheChanges.Write
-  ) throws(Errno) {
-    let fd = try files.createFile(items, name)
-    defer { files.close(fd) }
-    var bytes = change.payload.withUnsafeBytes { payload in
-      CacheFormat.itemHeader(writtenAt: change.writtenAt, payload: payload)
-    }
-    bytes.append(contentsOf: change.payload)
-    try files.writeAll(fd, bytes)
   }
 
   /// The catalog a staging's index holds, when the index is complete and its checksums hold.
