@@ -8,8 +8,8 @@ import Testing
   import Darwin
 #endif
 
-@Suite struct ConcurrentActorsTests {
-  @Test func allActorsRunAtTheSameTimeEvenOnTwoCores() {
+@Suite struct RunConcurrentlyTests {
+  @Test func allThreadsRunAtTheSameTimeEvenOnTwoCores() {
     let arrived = Mutex(0)
     let sawEveryone = Mutex(0)
     runConcurrently(12) { _ in
