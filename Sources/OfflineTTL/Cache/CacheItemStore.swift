@@ -14,7 +14,7 @@
 ///    without reading any payload, at a cost independent of the number of items (except while
 ///    an index is rebuilt, which changes no item).
 /// 5. **Fail closed, keep the evidence.** An item that cannot be read is
-///    ``CacheStoreError/Code/itemUnreadable``; no read path deletes, rewrites or re-stamps an item.
+///    `item_unreadable` (``StoreError``); no read path deletes, rewrites or re-stamps an item.
 /// 6. **Errors are typed**: every failure is a ``CacheStoreError``.
 public protocol CacheItemStore: Sendable {
   /// The count and the oldest and newest `writtenAt` of the stored items.

@@ -25,7 +25,7 @@ import Foundation
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
 /// - No path follows a symbolic link: every component the store opens is opened `O_NOFOLLOW`;
 ///   an item that is a link, not a regular file, truncated or failing its checksum is
-///   ``CacheStoreError/Code/itemUnreadable`` and is left where it is.
+///   `item_unreadable` (``StoreError``) and is left where it is.
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
