@@ -73,6 +73,9 @@ public struct OfflineAccessGate: Sendable {
   ///
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`
   ///   with the decision.
+  /// Blocks the calling thread on `flock` and `fdatasync` as ``checkEligibility()`` does; from
+  /// Swift concurrency use ``openOfflineAsync()``.
+  ///
   /// - Complexity: As ``checkEligibility()``.
   public func openOffline() -> OfflineOpenResult {
     let decision = checkEligibility()
@@ -87,7 +90,8 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``ClockMarkStoreError`` (for example `absent` before the first online sign-in);
   ///   nothing is created or deleted.
   ///
-  /// The clocks are read under the mark store's lock.
+  /// The clocks are read under the mark store's lock. Blocks the calling thread on `flock` and
+  /// `fdatasync`; from Swift concurrency use ``recordObservationAsync()``.
   @discardableResult
   public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
     try marks.observe(resolution: policy.markResolution, readingClocks: clocks.readForDecision)
@@ -105,6 +109,9 @@ public struct OfflineAccessGate: Sendable {
   /// - Returns: The session, the only type that can write, replace or delete items.
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
   ///   opened or locked; nothing is written then.
+  ///
+  /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
+  /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
     let reset: Result<ClockMarkRecord, StoreError>
     do {

@@ -26,6 +26,11 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
   public static let clockBehindElapsedTime = EligibilityReasons(rawValue: 1 << 7)
   /// The boot clock went backward within one boot: the floor's anchor is untrusted.
   public static let bootClockInconsistent = EligibilityReasons(rawValue: 1 << 8)
+  /// The boot-clock floor is on but cannot be judged: no boot clock can be read now (no boot
+  /// clock on this platform, or the boot id hidden from this process), or the last online
+  /// sign-in had none to anchor the floor. Turn the floor off where there is no boot clock
+  /// (``EligibilityPolicy/usesBootClockFloor``, `--no-boot-floor`).
+  public static let bootClockUnavailable = EligibilityReasons(rawValue: 1 << 9)
 
   /// Every reason, in the fixed listing order.
   public static let allCases: [(reason: EligibilityReasons, code: String)] = [
@@ -38,6 +43,7 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
     (.itemUnreadable, "item_unreadable"),
     (.clockBehindElapsedTime, "clock_behind_elapsed_time"),
     (.bootClockInconsistent, "boot_clock_inconsistent"),
+    (.bootClockUnavailable, "boot_clock_unavailable"),
   ]
 
   /// The snake_case codes of the reasons in this set, in the fixed listing order.

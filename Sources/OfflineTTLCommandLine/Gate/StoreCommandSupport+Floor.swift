@@ -31,7 +31,7 @@ extension StoreCommandSupport {
   /// does not have are `null`.
   static func addFloor(_ object: inout JSONObject, _ decision: OfflineAccessDecision) {
     let check = decision.floorCheck
-    object["boot_floor"] = .string(check == nil ? "off" : "on")
+    object["boot_floor"] = .string(bootFloorWord(decision))
     object.instant("floor", decision.floor?.lowerBound)
     let anchor = decision.floor.flatMap { $0.isAnchored ? $0.anchorBootID : nil }
     object["boot_id"] = anchor.map { .string($0.description) } ?? .null
@@ -46,9 +46,18 @@ extension StoreCommandSupport {
     object["effective_clock"] = .string(check?.effectiveClock.rawValue ?? "wall")
   }
 
+  /// `on`, `off` or `unavailable` (the floor is asked for but no boot clock can be read).
+  static func bootFloorWord(_ decision: OfflineAccessDecision) -> String {
+    switch decision.protections.bootClockFloor {
+    case .active: "on"
+    case .off: "off"
+    case .unavailable: "unavailable"
+    }
+  }
+
   /// The floor's `name: value` lines for the text output.
   static func floorLines(_ decision: OfflineAccessDecision) -> [String] {
-    guard let check = decision.floorCheck else { return ["boot_floor: off"] }
+    guard let check = decision.floorCheck else { return ["boot_floor: \(bootFloorWord(decision))"] }
     var lines = ["boot_floor: on"]
     let anchor = decision.floor.flatMap { $0.isAnchored ? $0.anchorBootID : nil }
     lines.append("floor: \(check.floor.rfc3339)" + (check.isFloorUntrusted ? " (untrusted)" : ""))

@@ -202,6 +202,10 @@ enum StoreCommandSupport {
 
   /// One line for standard error per floor reason, with the values it was judged on.
   static func floorRefusal(_ decision: OfflineAccessDecision) -> String {
+    if decision.reasons.contains(.bootClockUnavailable) {
+      return "; the boot-clock floor is on but no boot clock can be read (now, or at the last"
+        + " sign-in); on a system without one, run with --no-boot-floor"
+    }
     guard let check = decision.floorCheck, !check.reasons.isEmpty else { return "" }
     var text = ""
     if check.reasons.contains(.clockBehindElapsedTime) {

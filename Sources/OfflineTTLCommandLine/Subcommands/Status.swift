@@ -49,10 +49,19 @@ enum Status: Subcommand {
     if arguments.flag(.json) {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)
       object["store"] = .string(path)
+      object["protections"] = protections(decision.protections)
       context.standardOutput.writeLine(object.text)
     } else {
       context.standardOutput.write(StoreCommandSupport.text(decision, maxAge: maxAge))
     }
     return ExitCode(decision.status)
+  }
+
+  /// `{"mark_rule": ..., "boot_clock_floor": ...}`, each `active`, `off` or `unavailable`.
+  static func protections(_ protections: OfflineProtections) -> JSONValue {
+    var object = JSONObject()
+    object["mark_rule"] = .string(protections.markRule.rawValue)
+    object["boot_clock_floor"] = .string(protections.bootClockFloor.rawValue)
+    return .object(object)
   }
 }
