@@ -25,7 +25,7 @@ import Foundation
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
 /// - No path follows a symbolic link: every component the store opens is opened `O_NOFOLLOW`;
 ///   an item that is a link, not a regular file, truncated or failing its checksum is
-///   ``CacheStoreError/Code/itemUnreadable`` and is left where it is.
+///   `item_unreadable` (``StoreError``) and is left where it is.
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
@@ -82,9 +82,17 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    return try readItem(key, inSet: cache)
+  }
+
+  /// Reads `key` from `<set>/items/<key>`, where `set` is `cache/` (the live set) or a sign-in's
+  /// staging directory; `nil` when it is not there.
+  func readItem(_ key: CacheItemKey, inSet set: FileDescriptor) throws(CacheStoreError)
+    -> CacheItem?
+  {
     let items: FileDescriptor
     do {
-      items = try files.openDirectory(cache, Self.itemsName)
+      items = try files.openDirectory(set, Self.itemsName)
     } catch  where error == .noSuchFileOrDirectory {
       return nil
     } catch {

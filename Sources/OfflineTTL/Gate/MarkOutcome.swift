@@ -35,6 +35,15 @@ public enum MarkOutcome: Sendable, Hashable {
     }
   }
 
+  /// The record as stored before this observation: `nil` on first use and when none can be read.
+  public var recordBefore: ClockMarkRecord? {
+    switch self {
+    case .observed(let transition): transition.previous
+    case .createdFirst: nil
+    case .notObserved(let record, _), .failed(_, let record, _): record
+    }
+  }
+
   /// The record after this observation, its floor carried forward (in memory where it was not
   /// written); `nil` when no record can be read.
   public var recordAfter: ClockMarkRecord? {
@@ -61,6 +70,16 @@ public enum MarkOutcome: Sendable, Hashable {
     case .observed(let transition): transition.current.generation
     case .createdFirst(let record, _): record.generation
     case .notObserved(let record, _), .failed(_, let record, _): record?.generation
+    }
+  }
+
+  /// The generation whose item set this decision judges, when the mark was observed or created
+  /// under the lock (a sign-in that commits later changes it); `nil` otherwise.
+  public var generationObserved: UInt64? {
+    switch self {
+    case .observed(let transition): transition.previous.generation
+    case .createdFirst(let record, _): record.generation
+    case .notObserved, .failed: nil
     }
   }
 

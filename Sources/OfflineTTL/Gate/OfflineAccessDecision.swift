@@ -11,10 +11,11 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   /// Every reason that applies; empty unless ``status`` is `expired`.
   public let reasons: EligibilityReasons
   /// The wall-clock time this decision was made at (read under the mark store's lock, or after
-  /// the stored mark).
+  /// the stored mark). The time that decided is ``effectiveNow``.
   public let now: WallClockInstant
-  /// The time age was judged from: ``now``, or the boot-clock floor when it proves more time
-  /// passed (see ``floorCheck``). Print ages and "in ..." from it.
+  /// The time that decided, which age was judged from: ``now``, the boot-clock floor when it
+  /// proves more time passed (see ``floorCheck``), or, while a server anchor holds, the trusted
+  /// time (see ``trustedTime``). Print ages and "in ..." from it.
   public let effectiveNow: WallClockInstant
   /// For `fresh`, the last instant at which the cache is still fresh by age (oldest `writtenAt` +
   /// max age); `nil` otherwise or when not representable.
@@ -39,7 +40,11 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   /// The floor's verdict (the floor `L`, the tolerance, the effective time and which clock set
   /// it), when the policy uses the floor and it could be checked.
   public let floorCheck: BootClockFloorCheck?
-  /// Which protections this decision applied, and which were off or unavailable.
+  /// What the server anchor and the TPM contributed (the trusted time used, the wall clock's
+  /// offset from it, which clock carried it, a TPM refusal); `nil` when the store has no trusted
+  /// time and no TPM is configured.
+  public let trustedTime: TrustedTimeVerdict?
+  /// Which protections this decision applied, and which were off, unavailable or superseded.
   public let protections: OfflineProtections
 
   /// Builds a decision: the one place a decision is assembled.
@@ -85,6 +90,7 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     self.floor = mark.recordAfter?.floor
     self.floorCheck = evaluation.floorCheck
     self.protections = evaluation.protections
+    self.trustedTime = evaluation.trustedTime
   }
 
   /// Whether the cache may be used offline.

@@ -16,7 +16,16 @@ extension OfflineAccessGate {
   /// lets the gate create it), `mark_unreadable` (its bytes are left alone),
   /// `mark_not_persisted` (the advanced mark could not be made durable; the old one is intact)
   /// or `item_unreadable` (nothing is deleted). With the floor on and no boot clock now or at the
-  /// last sign-in, `boot_clock_unavailable`. Every other reason that applies is added too.
+  /// last sign-in, `boot_clock_unavailable`; with a configured TPM that cannot be read or is not
+  /// the recorded one, `tpm_unavailable` or `tpm_changed`. Every other reason that applies is
+  /// added too. While a server anchor holds
+  /// (``beginOnlineSession(serverTime:uncertainty:)``), the rules judge from trusted time
+  /// (``TrustedTimeRule``).
+  ///
+  /// While an online sign-in is between its commit point and its end (or was killed there), the
+  /// item set depends on the mark's generation: the mark is observed first, the set of that
+  /// generation summarized, and the generation read again; when a newer sign-in committed
+  /// meanwhile this repeats (three attempts, then a refusal with `item_unreadable`).
   ///
   /// Blocks the calling thread on `flock` and, when the mark rises, on `fdatasync` (file
   /// stores); from Swift concurrency use ``checkEligibilityAsync()``.
@@ -25,19 +34,51 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
-    let items = Result { () throws(StoreError) in try cache.summary() }
-    let mark: MarkOutcome
-    switch items {
-    case .success(let summary) where summary.count == 0: mark = unobserved()
-    case .success: mark = observed(mayTrustOnFirstUse: policy.trustOnFirstUse)
-    // Unreadable items: the clock is still observed (so the time is seen), never a first mark.
-    case .failure: mark = observed(mayTrustOnFirstUse: false)
+    for _ in 0..<3 {
+      let settled = Result { () throws(StoreError) in try cache.summaryIfSettled() }
+      switch settled {
+      case .success(let summary?):
+        return decision(items: .success(summary), mark: markOutcome(items: summary))
+      case .failure(let error):
+        // Unreadable items: the clock is still observed (so the time is seen), never a first mark.
+        return decision(items: .failure(error), mark: observed(mayTrustOnFirstUse: false))
+      case .success(nil):
+        let mark = observed(mayTrustOnFirstUse: policy.trustOnFirstUse)
+        guard let generation = mark.generationObserved else {
+          // No generation to pair the items with: judge the mark failure with the live set.
+          return decision(
+            items: Result { () throws(StoreError) in try cache.summary() }, mark: mark)
+        }
+        let items = Result { () throws(StoreError) in
+          try cache.summary(forGeneration: generation)
+        }
+        if case .success = items, (try? marks.read().generation) != generation { continue }
+        return decision(items: items, mark: mark)
+      }
     }
+    return decision(
+      items: .failure(
+        StoreError(
+          code: .storeUnusable,
+          message: "online sign-ins kept replacing the item set during this check; try again")),
+      mark: observed(mayTrustOnFirstUse: false))
+  }
+
+  /// The one decision: the rules (``OfflinePolicySet``) over the inputs of `items` and `mark`.
+  private func decision(items: Result<ItemTimeSummary, StoreError>, mark: MarkOutcome)
+    -> OfflineAccessDecision
+  {
     let inputs = OfflineDecisionInputs(
       items: try? items.get(), reading: mark.reading, previousMark: mark.previousMark,
-      record: mark.recordAfter)
+      record: mark.recordAfter, recordBefore: mark.recordBefore)
     return OfflineAccessDecision(
       evaluation: OfflinePolicySet().evaluate(inputs, policy: policy), mark: mark, items: items)
+  }
+
+  /// What happens to the mark for a readable item set: nothing cached leaves it unobserved;
+  /// otherwise it is observed under the lock (or created on first use when the policy allows).
+  private func markOutcome(items: ItemTimeSummary) -> MarkOutcome {
+    items.count == 0 ? unobserved() : observed(mayTrustOnFirstUse: policy.trustOnFirstUse)
   }
 
   /// Whether the cache is fresh now and stays fresh by age for at least `minimum` more, judged

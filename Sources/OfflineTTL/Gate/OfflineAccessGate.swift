@@ -1,3 +1,5 @@
+import Foundation
+
 /// The front door: decides whether a cache may be used offline, opens it read-only, and hands
 /// the only writer to an online sign-in.
 ///
@@ -59,13 +61,16 @@ public struct OfflineAccessGate: Sendable {
   ///   - clock: The wall clock; the system clock by default.
   ///   - bootClock: The boot clock; ``LinuxBootClock`` by default (whose readings are `nil`
   ///     off Linux: with the floor on, decisions are then refused with `boot_clock_unavailable`).
+  ///   - tpmClock: The TPM clock, or `nil` (the default) for none (see ``Clocks/tpm``).
   public init(
     cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
     clock: any WallClock = SystemWallClock(),
-    bootClock: (any BootClock)? = LinuxBootClock()
+    bootClock: (any BootClock)? = LinuxBootClock(),
+    tpmClock: (any TPMClock)? = nil
   ) {
     self.init(
-      cache: cache, marks: marks, policy: policy, clocks: Clocks(wall: clock, boot: bootClock))
+      cache: cache, marks: marks, policy: policy,
+      clocks: Clocks(wall: clock, boot: bootClock, tpm: tpmClock))
   }
 
   /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
@@ -77,6 +82,9 @@ public struct OfflineAccessGate: Sendable {
   /// Swift concurrency use ``openOfflineAsync()``.
   ///
   /// - Complexity: As ``checkEligibility()``.
+  ///
+  /// Blocks the calling thread on `flock` and `fdatasync` as ``checkEligibility()`` does; from
+  /// Swift concurrency use ``openOfflineAsync()``.
   public func openOffline() -> OfflineOpenResult {
     let decision = checkEligibility()
     guard decision.isFresh else { return .refused(decision) }
@@ -100,7 +108,7 @@ public struct OfflineAccessGate: Sendable {
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets
   /// the mark to the wall clock now (even below the old mark: the recovery after a fast clock
   /// was corrected), in a new generation, under the cache's writer lock so that no older
-  /// session's write can interleave.
+  /// session's write can interleave. Items are kept.
   ///
   /// The clocks are read under the mark store's lock (``Clocks/readForSignIn()`` handed to
   /// ``ClockMarkStore/resetAfterOnlineSignIn(readingClocks:)``), so the mark and floor it writes
@@ -113,19 +121,136 @@ public struct OfflineAccessGate: Sendable {
   /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
   /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
-    let reset: Result<ClockMarkRecord, StoreError>
-    do {
-      reset = try cache.withWriterLock {
-        Result { () throws(StoreError) in
-          try marks.resetAfterOnlineSignIn(readingClocks: clocks.readForSignIn)
-        }
+    try beginOnlineSession(anchor: nil, applying: CacheChanges(), writtenAt: nil)
+  }
+
+  /// Signs in and writes items in one atomic step: the mark reset and the new items become
+  /// visible together or not at all, across crashes (with ``DirectoryCacheStore``; the
+  /// protocol is in `docs/sign-in-protocol.md`). Call it only after the app's server sign-in
+  /// succeeded. Concurrent sign-ins serialize: each one commits, in its own generation, and the
+  /// later one's items win for a key both wrote; none fails for losing the race.
+  ///
+  /// - Parameter items: Keys and bytes, all stamped with the wall clock read before they are
+  ///   staged (``Clocks/readForItemStamp()``; the reset reads the clocks again, under the mark
+  ///   lock, so the new mark is never earlier); a later duplicate key wins. Items not named are
+  ///   kept.
+  /// - Returns: The session (for later writes in this generation); its ``OnlineSession/record``
+  ///   holds the new mark and ``OnlineSession/signInWrittenAt`` the items' `writtenAt`.
+  /// - Throws: ``OnlineSessionError`` (`mark_store_failed`, `cache_store_failed`); when it is
+  ///   thrown before the commit point, the previous mark, generation and items are intact.
+  /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  public func beginOnlineSession(writing items: some Sequence<(CacheItemKey, Data)>)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    let now = clocks.readForItemStamp()
+    var changes = CacheChanges()
+    for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
+    return try beginOnlineSession(
+      anchor: nil, applying: changes, writtenAt: changes.isEmpty ? nil : now)
+  }
+
+  /// Starts an online session anchored at a server time: the time the app obtained over its
+  /// authenticated connection (the `Date` of its TLS response, or a signed token's issue time),
+  /// with how far off it may be (half the round trip, say).
+  ///
+  /// From then on, while the anchor holds, decisions use trusted time: `serverTime + elapsed −
+  /// uncertainty − (2 s + 500 ppm × elapsed)`, elapsed on the boot clock within this boot and on
+  /// the TPM clock (``Clocks/tpm``) across reboots. The wall clock no longer decides age or
+  /// rollback; its offset from trusted time is reported
+  /// (``OfflineAccessDecision/trustedTime``). Items written in the session are stamped with
+  /// trusted time. When the anchor stops holding (another boot without a TPM), the mark rule and
+  /// the floor decide again, with the floor at the last trusted time.
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time.
+  ///   - uncertainty: How far off it may be; zero or more.
+  /// - Returns: The session.
+  /// - Throws: ``OnlineSessionError``: as ``beginOnlineSession()``, `invalid_server_time` for a
+  ///   negative uncertainty, `tpm_unavailable` when a configured TPM cannot be read; nothing is
+  ///   written then.
+  public func beginOnlineSession(serverTime: WallClockInstant, uncertainty: Duration)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    guard uncertainty >= .zero else {
+      throw OnlineSessionError(
+        .invalidServerTime,
+        reason: "the server time's uncertainty must be zero or more, got \(uncertainty)")
+    }
+    return try beginOnlineSession(
+      anchor: (serverTime, uncertainty), applying: CacheChanges(), writtenAt: nil)
+  }
+
+  /// The time an online session stamps on the items it writes: the wall clock, or, in a session
+  /// that began with a server time, the trusted time carried from the stored record to now (the
+  /// stored record read first, the clocks after it).
+  ///
+  /// - Parameter anchored: Whether the session's sign-in anchored trusted time.
+  /// - Returns: The stamp.
+  func itemStampTime(anchored: Bool) -> WallClockInstant {
+    guard anchored, let stored = try? marks.read(), stored.trustedTime?.isAnchored == true else {
+      return clocks.readForItemStamp()
+    }
+    let reading = clocks.readForDecision()
+    return stored.observing(reading).effectiveNow(wall: reading.wall)
+  }
+
+  /// The sign-in: `changes` staged, the mark reset (anchored at a server time, or not) as the
+  /// commit point.
+  private func beginOnlineSession(
+    anchor: (WallClockInstant, Duration)?, applying changes: CacheChanges,
+    writtenAt: WallClockInstant?
+  ) throws(OnlineSessionError) -> OnlineSession {
+    if let tpm = clocks.tpm {
+      // Checked before anything is written; a failure under the lock is reported after.
+      do throws(TPMClockError) {
+        _ = try tpm.now()
+      } catch {
+        throw OnlineSessionError(.tpmUnavailable, reason: error.description)
       }
+    }
+    var reset: Result<ClockMarkRecord, StoreError>?
+    var tpmError: TPMClockError?
+    do {
+      _ = try cache.commitSignIn(
+        changes,
+        storedGeneration: { try? marks.read().generation },
+        commitPoint: {
+          let result = Result { () throws(StoreError) in
+            try marks.resetAfterOnlineSignIn(readingClocks: {
+              var observation = clocks.readForSignIn()
+              tpmError = observation.tpmError
+              if let (serverTime, uncertainty) = anchor {
+                observation.serverAnchor = try? TrustedTimeAnchor(
+                  serverTime: serverTime, uncertainty: uncertainty, boot: observation.boot,
+                  tpm: observation.tpm)
+              }
+              return observation
+            })
+          }
+          reset = result
+          if case .success = result { return true }
+          return false
+        })
     } catch {
+      if case .success(let record) = reset {
+        // Committed: the store reports a failure of its roll forward, which the next sign-in
+        // finishes; readers already see the new set, and the session is valid.
+        return OnlineSession(gate: self, record: record, signInWrittenAt: writtenAt)
+      }
       throw OnlineSessionError(cacheError: error)
     }
+    if let tpmError {
+      // The TPM answered just before but not under the lock: the reset is written without a
+      // TPM reading; refuse so the caller knows the TPM protection is missing.
+      throw OnlineSessionError(.tpmUnavailable, reason: tpmError.description)
+    }
     switch reset {
-    case .success(let record): return OnlineSession(gate: self, record: record)
+    case .success(let record):
+      return OnlineSession(gate: self, record: record, signInWrittenAt: writtenAt)
     case .failure(let error): throw OnlineSessionError(markError: error)
+    case nil:
+      throw OnlineSessionError(
+        cacheError: StoreError(code: .lockFailed, message: "the store ran no sign-in step"))
     }
   }
 }

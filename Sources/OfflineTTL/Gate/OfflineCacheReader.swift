@@ -34,7 +34,10 @@ public struct OfflineCacheReader: Sendable {
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     try checkStillFresh()
     do {
-      return try gate.cache.item(forKey: key)
+      // The set this reader's decision judged, also while a sign-in is between its commit point
+      // and its end.
+      guard let generation = decision.generation else { return try gate.cache.item(forKey: key) }
+      return try gate.cache.item(forKey: key, generation: generation)
     } catch {
       throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
     }
@@ -80,12 +83,14 @@ public struct OfflineCacheReader: Sendable {
       record.floor = opened
     }
     let inputs = OfflineDecisionInputs(
-      items: decision.items, reading: reading, previousMark: previous, record: record)
+      items: decision.items, reading: reading, previousMark: previous, record: record,
+      recordBefore: stored)
     let evaluation = OfflinePolicySet().evaluate(inputs, policy: gate.policy)
     // The reader keeps its opening decision's word on the floor's other reasons (the next check
-    // judges them); its deadline is judged from max(wall, L), so a held clock cannot extend it.
+    // judges them); its deadline is judged from the effective time (max(wall, L), or trusted
+    // time while a server anchor holds), so a held clock cannot extend it.
     var reasons = evaluation.reasons.intersection([
-      .clockBehindMark, .tooOld, .bootClockUnavailable,
+      .clockBehindMark, .tooOld, .bootClockUnavailable, .tpmUnavailable, .tpmChanged,
     ])
     if let deadline = decision.deadline, evaluation.effectiveNow > deadline {
       reasons.insert(.tooOld)
@@ -103,13 +108,22 @@ public struct OfflineCacheReader: Sendable {
     evaluation: OfflineEvaluation
   ) -> String {
     let now = reading.wall
+    let trusted = evaluation.trustedTime?.trustedNow
     var parts: [String] = []
     if reasons.contains(.clockBehindMark) {
-      parts.append("the wall clock (\(now)) is behind the clock mark (\(mark))")
+      if let trusted {
+        parts.append("the trusted time (\(trusted)) is behind the clock mark (\(mark))")
+      } else {
+        parts.append("the wall clock (\(now)) is behind the clock mark (\(mark))")
+      }
     }
     if reasons.contains(.tooOld) {
       let deadline = evaluation.deadline.map { "\($0)" } ?? "its deadline"
-      if evaluation.effectiveNow > now {
+      if let trusted {
+        parts.append(
+          "the cache expired at its deadline (\(deadline)); trusted time is \(trusted) (the wall"
+            + " clock reads \(now))")
+      } else if evaluation.effectiveNow > now {
         parts.append(
           "the cache expired at its deadline (\(deadline)); the boot clock shows real time"
             + " is at least \(evaluation.effectiveNow) (the wall clock reads \(now))")
@@ -122,7 +136,12 @@ public struct OfflineCacheReader: Sendable {
         "the boot-clock floor is on but no boot clock can be read now or was read at the last"
           + " sign-in (turn the floor off where there is none)")
     }
-    let other = reasons.subtracting([.clockBehindMark, .tooOld, .bootClockUnavailable])
+    if let error = evaluation.trustedTime?.tpmError {
+      parts.append("the TPM clock cannot carry trusted time: \(error.reason)")
+    }
+    let other = reasons.subtracting([
+      .clockBehindMark, .tooOld, .bootClockUnavailable, .tpmUnavailable, .tpmChanged,
+    ])
     if !other.isEmpty { parts.append("refused: \(other)") }
     return parts.joined(separator: "; ")
   }

@@ -11,6 +11,8 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
       case clockBehindMark = "clock_behind_mark"
       case markUnreadable = "mark_unreadable"
       case itemUnreadable = "item_unreadable"
+      case tpmUnavailable = "tpm_unavailable"
+      case tpmChanged = "tpm_changed"
       case refused
     }
     let backing: Backing
@@ -24,6 +26,10 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     public static let markUnreadable = Code(.markUnreadable)
     /// The item could not be read; see ``OfflineReadError/storeError``.
     public static let itemUnreadable = Code(.itemUnreadable)
+    /// The configured TPM could not be read to check the time.
+    public static let tpmUnavailable = Code(.tpmUnavailable)
+    /// The TPM is not the one the record was written with.
+    public static let tpmChanged = Code(.tpmChanged)
     /// Another rule refused (the boot-clock floor's reasons); see ``OfflineReadError/reasons``.
     public static let refused = Code(.refused)
 
@@ -51,11 +57,13 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     self.reason = reason
   }
 
-  /// The main reason as one code: a store failure first, then `clock_behind_mark`, then
-  /// `deadline_passed` (for `too_old`), else `refused`.
+  /// The main reason as one code: a store failure first, then the TPM's reasons, then
+  /// `clock_behind_mark`, then `deadline_passed` (for `too_old`), else `refused`.
   public var code: Code {
     if reasons.contains(.markUnreadable) { return .markUnreadable }
     if reasons.contains(.itemUnreadable) { return .itemUnreadable }
+    if reasons.contains(.tpmChanged) { return .tpmChanged }
+    if reasons.contains(.tpmUnavailable) { return .tpmUnavailable }
     if reasons.contains(.clockBehindMark) { return .clockBehindMark }
     if reasons.contains(.tooOld) { return .deadlinePassed }
     return .refused

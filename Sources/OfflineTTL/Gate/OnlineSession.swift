@@ -16,9 +16,14 @@ public final class OnlineSession: Sendable {
   public let record: ClockMarkRecord
   private let closed = Mutex(false)
 
-  init(gate: OfflineAccessGate, record: ClockMarkRecord) {
+  /// The `writtenAt` of the items the sign-in itself wrote
+  /// (``OfflineAccessGate/beginOnlineSession(writing:)``), or `nil` when it wrote none.
+  public let signInWrittenAt: WallClockInstant?
+
+  init(gate: OfflineAccessGate, record: ClockMarkRecord, signInWrittenAt: WallClockInstant? = nil) {
     self.gate = gate
     self.record = record
+    self.signInWrittenAt = signInWrittenAt
   }
 
   /// This session's generation.
@@ -60,7 +65,7 @@ public final class OnlineSession: Sendable {
   public func write(contentsOf items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> WallClockInstant
   {
-    let now = gate.clocks.readForItemStamp()
+    let now = gate.itemStampTime(anchored: record.trustedTime?.isAnchored == true)
     var changes = CacheChanges()
     for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
     try commit(changes)

@@ -9,6 +9,10 @@
 /// protection is `unavailable`. On a system without a boot clock, turn the floor off
 /// (`EligibilityPolicy(maxAge:usesBootClockFloor: false)`, or `--no-boot-floor` on the command
 /// line): decisions are then the mark rule's alone, and the protection reads `off`.
+///
+/// While a server anchor holds, trusted time decides (``TrustedTimeRule``) and the floor is not
+/// judged (its protection reads `superseded`); the record keeps it at the trusted time, so when
+/// the anchor stops holding the floor starts from the last trusted time.
 public struct BootClockFloorRule: OfflinePolicy {
   /// Creates the rule.
   public init() {}
@@ -18,14 +22,18 @@ public struct BootClockFloorRule: OfflinePolicy {
   /// - Parameters:
   ///   - inputs: The items, the boot reading and the record after this observation.
   ///   - policy: Supplies the max age, the tolerance and whether the floor is used.
-  /// - Returns: The floor's reasons, `max(wall, L)` as its effective time, and the check.
+  /// - Returns: The floor's reasons, `max(wall, L)` as its effective time, and the check (while a
+  ///   server anchor holds: no reason, the trusted time, `superseded`).
   /// - Complexity: O(1); no heap allocation.
   public func verdict(for inputs: OfflineDecisionInputs, policy: EligibilityPolicy)
     -> OfflinePolicyVerdict
   {
     let wall = inputs.reading.wall
     guard policy.usesBootClockFloor else {
-      return OfflinePolicyVerdict(reasons: [], effectiveNow: wall, protection: .off)
+      return OfflinePolicyVerdict(reasons: [], effectiveNow: inputs.time, protection: .off)
+    }
+    if let trusted = inputs.trustedTime?.trustedNow {
+      return OfflinePolicyVerdict(reasons: [], effectiveNow: trusted, protection: .superseded)
     }
     guard let record = inputs.record else {
       // No record: the mark's failure refuses; there is no floor to judge.

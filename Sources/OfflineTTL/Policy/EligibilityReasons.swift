@@ -26,11 +26,16 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
   public static let clockBehindElapsedTime = EligibilityReasons(rawValue: 1 << 7)
   /// The boot clock went backward within one boot: the floor's anchor is untrusted.
   public static let bootClockInconsistent = EligibilityReasons(rawValue: 1 << 8)
+  /// A TPM is configured but cannot be read (missing, unreachable, no permission).
+  public static let tpmUnavailable = EligibilityReasons(rawValue: 1 << 9)
+  /// The TPM is not the one the record was written with (cleared or replaced), or its clock went
+  /// back further than a power loss explains; an online sign-in re-anchors.
+  public static let tpmChanged = EligibilityReasons(rawValue: 1 << 10)
   /// The boot-clock floor is on but cannot be judged: no boot clock can be read now (no boot
   /// clock on this platform, or the boot id hidden from this process), or the last online
   /// sign-in had none to anchor the floor. Turn the floor off where there is no boot clock
   /// (``EligibilityPolicy/usesBootClockFloor``, `--no-boot-floor`).
-  public static let bootClockUnavailable = EligibilityReasons(rawValue: 1 << 9)
+  public static let bootClockUnavailable = EligibilityReasons(rawValue: 1 << 11)
 
   /// Every reason, in the fixed listing order.
   public static let allCases: [(reason: EligibilityReasons, code: String)] = [
@@ -43,6 +48,8 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
     (.itemUnreadable, "item_unreadable"),
     (.clockBehindElapsedTime, "clock_behind_elapsed_time"),
     (.bootClockInconsistent, "boot_clock_inconsistent"),
+    (.tpmUnavailable, "tpm_unavailable"),
+    (.tpmChanged, "tpm_changed"),
     (.bootClockUnavailable, "boot_clock_unavailable"),
   ]
 

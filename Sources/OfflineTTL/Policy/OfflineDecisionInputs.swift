@@ -7,14 +7,17 @@
 public struct OfflineDecisionInputs: Sendable, Hashable {
   /// The items' count and oldest and newest `writtenAt`; `nil` when they could not be read.
   public var items: ItemTimeSummary?
-  /// The wall and boot clocks read for this decision (``Clocks/readForDecision()``).
+  /// The wall, boot and TPM clocks read for this decision (``Clocks/readForDecision()``).
   public var reading: ClockObservation
-  /// The stored mark the rule compares the wall clock with (the mark before this observation);
+  /// The stored mark the rule compares the clock with (the mark before this observation);
   /// `nil` when no mark could be read.
   public var previousMark: WallClockInstant?
-  /// The mark record after this observation, its floor carried forward to ``reading`` (in memory
-  /// when it was not written); `nil` when no record could be read.
+  /// The mark record after this observation, its floor and trusted time carried forward to
+  /// ``reading`` (in memory when it was not written); `nil` when no record could be read.
   public var record: ClockMarkRecord?
+  /// The mark record as stored before this observation; `nil` when none could be read, and on
+  /// first use (then ``record`` stands for it).
+  public var recordBefore: ClockMarkRecord?
 
   /// Creates the inputs.
   ///
@@ -23,13 +26,28 @@ public struct OfflineDecisionInputs: Sendable, Hashable {
   ///   - reading: The clocks read for this decision.
   ///   - previousMark: The stored mark before this observation, or `nil`.
   ///   - record: The record after this observation, or `nil`.
+  ///   - recordBefore: The record before this observation, or `nil`.
   public init(
     items: ItemTimeSummary?, reading: ClockObservation, previousMark: WallClockInstant?,
-    record: ClockMarkRecord?
+    record: ClockMarkRecord?, recordBefore: ClockMarkRecord? = nil
   ) {
     self.items = items
     self.reading = reading
     self.previousMark = previousMark
     self.record = record
+    self.recordBefore = recordBefore
   }
+
+  /// What trusted time and the TPM say for this decision (``TrustedTimeVerdict``); `nil` when the
+  /// record has no trusted time and no TPM is configured.
+  ///
+  /// - Complexity: O(1).
+  public var trustedTime: TrustedTimeVerdict? {
+    guard let after = record else { return nil }
+    return TrustedTimeVerdict(before: recordBefore ?? after, observation: reading, after: after)
+  }
+
+  /// The time the rules judge: the trusted time while a server anchor holds (the wall clock is
+  /// then only reported), else the wall reading.
+  public var time: WallClockInstant { trustedTime?.trustedNow ?? reading.wall }
 }

@@ -2,9 +2,9 @@
 /// (no reasons) or fails with reasons, says which time it judged age from, and whether its
 /// protection was applied.
 ///
-/// The gate composes the rules with ``OfflinePolicySet``: the mark rule (``MarkRule``) and the
-/// boot-clock floor (``BootClockFloorRule``). Each is pure: it reads no clock and touches no
-/// storage.
+/// The gate composes the rules with ``OfflinePolicySet``: trusted time (``TrustedTimeRule``),
+/// the mark rule (``MarkRule``) and the boot-clock floor (``BootClockFloorRule``). Each is pure:
+/// it reads no clock and touches no storage.
 public protocol OfflinePolicy: Sendable {
   /// Judges one decision.
   ///
@@ -19,7 +19,9 @@ public protocol OfflinePolicy: Sendable {
 public struct OfflinePolicyVerdict: Sendable, Hashable {
   /// The reasons this rule refuses for; empty when it is met.
   public var reasons: EligibilityReasons
-  /// The time this rule judged age from; never earlier than the wall reading.
+  /// The time this rule judged age from: the wall reading, the floor when it proves more time
+  /// passed, or the trusted time while a server anchor holds (which can be earlier than a fast
+  /// wall clock).
   public var effectiveNow: WallClockInstant
   /// Whether this rule's protection was applied, turned off, or could not be applied.
   public var protection: ProtectionState
@@ -41,13 +43,20 @@ public struct OfflinePolicyVerdict: Sendable, Hashable {
 /// The rules of the offline decision run in sequence over the same inputs (as swift-certificates'
 /// `PolicyBuilder` runs verifier policies): the reasons are united, the effective time is the
 /// latest any rule proved, and each rule's protection is reported.
+///
+/// The rules: trusted time (``TrustedTimeRule``: while a server anchor holds, the time every rule
+/// judges from is the trusted time, ``OfflineDecisionInputs/time``), the mark rule
+/// (``MarkRule``) and the boot-clock floor (``BootClockFloorRule``, `superseded` while the anchor
+/// holds).
 public struct OfflinePolicySet: Sendable {
+  /// Trusted time and the TPM clock.
+  public var trustedTime = TrustedTimeRule()
   /// The mark rule.
   public var markRule = MarkRule()
   /// The boot-clock floor.
   public var bootClockFloor = BootClockFloorRule()
 
-  /// Creates the gate's rule set: the mark rule, then the boot-clock floor.
+  /// Creates the gate's rule set: trusted time, the mark rule, then the boot-clock floor.
   public init() {}
 
   /// Runs every rule and combines their verdicts.
@@ -60,17 +69,23 @@ public struct OfflinePolicySet: Sendable {
   public func evaluate(_ inputs: OfflineDecisionInputs, policy: EligibilityPolicy)
     -> OfflineEvaluation
   {
+    let trusted = trustedTime.verdict(for: inputs, policy: policy)
     let mark = markRule.verdict(for: inputs, policy: policy)
     let floor = bootClockFloor.verdict(for: inputs, policy: policy)
-    let effective = Swift.max(mark.effectiveNow, floor.effectiveNow)
+    let effective = Swift.max(
+      Swift.max(trusted.effectiveNow, mark.effectiveNow), floor.effectiveNow)
     var deadline: WallClockInstant?
     if let oldest = inputs.items?.oldest {
       deadline = policy.deadline(oldest: oldest)
     }
+    let (anchor, tpm) = trustedTime.states(for: inputs)
     return OfflineEvaluation(
-      reasons: mark.reasons.union(floor.reasons), effectiveNow: effective, deadline: deadline,
-      protections: OfflineProtections(markRule: mark.protection, bootClockFloor: floor.protection),
-      floorCheck: floor.floorCheck)
+      reasons: trusted.reasons.union(mark.reasons).union(floor.reasons), effectiveNow: effective,
+      deadline: deadline,
+      protections: OfflineProtections(
+        markRule: mark.protection, bootClockFloor: floor.protection, serverAnchor: anchor,
+        tpmClock: tpm),
+      floorCheck: floor.floorCheck, trustedTime: inputs.trustedTime)
   }
 }
 
@@ -79,8 +94,9 @@ public struct OfflinePolicySet: Sendable {
 public struct OfflineEvaluation: Sendable, Hashable {
   /// Every reason a rule refused for.
   public let reasons: EligibilityReasons
-  /// The time age was judged from: the latest effective time of the rules (the wall reading, or
-  /// the boot-clock floor when it proves more time passed).
+  /// The time age was judged from: the latest effective time of the rules (the wall reading, the
+  /// boot-clock floor when it proves more time passed, or the trusted time while a server anchor
+  /// holds).
   public let effectiveNow: WallClockInstant
   /// The oldest item's `writtenAt` plus the max age (the last fresh instant by age); `nil` with
   /// no items or when not representable.
@@ -89,4 +105,7 @@ public struct OfflineEvaluation: Sendable, Hashable {
   public let protections: OfflineProtections
   /// The boot-clock floor's details, when the floor was checked.
   public let floorCheck: BootClockFloorCheck?
+  /// What trusted time and the TPM contributed, when the record has trusted time or a TPM is
+  /// configured.
+  public let trustedTime: TrustedTimeVerdict?
 }

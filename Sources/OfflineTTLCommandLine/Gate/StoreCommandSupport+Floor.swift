@@ -42,16 +42,25 @@ extension StoreCommandSupport {
       object["tolerance"] = .null
       object["tolerance_ns"] = .null
     }
-    object.instant("effective_now", check?.effectiveNow ?? decision.now)
-    object["effective_clock"] = .string(check?.effectiveClock.rawValue ?? "wall")
+    object.instant("effective_now", decision.effectiveNow)
+    object["effective_clock"] = .string(effectiveClockWord(decision))
   }
 
-  /// `on`, `off` or `unavailable` (the floor is asked for but no boot clock can be read).
+  /// Which clock set the time that decided: `trusted_time` while a server anchor holds, else the
+  /// floor check's (`wall` or `boot_floor`), else `wall`.
+  static func effectiveClockWord(_ decision: OfflineAccessDecision) -> String {
+    if decision.trustedTime?.trustedNow != nil { return "trusted_time" }
+    return decision.floorCheck?.effectiveClock.rawValue ?? "wall"
+  }
+
+  /// `on`, `off`, `unavailable` (the floor is asked for but no boot clock can be read) or
+  /// `superseded` (a server anchor holds: trusted time decides).
   static func bootFloorWord(_ decision: OfflineAccessDecision) -> String {
     switch decision.protections.bootClockFloor {
     case .active: "on"
     case .off: "off"
     case .unavailable: "unavailable"
+    case .superseded: "superseded"
     }
   }
 

@@ -53,15 +53,34 @@ enum Status: Subcommand {
       context.standardOutput.writeLine(object.text)
     } else {
       context.standardOutput.write(StoreCommandSupport.text(decision, maxAge: maxAge))
+      context.standardOutput.writeLine(protectionsLine(decision.protections))
     }
-    return ExitCode(decision.status)
+    return StoreCommandSupport.exitCode(for: decision, store: path, context: context)
   }
 
-  /// `{"mark_rule": ..., "boot_clock_floor": ...}`, each `active`, `off` or `unavailable`.
+  /// The protections by name, in a fixed order: `mark_rule` and `boot_clock_floor` (`active`,
+  /// `off`, `unavailable`, `superseded`), `server_anchor` (`holding`, `none`, `lost`) and
+  /// `tpm_clock` (`in_use`, `not_configured`, `unavailable`). One list for the JSON object and
+  /// the text line, so that a new protection is added in one place.
+  static func protectionStates(_ protections: OfflineProtections) -> [(String, String)] {
+    [
+      ("mark_rule", protections.markRule.rawValue),
+      ("boot_clock_floor", protections.bootClockFloor.rawValue),
+      ("server_anchor", protections.serverAnchor.rawValue),
+      ("tpm_clock", protections.tpmClock.rawValue),
+    ]
+  }
+
+  /// `{"mark_rule": ..., "boot_clock_floor": ..., "server_anchor": ..., "tpm_clock": ...}`.
   static func protections(_ protections: OfflineProtections) -> JSONValue {
     var object = JSONObject()
-    object["mark_rule"] = .string(protections.markRule.rawValue)
-    object["boot_clock_floor"] = .string(protections.bootClockFloor.rawValue)
+    for (name, state) in protectionStates(protections) { object[name] = .string(state) }
     return .object(object)
+  }
+
+  /// `protections: mark_rule=active boot_clock_floor=active server_anchor=none ...`.
+  static func protectionsLine(_ protections: OfflineProtections) -> String {
+    "protections: "
+      + protectionStates(protections).map { "\($0)=\($1)" }.joined(separator: " ")
   }
 }

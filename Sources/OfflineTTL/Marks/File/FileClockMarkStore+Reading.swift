@@ -107,7 +107,8 @@ extension FileClockMarkStore {
   /// - Parameter writable: Open read-write (for a write that may follow).
   /// - Returns: The loaded record; the caller closes its descriptor.
   /// - Throws: `absent`, `unreadable` with its reason, or `writeFailed` when a writable open is
-  ///   refused by a read-only file system.
+  ///   refused by a read-only file system, or refused (`EPERM`, `EACCES`) for a record that can
+  ///   still be opened for reading (an immutable file).
   func load(in directory: FileDescriptor, writable: Bool) throws(StoreError)
     -> LoadedRecord
   {
@@ -116,6 +117,19 @@ extension FileClockMarkStore {
       fd = try system.openat(
         directory, Self.recordFileName, [writable ? .readWrite : .readOnly, .nonBlocking])
     } catch {
+      if writable, error == .permissionDenied || error == .notPermitted,
+        let readable = try? system.openat(
+          directory, Self.recordFileName, [.readOnly, .nonBlocking])
+      {
+        // The record can be read, only not opened for writing (an immutable or read-only file):
+        // the mark cannot be persisted, but it is not unreadable.
+        system.closeIgnoringErrors(readable)
+        throw StoreError(
+          code: .writeFailed, errno: error.rawValue,
+          message:
+            "\(Self.recordFileName) in \(directoryPath) can be read but not opened for writing"
+            + " (immutable or read-only?): \(error)")
+      }
       throw openError(error, writable: writable)
     }
     do {
@@ -201,7 +215,7 @@ extension FileClockMarkStore {
   /// The highest generation among version-1 slots whose checksum holds, in a record that could
   /// not be loaded (for ``resetAfterOnlineSignIn(_:)``); `nil` when none can be read. Reads only a
   /// regular file of at most the record's size; never follows a link.
-  func salvagedGeneration(in directory: FileDescriptor) -> UInt64? {
+  func salvagedGeneration(inDirectory directory: FileDescriptor) -> UInt64? {
     guard
       let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
     else { return nil }
