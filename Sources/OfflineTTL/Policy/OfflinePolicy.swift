@@ -42,7 +42,7 @@ public struct OfflinePolicyVerdict: Sendable, Hashable {
 
 /// The rules of the offline decision run in sequence over the same inputs (as swift-certificates'
 /// `PolicyBuilder` runs verifier policies): the reasons are united, the effective time is the
-/// latest any rule proved, and each rule's protection is reported.
+/// latest any rule proved, and each rule's protection is reported (<doc:Rules#Protections-named>).
 ///
 /// The rules: trusted time (``TrustedTimeRule``: while a server anchor holds, the time every rule
 /// judges from is the trusted time, ``OfflineDecisionInputs/time``), the mark rule

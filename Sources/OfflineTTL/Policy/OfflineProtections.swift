@@ -48,7 +48,8 @@ public enum TPMClockState: String, Sendable, Hashable, CustomStringConvertible {
   public var description: String { rawValue }
 }
 
-/// The protections a decision applied, so an app can tell when one is missing.
+/// The protections a decision applied, so an app can tell when one is missing
+/// (<doc:Rules#Protections-named>).
 public struct OfflineProtections: Sendable, Hashable {
   /// The mark rule (a wall clock behind the stored high-water mark is a rollback):
   /// `active` whenever a mark was read or created, `unavailable` when none could be read.
