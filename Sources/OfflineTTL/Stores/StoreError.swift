@@ -34,6 +34,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case lockFailed = "lock_failed"
       case storeUnusable = "store_unusable"
       case storeFromAnotherMachine = "store_from_another_machine"
+      case clockUnreadable = "clock_unreadable"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -60,6 +61,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// directory); its boot-clock evidence does not apply here. Refused until an online sign-in
     /// rebinds the record to this machine.
     public static let storeFromAnotherMachine = Code(.storeFromAnotherMachine)
+    /// A clock that an online sign-in's reset must record (a configured TPM) could not be read
+    /// under the lock; nothing was written, and the previous record is intact.
+    public static let clockUnreadable = Code(.clockUnreadable)
 
     /// The stable snake_case name, e.g. `write_failed`.
     public var description: String { backing.rawValue }
