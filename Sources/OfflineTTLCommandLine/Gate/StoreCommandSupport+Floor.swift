@@ -46,10 +46,10 @@ extension StoreCommandSupport {
     object["effective_clock"] = .string(effectiveClockWord(decision))
   }
 
-  /// Which clock set the time that decided: `trusted_time` while a server anchor holds, else the
-  /// floor check's (`wall` or `boot_floor`), else `wall`.
+  /// Which clock set the time that decided: `trusted` while a server anchor holds, else the
+  /// floor check's (`wall` or `floor`), else `wall`.
   static func effectiveClockWord(_ decision: OfflineAccessDecision) -> String {
-    if decision.trustedTime?.trustedNow != nil { return "trusted_time" }
+    if decision.trustedTime?.trustedNow != nil { return "trusted" }
     return decision.floorCheck?.effectiveClock.rawValue ?? "wall"
   }
 
