@@ -50,6 +50,10 @@ extension DirectoryCacheStore {
         reason: "cannot lock the cache: \(error.description)")
     }
     guard precondition() else { return false }
+    if sealing != nil {
+      try sealedApply(changes, cache: cache)
+      return true
+    }
     if changes.isEmpty { return true }
     do {
       try apply(changes, cache: cache)

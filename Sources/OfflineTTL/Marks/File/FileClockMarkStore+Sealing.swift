@@ -1,0 +1,138 @@
+extension FileClockMarkStore {
+  /// Where slot `index`'s seal trailer starts (right after the slot, in the same block).
+  static func sealOffset(_ index: Int) -> Int {
+    MarkRecordCodec.slotOffsets[index] + MarkRecordCodec.slotLength
+  }
+
+  /// The subkeys of this store's sealing key, or `nil` when the store is not sealed.
+  ///
+  /// - Parameter creating: Whether a missing key may be created (online sign-in only).
+  func sealKeys(creating: Bool) throws(StoreError) -> SealKeys? {
+    guard let sealing else { return nil }
+    do {
+      try sealing.checkKeptOutside(storeDirectory: directoryPath)
+      return SealKeys(try creating ? sealing.loadOrCreateKey() : sealing.loadKey())
+    } catch {
+      throw StoreError(sealingKey: error, provider: sealing)
+    }
+  }
+
+  /// Checks the seals of both slots of a loaded record against this store's configuration.
+  ///
+  /// Unsealed store: any sealed slot is `key_required`. Sealed store: every slot must carry a
+  /// trailer (`seal_mismatch` otherwise), made with this key (`seal_mismatch`), whose MAC holds
+  /// over the slot (`mark_unauthentic`; this includes a slot that fails its checksum: a sealed
+  /// reader cannot tell damage from forgery, and both slots of a sealed record are always written
+  /// valid), and both slots must name one store.
+  ///
+  /// - Returns: The seal context, or `nil` for an unsealed store.
+  func checkSeals(_ bytes: [UInt8], creatingKey: Bool) throws(StoreError) -> MarkSeal.Context? {
+    let slots = MarkRecordCodec.slotOffsets.indices.map { index in
+      let offset = MarkRecordCodec.slotOffsets[index]
+      return (
+        slot: bytes[offset..<(offset + MarkRecordCodec.slotLength)],
+        trailer: bytes[Self.sealOffset(index)..<(Self.sealOffset(index) + MarkSeal.length)]
+      )
+    }
+    guard let keys = try sealKeys(creating: creatingKey) else {
+      if slots.contains(where: { MarkSeal.isPresent($0.trailer) }) {
+        throw StoreError(
+          code: .keyRequired,
+          message: "\(Self.recordFileName) in \(directoryPath) is sealed; open the store with its "
+            + "sealing key")
+      }
+      return nil
+    }
+    var storeID: [UInt8]?
+    for (index, part) in slots.enumerated() {
+      switch MarkSeal.verify(slot: part.slot, trailer: part.trailer, keys: keys) {
+      case .unsealed:
+        throw StoreError(
+          code: .sealMismatch,
+          message: "slot \(index) of \(Self.recordFileName) in \(directoryPath) is not sealed, "
+            + "but this store expects a seal; left alone until an online sign-in")
+      case .otherKey:
+        throw StoreError(
+          code: .sealMismatch,
+          message: "\(Self.recordFileName) in \(directoryPath) is sealed with another key; left "
+            + "alone until an online sign-in")
+      case .altered:
+        throw markUnauthentic(index, "its MAC does not verify")
+      case .authentic(let id):
+        guard case .valid = MarkRecordCodec.decode(part.slot) else {
+          throw markUnauthentic(index, "it does not decode")
+        }
+        if let storeID, storeID != id { throw markUnauthentic(index, "the slots name two stores") }
+        storeID = id
+      }
+    }
+    return MarkSeal.Context(keys: keys, storeID: storeID!)
+  }
+
+  private func markUnauthentic(_ slot: Int, _ why: String) -> StoreError {
+    StoreError(
+      code: .markUnauthentic,
+      message: "slot \(slot) of \(Self.recordFileName) in \(directoryPath) is not authentic ("
+        + "\(why)); left alone until an online sign-in")
+  }
+
+  /// The store id and generation of any slot whose seal verifies with this key, in a record that
+  /// could not be loaded (for a sign-in over it). Never follows a link.
+  func salvagedSeal(in directory: FileDescriptor, keys: SealKeys) -> [UInt8]? {
+    guard
+      let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
+    else { return nil }
+    defer { system.closeIgnoringErrors(fd) }
+    guard let status = try? system.fstat(fd), status.kind == .regular,
+      status.size == Int64(MarkRecordCodec.fileSize)
+    else { return nil }
+    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+    guard (try? system.preadAll(fd, into: &bytes, at: 0)) == MarkRecordCodec.fileSize else {
+      return nil
+    }
+    for index in MarkRecordCodec.slotOffsets.indices {
+      let offset = MarkRecordCodec.slotOffsets[index]
+      let seal = Self.sealOffset(index)
+      if case .authentic(let id) = MarkSeal.verify(
+        slot: bytes[offset..<(offset + MarkRecordCodec.slotLength)],
+        trailer: bytes[seal..<(seal + MarkSeal.length)], keys: keys)
+      {
+        return id
+      }
+    }
+    return nil
+  }
+
+  /// The seal context for a new or replaced sealed record: the key (created only when
+  /// `creatingKey`), and the store id of the record it replaces when one of its slots verifies,
+  /// else a new random id. `nil` for an unsealed store.
+  func newSealContext(in directory: FileDescriptor, creatingKey: Bool) throws(StoreError)
+    -> MarkSeal.Context?
+  {
+    guard let keys = try sealKeys(creating: creatingKey) else { return nil }
+    let storeID =
+      salvagedSeal(in: directory, keys: keys) ?? Sodium.randomBytes(MarkSeal.storeIDLength)
+    return MarkSeal.Context(keys: keys, storeID: storeID)
+  }
+
+  /// The record and the store id, read under the shared lock (for the sealed item store, which
+  /// binds its index to them).
+  func readSealed() throws(StoreError) -> (record: ClockMarkRecord, storeID: [UInt8]?) {
+    try withLockedDirectory(creating: false, lock: .shared) {
+      directory throws(StoreError) in
+      let loaded = try load(in: directory, writable: false)
+      system.closeIgnoringErrors(loaded.fd)
+      return (loaded.record, loaded.seal?.storeID)
+    }
+  }
+}
+
+extension StoreError {
+  /// A store error for a sealing key that cannot be had: `key_unavailable`, with the key error's
+  /// code in the message and its keyring reason, if any.
+  init(sealingKey error: SealingKeyError, provider: any SealingKeyProvider) {
+    self.init(
+      code: .keyUnavailable, errno: error.errno, unusableReason: error.unusableReason,
+      message: "\(error.code) (\(provider)): \(error.reason)")
+  }
+}
