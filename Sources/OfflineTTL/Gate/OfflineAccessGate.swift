@@ -110,14 +110,13 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
   ///   opened or locked; nothing is written then.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
-    var reset: Result<ClockMarkRecord, ClockMarkStoreError>?
+    let reset: Result<ClockMarkRecord, StoreError>
     do {
-      _ = try cache.commit(CacheChanges()) {
+      reset = try cache.withWriterLock {
         let now = clock.now()
-        reset = Result { () throws(ClockMarkStoreError) in
+        return Result { () throws(StoreError) in
           try marks.resetAfterOnlineSignIn(observation(at: now))
         }
-        return true
       }
     } catch {
       throw OnlineSessionError(cacheError: error)
@@ -125,9 +124,6 @@ public struct OfflineAccessGate: Sendable {
     switch reset {
     case .success(let record): return OnlineSession(gate: self, record: record)
     case .failure(let error): throw OnlineSessionError(markError: error)
-    case nil:
-      throw OnlineSessionError(
-        cacheError: CacheStoreError(code: .lockFailed, reason: "the store ran no writer step"))
     }
   }
 }
