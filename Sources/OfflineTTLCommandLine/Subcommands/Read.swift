@@ -61,7 +61,9 @@ enum Read: Subcommand {
       do {
         item = try reader.item(forKey: key)
       } catch {
-        throw CommandFailure(.expired, "refused: expired: \(error)")
+        // The store's own error names its typed reason (e.g. item_unauthentic).
+        let detail = error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
+        throw CommandFailure(.expired, "refused: expired: \(detail)")
       }
       guard let item else {
         throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
