@@ -208,7 +208,7 @@ extension FileClockMarkStore {
   /// The highest generation among version-1 slots whose checksum holds, in a record that could
   /// not be loaded (for ``resetAfterOnlineSignIn(_:)``); `nil` when none can be read. Reads only a
   /// regular file of at most the record's size; never follows a link.
-  func salvagedGeneration(in directory: FileDescriptor) -> UInt64? {
+  func salvagedGeneration(inDirectory directory: FileDescriptor) -> UInt64? {
     guard
       let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
     else { return nil }
