@@ -142,8 +142,9 @@ extension ClockMarkStorage {
   ///   read.
   /// - Returns: The new record.
   /// - Throws: ``StoreError``: `writeFailed` (the old bytes intact), `lockFailed`,
-  ///   `storeUnusable`; a load failure other than `absent` or `unreadable` (a read-only file
-  ///   system, an unusable service) is thrown as it is, and nothing is written.
+  ///   `storeUnusable`; a load failure other than `absent`, `unreadable`, `mark_unauthentic` or
+  ///   `seal_mismatch` (a read-only file system, an unusable service, a missing sealing key,
+  ///   `key_required`) is thrown as it is, and nothing is written.
   public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
   {
@@ -157,7 +158,12 @@ extension ClockMarkStorage {
       } catch  where error.code == .absent {
         generation = 1
         loaded = false
-      } catch  where error.code == .unreadable {
+      } catch
+        where error.code == .unreadable || error.code == .markUnauthentic
+        || error.code == .sealMismatch
+      {
+        // A sealed record that is altered, unsealed or sealed with another key is replaced
+        // like an unreadable one: the online sign-in re-seals it.
         generation = salvagedGeneration(in: &access).map { $0 &+ 1 } ?? 1
         loaded = false
       }
