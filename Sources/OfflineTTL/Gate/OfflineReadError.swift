@@ -7,6 +7,8 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
       case clockBehindMark = "clock_behind_mark"
       case markUnreadable = "mark_unreadable"
       case itemUnreadable = "item_unreadable"
+      case tpmUnavailable = "tpm_unavailable"
+      case tpmChanged = "tpm_changed"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -19,6 +21,10 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     public static let markUnreadable = Code(.markUnreadable)
     /// The item could not be read; see ``OfflineReadError/storeError``.
     public static let itemUnreadable = Code(.itemUnreadable)
+    /// The configured TPM could not be read to check the time.
+    public static let tpmUnavailable = Code(.tpmUnavailable)
+    /// The TPM is not the one the record was written with.
+    public static let tpmChanged = Code(.tpmChanged)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }
@@ -53,6 +59,8 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     case .clockBehindMark: .clockBehindMark
     case .markUnreadable: .markUnreadable
     case .itemUnreadable: .itemUnreadable
+    case .tpmUnavailable: .tpmUnavailable
+    case .tpmChanged: .tpmChanged
     }
   }
 

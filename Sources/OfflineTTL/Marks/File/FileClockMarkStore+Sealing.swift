@@ -1,7 +1,19 @@
 extension FileClockMarkStore {
-  /// Where slot `index`'s seal trailer starts (right after the slot, in the same block).
+  /// Where slot `index`'s seal trailer starts: after the longest slot any version writes, in the
+  /// same block.
   static func sealOffset(_ index: Int) -> Int {
-    MarkRecordCodec.slotOffsets[index] + MarkRecordCodec.slotLength
+    MarkRecordCodec.slotOffsets[index] + MarkRecordCodec.maximumSlotLength
+  }
+
+  /// Slot `index`'s own bytes: its length L is read from bytes 6–7 (the framing every version
+  /// shares); an implausible L gives the longest slot, whose MAC then fails.
+  static func slotBytes(_ bytes: [UInt8], _ index: Int) -> ArraySlice<UInt8> {
+    let offset = MarkRecordCodec.slotOffsets[index]
+    var length = Int(bytes[offset + 6]) | Int(bytes[offset + 7]) << 8
+    if length < 16 || length > MarkRecordCodec.maximumSlotLength {
+      length = MarkRecordCodec.maximumSlotLength
+    }
+    return bytes[offset..<(offset + length)]
   }
 
   /// The subkeys of this store's sealing key, or `nil` when the store is not sealed.
@@ -28,9 +40,8 @@ extension FileClockMarkStore {
   /// - Returns: The seal context, or `nil` for an unsealed store.
   func checkSeals(_ bytes: [UInt8], creatingKey: Bool) throws(StoreError) -> MarkSeal.Context? {
     let slots = MarkRecordCodec.slotOffsets.indices.map { index in
-      let offset = MarkRecordCodec.slotOffsets[index]
-      return (
-        slot: bytes[offset..<(offset + MarkRecordCodec.slotLength)],
+      (
+        slot: Self.slotBytes(bytes, index),
         trailer: bytes[Self.sealOffset(index)..<(Self.sealOffset(index) + MarkSeal.length)]
       )
     }
@@ -59,7 +70,8 @@ extension FileClockMarkStore {
       case .altered:
         throw markUnauthentic(index, "its MAC does not verify")
       case .authentic(let id):
-        guard case .valid = MarkRecordCodec.decode(part.slot) else {
+        let offset = MarkRecordCodec.slotOffsets[index]
+        guard case .valid = MarkRecordCodec.decode(bytes[offset..<(offset + 4096)]) else {
           throw markUnauthentic(index, "it does not decode")
         }
         if let storeID, storeID != id { throw markUnauthentic(index, "the slots name two stores") }
@@ -91,10 +103,9 @@ extension FileClockMarkStore {
       return nil
     }
     for index in MarkRecordCodec.slotOffsets.indices {
-      let offset = MarkRecordCodec.slotOffsets[index]
       let seal = Self.sealOffset(index)
       if case .authentic(let id) = MarkSeal.verify(
-        slot: bytes[offset..<(offset + MarkRecordCodec.slotLength)],
+        slot: Self.slotBytes(bytes, index),
         trailer: bytes[seal..<(seal + MarkSeal.length)], keys: keys)
       {
         return id

@@ -11,7 +11,12 @@ extension FileClockMarkStore {
     let target = 1 - loaded.newestSlot
     let offset = MarkRecordCodec.slotOffsets[target]
     var slot = MarkRecordCodec.encode(record, sequence: loaded.sequence &+ 1)
-    if let seal = loaded.seal { slot += MarkSeal.trailer(slot: slot[...], context: seal) }
+    if let seal = loaded.seal {
+      // One write: the slot, zero padding to the longest slot, then its seal trailer.
+      let trailer = MarkSeal.trailer(slot: slot[...], context: seal)
+      slot += [UInt8](repeating: 0, count: MarkRecordCodec.maximumSlotLength - slot.count)
+      slot += trailer
+    }
     do throws(Errno) {
       try system.pwriteAll(loaded.fd, bytes: slot[...], at: Int64(offset))
       try system.fdatasync(loaded.fd)
@@ -49,8 +54,10 @@ extension FileClockMarkStore {
   /// being reported.
   private func restoreSlot(_ slot: Int, from loaded: LoadedRecord) {
     let offset = MarkRecordCodec.slotOffsets[slot]
-    // The slot and the seal trailer after it (zero padding in an unsealed store).
-    let previous = loaded.bytes[offset..<(offset + MarkRecordCodec.slotLength + MarkSeal.length)]
+    // The slot, its padding up to the longest slot, and the seal trailer after it (zero in an
+    // unsealed store).
+    let previous = loaded.bytes[
+      offset..<(offset + MarkRecordCodec.maximumSlotLength + MarkSeal.length)]
     do {
       try system.pwriteAll(loaded.fd, bytes: previous, at: Int64(offset))
       try system.fdatasync(loaded.fd)
@@ -66,9 +73,8 @@ extension FileClockMarkStore {
   ) throws(StoreError) {
     var file = MarkRecordCodec.encodeFile(record, sequence: 1)
     if let seal {
-      for (index, offset) in MarkRecordCodec.slotOffsets.enumerated() {
-        let trailer = MarkSeal.trailer(
-          slot: file[offset..<(offset + MarkRecordCodec.slotLength)], context: seal)
+      for index in MarkRecordCodec.slotOffsets.indices {
+        let trailer = MarkSeal.trailer(slot: Self.slotBytes(file, index), context: seal)
         let at = Self.sealOffset(index)
         file.replaceSubrange(at..<(at + MarkSeal.length), with: trailer)
       }
