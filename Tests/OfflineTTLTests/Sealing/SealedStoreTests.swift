@@ -193,7 +193,7 @@ import Testing
     try recovers(f)
   }
 
-  @Test(arguments: [0, 8, 16, 24, 72, 100, 124, 128, 140, 160, 179, 4096, 4120, 4224, 4275])
+  @Test(arguments: [0, 8, 16, 24, 72, 100, 124, 256, 268, 290, 307, 4096, 4120, 4352, 4403])
   func aFlippedMarkSlotByteIsRefused(_ offset: Int) throws {
     let f = try Fixture()
     defer { f.root.remove() }
