@@ -10,7 +10,7 @@ enum SealBenchmark {
     Sealed (key file, XChaCha20-Poly1305 items, MACed index and mark) vs unsealed, interleaved:
       repeated check     checkEligibility() with the default mark resolution (target <= 1.2x)
       1 MiB item read    OfflineCacheReader.item(forKey:) of one 1 MiB item (target <= 1.3x)
-      10,000-item sign-in  beginOnlineSession() + one write of 10,000 64-byte items (<= 1.3x)
+      10,000-item sign-in  beginOnlineSession(writing:) of 10,000 64-byte items (<= 1.3x)
       --quick         fewer runs; 2,000 items for the sign-in
     """
 
@@ -36,10 +36,9 @@ enum SealBenchmark {
         marks: FileClockMarkStore(atPath: path, sealing: sealing),
         policy: try EligibilityPolicy(maxAge: .seconds(86_400), markResolution: resolution))
     }
+    /// The atomic sign-in: items staged, the mark reset as the commit point, the roll forward.
     func signIn(_ gate: OfflineAccessGate, _ items: [(CacheItemKey, Data)]) throws {
-      let session = try gate.beginOnlineSession()
-      try session.write(contentsOf: items)
-      session.close()
+      try gate.beginOnlineSession(writing: items).close()
     }
 
     report.heading("sealed store vs the same unsealed store")

@@ -100,7 +100,7 @@ import Testing
   ) throws {
     let before = try scratch.snapshot()
     let read = try scratch.read(name)
-    #expect(read.exitCode != 0, "\(what): read succeeded", sourceLocation: sourceLocation)
+    #expect(read.exitCode == 1, "\(what): exit \(read.exitCode)", sourceLocation: sourceLocation)
     #expect(
       codes.contains { read.standardError.contains($0) },
       "\(what): expected \(codes), got \(read.standardError)", sourceLocation: sourceLocation)
@@ -255,7 +255,7 @@ import Testing
       try prepare()
       let before = try s.snapshot()
       let read = try s.read(seal: seal)
-      #expect(read.exitCode != 0, "\(code)")
+      #expect(read.exitCode == 1, "\(code): exit \(read.exitCode)")
       #expect(read.standardError.contains(code), "\(code): \(read.standardError)")
       #expect(read.elapsed < .seconds(10), "\(code) took \(read.elapsed)")
       #expect(try s.snapshot() == before, "\(code): bytes changed")

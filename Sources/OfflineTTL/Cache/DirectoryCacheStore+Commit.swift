@@ -53,7 +53,7 @@ extension DirectoryCacheStore {
   /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and
   /// runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
   /// lock).
-  private func withLockedCache<Result>(
+  func withLockedCache<Result>(
     _ body: (FileDescriptor) throws(CacheStoreError) -> Result
   ) throws(CacheStoreError) -> Result {
     let store: FileDescriptor
@@ -154,10 +154,12 @@ extension DirectoryCacheStore {
     try files.unlink(cache, Self.pendingName)
   }
 
-  private func writeItem(_ tmp: FileDescriptor, _ name: String, _ change: CacheChanges.Write)
+  /// Creates `name` in `directory` (exclusively) holding one item file: header and payload.
+  /// Used by the commit (into `tmp/`) and by the staged sign-in (into `next-<g>/items/`).
+  func writeItem(_ directory: FileDescriptor, _ name: String, _ change: CacheChanges.Write)
     throws(Errno)
   {
-    let fd = try files.createFile(tmp, name)
+    let fd = try files.createFile(directory, name)
     defer { files.close(fd) }
     // Header and payload in one buffer: one write(2) per item.
     var bytes = change.payload.withUnsafeBytes { payload in

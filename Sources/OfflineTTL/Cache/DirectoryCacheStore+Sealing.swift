@@ -48,19 +48,20 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// Reads and verifies the sealed index header (and the body when `withBody`), and checks that
-  /// it belongs to the current clock mark. A store with no index and no items is empty.
+  /// Reads and verifies the sealed index in `set` (`cache/` or a staging directory): its header,
+  /// and its body when `withBody`. Checks no binding.
   ///
-  /// - Returns: The index (with no entries when `withBody` is false), or `nil` for an empty store.
-  func sealedIndex(_ cache: FileDescriptor, keys: SealKeys, withBody: Bool) throws(StoreError)
+  /// - Returns: The header and the index (with no entries unless `withBody`), or `nil` when
+  ///   `set` has no index.
+  /// - Throws: `index_unreadable` (I/O), `seal_mismatch`, `index_unauthentic`.
+  func loadSealedIndex(_ set: FileDescriptor, keys: SealKeys, withBody: Bool) throws(StoreError)
     -> (header: CacheSeal.Header, index: CacheSeal.Index)?
   {
     let fd: FileDescriptor
     do {
-      fd = try files.openFile(cache, Self.indexName, [.readOnly, .nonBlocking])
+      fd = try files.openFile(set, Self.indexName, [.readOnly, .nonBlocking])
     } catch  where error == .noSuchFileOrDirectory {
-      if (try? itemsStamp(cache)) == DirectoryStamp() { return nil }
-      throw indexFailure(.unauthentic("it is missing while items exist"))
+      return nil
     } catch {
       throw StoreError(
         code: .indexUnreadable, errno: error.rawValue,
@@ -79,15 +80,6 @@ extension DirectoryCacheStore {
       throw indexFailure(failure)
     } catch {
       throw indexFailure(.unauthentic("\(error)"))
-    }
-    let binding = try markBinding()
-    guard header.generation == binding.generation, header.storeID == binding.storeID else {
-      throw indexFailure(
-        .unauthentic(
-          header.storeID == binding.storeID
-            ? "it belongs to generation \(header.generation), the clock mark to "
-              + "\(binding.generation)"
-            : "it belongs to another store"))
     }
     var index = CacheSeal.Index(
       entries: [:], generation: header.generation, storeID: header.storeID)
@@ -112,24 +104,70 @@ extension DirectoryCacheStore {
     return (header, index)
   }
 
-  /// ``summary()`` of a sealed store: the verified index header, bound to the clock mark.
+  /// The verified item set of the clock mark's generation `generation` (the current one when
+  /// `nil`), writing nothing.
   ///
-  /// - Complexity: O(1): one 128-byte read and two MACs, plus one read of the clock mark.
-  func sealedSummary(_ cache: FileDescriptor) throws(StoreError) -> ItemTimeSummary {
-    let keys = try sealKeys(creating: false)
-    return try sealedIndex(cache, keys: keys, withBody: false)?.header.summary ?? .empty
+  /// While `pending` exists, a staging `next-<g>` whose sealed index authenticates, is bound to
+  /// exactly `g` = `generation` and names the mark's store is that set (a committed sign-in whose
+  /// roll forward is not finished). Otherwise the live index must authenticate and be bound to
+  /// `generation` and the mark's store. A store with no index and no items is empty.
+  ///
+  /// - Returns: The header, the index (entries only when `withBody`) and the staging's name when
+  ///   the set is staged; `nil` for an empty store.
+  /// - Throws: The mark's failure (`mark_unauthentic`, `seal_mismatch`, ...), `seal_mismatch`,
+  ///   `index_unauthentic`, `index_unreadable`.
+  /// - Complexity: One read of the mark record and of the index header (O(1)); O(index) with
+  ///   its body; while `pending` exists, one directory listing more.
+  func sealedSet(
+    _ cache: FileDescriptor, keys: SealKeys, generation: UInt64?, withBody: Bool
+  ) throws(StoreError)
+    -> (header: CacheSeal.Header, index: CacheSeal.Index, staging: String?)?
+  {
+    let binding = try markBinding()
+    let generation = generation ?? binding.generation
+    if (try? files.exists(cache, Self.pendingName)) == true, let candidates = try? stagings(cache) {
+      for staging in candidates where staging.generation == generation {
+        guard let next = try? files.openDirectory(cache, staging.name) else { continue }
+        defer { files.close(next) }
+        if let (header, index) = try? loadSealedIndex(next, keys: keys, withBody: withBody),
+          header.generation == generation, header.storeID == binding.storeID
+        {
+          return (header, index, staging.name)
+        }
+      }
+    }
+    guard let (header, index) = try loadSealedIndex(cache, keys: keys, withBody: withBody) else {
+      if (try? itemsStamp(cache)) == DirectoryStamp() { return nil }
+      throw indexFailure(.unauthentic("it is missing while items exist"))
+    }
+    guard header.generation == generation, header.storeID == binding.storeID else {
+      throw indexFailure(
+        .unauthentic(
+          header.storeID == binding.storeID
+            ? "it belongs to generation \(header.generation), the clock mark to \(generation)"
+            : "it belongs to another store"))
+    }
+    return (header, index, nil)
   }
 
-  /// ``item(forKey:)`` of a sealed store: decrypts the item and checks it against the index
-  /// entry (so an older or another store's copy of the item fails).
+  /// ``summary()`` of a sealed store (for `generation`, or the mark's current one): the verified
+  /// index header, bound to the clock mark.
   ///
-  /// - Complexity: O(payload + index).
-  func sealedItem(_ cache: FileDescriptor, _ key: CacheItemKey) throws(StoreError) -> CacheItem? {
+  /// - Complexity: O(1): one 128-byte read and two MACs, plus one read of the clock mark.
+  func sealedSummary(_ cache: FileDescriptor, generation: UInt64?) throws(StoreError)
+    -> ItemTimeSummary
+  {
     let keys = try sealKeys(creating: false)
-    guard let (_, index) = try sealedIndex(cache, keys: keys, withBody: true) else { return nil }
-    let bytes: [UInt8]
+    return try sealedSet(cache, keys: keys, generation: generation, withBody: false)?.header
+      .summary ?? .empty
+  }
+
+  /// The bytes of `<set>/items/<key>`, or `nil` when there is no such file.
+  private func sealedFile(_ set: FileDescriptor, _ key: CacheItemKey) throws(StoreError)
+    -> [UInt8]?
+  {
     do {
-      let items = try files.openDirectory(cache, Self.itemsName)
+      let items = try files.openDirectory(set, Self.itemsName)
       defer { files.close(items) }
       let fd = try files.openFile(items, key.rawValue, [.readOnly, .nonBlocking])
       defer { files.close(fd) }
@@ -138,20 +176,45 @@ extension DirectoryCacheStore {
         throw StoreError(
           code: .itemUnreadable, key: key, message: "item \(key) is not a regular file; left alone")
       }
-      bytes = try files.read(fd, count: Int(info.size), offset: 0)
+      return try files.read(fd, count: Int(info.size), offset: 0)
     } catch let error as StoreError {
       throw error
     } catch let error as Errno where error == .noSuchFileOrDirectory {
+      return nil
+    } catch let error as Errno {
+      throw unreadable(key, error)
+    } catch {
+      throw StoreError(code: .itemUnreadable, key: key, message: "\(error)")
+    }
+  }
+
+  /// ``item(forKey:)`` of a sealed store (of the set of `generation`, or of the mark's current
+  /// one): decrypts the item and checks it against the index entry (so an older or another
+  /// store's copy of the item fails). A staged set's item is read from the staging while it is
+  /// there, else from `items/` (renamed by the roll forward).
+  ///
+  /// - Complexity: O(payload + index).
+  func sealedItem(_ cache: FileDescriptor, _ key: CacheItemKey, generation: UInt64?)
+    throws(StoreError) -> CacheItem?
+  {
+    let keys = try sealKeys(creating: false)
+    guard
+      let (_, index, staging) = try sealedSet(
+        cache, keys: keys, generation: generation, withBody: true)
+    else { return nil }
+    var bytes: [UInt8]?
+    if let staging, let next = try? files.openDirectory(cache, staging) {
+      defer { files.close(next) }
+      bytes = try sealedFile(next, key)
+    }
+    if bytes == nil { bytes = try sealedFile(cache, key) }
+    guard let bytes else {
       guard index.entries[key.rawValue] == nil else {
         throw StoreError(
           code: .itemUnauthentic, key: key,
           message: "item \(key) is in the sealed index but its file is missing")
       }
       return nil
-    } catch let error as Errno {
-      throw unreadable(key, error)
-    } catch {
-      throw StoreError(code: .itemUnreadable, key: key, message: "\(error)")
     }
     guard let expected = index.entries[key.rawValue] else {
       throw StoreError(
@@ -179,10 +242,11 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// ``keys()`` of a sealed store: the keys of the verified index.
+  /// ``keys()`` of a sealed store: the keys of the verified set of the mark's generation.
   func sealedKeys(_ cache: FileDescriptor) throws(StoreError) -> [CacheItemKey] {
     let keys = try sealKeys(creating: false)
-    guard let (_, index) = try sealedIndex(cache, keys: keys, withBody: true) else { return [] }
+    guard let (_, index, _) = try sealedSet(cache, keys: keys, generation: nil, withBody: true)
+    else { return [] }
     return index.entries.keys.map { CacheItemKey(validated: $0) }.sorted()
   }
 
@@ -235,6 +299,9 @@ extension DirectoryCacheStore {
     let keys = try sealKeys(creating: true)
     let binding = try markBinding()
     do throws(Errno) {
+      // A committed sign-in's staging is finished first: the live set is then the set of the
+      // mark's generation.
+      try reclaimSealedStaging(cache, keys: keys, storedGeneration: binding.generation)
       let items = try files.openOrCreateDirectory(cache, Self.itemsName)
       defer { files.close(items) }
       let tmp = try files.openOrCreateDirectory(cache, Self.tmpName)

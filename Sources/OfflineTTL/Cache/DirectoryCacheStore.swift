@@ -25,7 +25,7 @@ import Foundation
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
 /// - No path follows a symbolic link: every component the store opens is opened `O_NOFOLLOW`;
 ///   an item that is a link, not a regular file, truncated or failing its checksum is
-///   ``CacheStoreError/Code/itemUnreadable`` and is left where it is.
+///   `item_unreadable` (``StoreError``) and is left where it is.
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
@@ -56,9 +56,12 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// clock mark's generation: pair it with a ``FileClockMarkStore`` over the same directory and
   /// provider. It refuses what does not authenticate (`item_unauthentic`, `index_unauthentic`),
   /// an unsealed or differently sealed store (`seal_mismatch`), and leaves it in place; an
-  /// unsealed store refuses a sealed one (`key_required`). Only ``commit(_:onlyIf:)`` (the
-  /// online session) may create a missing key, re-seals the index, and removes item files that
-  /// no longer authenticate. Layouts: `docs/cache-format.md`.
+  /// unsealed store refuses a sealed one (`key_required`). Only the online path
+  /// (``commitSignIn(_:storedGeneration:commitPoint:)`` and ``commit(_:onlyIf:)``) may create a
+  /// missing key, re-seal the index, and drop item files that no longer authenticate. A sealed
+  /// sign-in stages its items sealed for the generation it commits (see
+  /// `docs/sign-in-protocol.md`). The rule: <doc:Rules#Sealed-stores>; layouts:
+  /// `docs/cache-format.md`.
   ///
   /// - Parameters:
   ///   - directory: The store directory's path.
@@ -99,7 +102,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedSummary(cache) }
+    if sealing != nil { return try sealedSummary(cache, generation: nil) }
     if let fast = fastIndexHeader(cache) { return fast.summary }
     try refuseSealedIndex(cache)
     return try rebuildIndex(cache).summary
@@ -109,10 +112,18 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedItem(cache, key) }
+    if sealing != nil { return try sealedItem(cache, key, generation: nil) }
+    return try readItem(key, inSet: cache)
+  }
+
+  /// Reads `key` from `<set>/items/<key>`, where `set` is `cache/` (the live set) or a sign-in's
+  /// staging directory; `nil` when it is not there.
+  func readItem(_ key: CacheItemKey, inSet set: FileDescriptor) throws(CacheStoreError)
+    -> CacheItem?
+  {
     let items: FileDescriptor
     do {
-      items = try files.openDirectory(cache, Self.itemsName)
+      items = try files.openDirectory(set, Self.itemsName)
     } catch  where error == .noSuchFileOrDirectory {
       return nil
     } catch {

@@ -29,7 +29,10 @@ public struct OfflineCacheReader: Sendable {
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     try checkStillFresh()
     do {
-      return try gate.cache.item(forKey: key)
+      // The set this reader's decision judged, also while a sign-in is between its commit point
+      // and its end.
+      guard let generation = decision.generation else { return try gate.cache.item(forKey: key) }
+      return try gate.cache.item(forKey: key, generation: generation)
     } catch {
       throw OfflineReadError(.itemUnreadable, cacheError: error, reason: error.reason)
     }

@@ -153,7 +153,8 @@ extension ClockMarkStorage {
       let generation: UInt64
       let loaded: Bool
       do throws(StoreError) {
-        generation = try loadRecord(in: &access, forWriting: true).generation &+ 1
+        generation = try ClockMarkRecord.generation(
+          after: loadRecord(in: &access, forWriting: true).generation)
         loaded = true
       } catch  where error.code == .absent {
         generation = 1
@@ -164,7 +165,8 @@ extension ClockMarkStorage {
       {
         // A sealed record that is altered, unsealed or sealed with another key is replaced
         // like an unreadable one: the online sign-in re-seals it.
-        generation = salvagedGeneration(in: &access).map { $0 &+ 1 } ?? 1
+        generation =
+          salvagedGeneration(in: &access).map(ClockMarkRecord.generation(after:)) ?? 1
         loaded = false
       }
       let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)

@@ -199,6 +199,11 @@ public struct Syscalls: Sendable {
     _ = try call(.unlinkat) { system_unlinkat(directory.rawValue, name, 0) }
   }
 
+  /// `unlinkat(directory, name, AT_REMOVEDIR)`: removes an empty directory.
+  public func removeDirectoryAt(_ directory: FileDescriptor, _ name: String) throws(Errno) {
+    _ = try call(.unlinkat) { system_unlinkat(directory.rawValue, name, AT_REMOVEDIR) }
+  }
+
   /// `mkdir(path, mode)`.
   public func mkdir(_ path: String, mode: UInt32) throws(Errno) {
     _ = try call(.mkdir) { system_mkdir(path, mode_t(mode)) }

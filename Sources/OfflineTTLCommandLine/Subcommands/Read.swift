@@ -45,13 +45,17 @@ enum Read: Subcommand {
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     guard let keyText = arguments.positionals.first else { throw UsageError("missing <key>") }
     let key = try StoreCommandSupport.key(keyText)
-    let (gate, maxAge, _) = try StoreCommandSupport.gate(arguments, context: context)
+    let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let json = arguments.flag(.json)
     switch gate.openOffline() {
     case .refused(let decision):
       if json {
-        context.standardOutput.writeLine(
-          StoreCommandSupport.json(decision, maxAge: maxAge).text)
+        var object = StoreCommandSupport.json(decision, maxAge: maxAge)
+        object["key"] = .string(key.rawValue)
+        context.standardOutput.writeLine(object.text)
+      }
+      if let cause = StoreCommandSupport.unusableStoreCause(decision, store: path) {
+        throw CommandFailure(.ioError, "store '\(path)' cannot be used: \(cause)")
       }
       throw CommandFailure(
         ExitCode(decision.status),
@@ -61,11 +65,27 @@ enum Read: Subcommand {
       do {
         item = try reader.item(forKey: key)
       } catch {
-        // The store's own error names its typed reason (e.g. item_unauthentic).
+        // Refused after opening: the decision said fresh, the item cannot be served. The
+        // store's own error names its typed reason (e.g. item_unauthentic).
         let detail = error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
+        if json {
+          var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+          object["status"] = .string(EligibilityStatus.expired.rawValue)
+          object["reasons"] = .array(EligibilityReasons.itemUnreadable.codes.map { .string($0) })
+          object["item_error"] = .string(detail)
+          if let code = error.storeError?.code { object["item_error_code"] = .string("\(code)") }
+          object["key"] = .string(key.rawValue)
+          context.standardOutput.writeLine(object.text)
+        }
         throw CommandFailure(.expired, "refused: expired: \(detail)")
       }
       guard let item else {
+        if json {
+          var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+          object["key"] = .string(key.rawValue)
+          object["item"] = .null
+          context.standardOutput.writeLine(object.text)
+        }
         throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
       }
       if json {

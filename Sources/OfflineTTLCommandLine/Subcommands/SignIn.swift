@@ -14,8 +14,9 @@ enum SignIn: Subcommand {
     ] + StoreBackend.optionSpecs,
     discussion: """
       Resets the clock mark to the real wall clock now, in a new generation (even when now is
-      earlier than the old mark: the recovery after a fast clock was corrected), then writes
-      every --put item in one durable commit, each stamped with the wall clock at write time.
+      earlier than the old mark: the recovery after a fast clock was corrected), and writes
+      every --put item stamped with that time, in one atomic step: after a crash the store holds
+      the state before or after, never a mix. Concurrent sign-ins take turns; each succeeds.
       Items not named are kept. Every file is read before anything is written.
       """,
     exitStatus: [
@@ -30,6 +31,11 @@ enum SignIn: Subcommand {
         74,
         "nothing was committed: the store cannot be opened or written, or an input file cannot"
           + " be read (with the reason)."
+      ),
+      (
+        75,
+        "an online session was superseded by a newer sign-in (a library session only; this"
+          + " one-step sign-in never is): nothing was written, sign in again."
       ),
     ],
     examples: [
@@ -54,11 +60,14 @@ enum SignIn: Subcommand {
           "--put: key \(String(put[..<equals]).debugDescription) given more than once")
       }
       let file = String(put[put.index(after: equals)...])
-      guard let data = FileManager.default.contents(atPath: file) else {
-        throw CommandFailure(.ioError, "cannot read \(file.debugDescription) for item \(key)")
+      switch FileChecks.contents(of: file) {
+      case .success(let data): items.append((key, data))
+      case .failure(let error):
+        throw CommandFailure(
+          .ioError, "cannot read \(file.debugDescription) for item \(key): \(error)")
       }
-      items.append((key, data))
     }
+    if backend == .file { try StoreCommandSupport.checkStorePath(path, mayBeMissing: true) }
     let gate = OfflineAccessGate(
       cache: try backend.cache(at: path), marks: try backend.marks(at: path),
       policy: try! EligibilityPolicy(maxAge: .zero), clock: context.clock,
@@ -66,9 +75,13 @@ enum SignIn: Subcommand {
     let session: OnlineSession
     var writtenAt: WallClockInstant?
     do {
-      session = try gate.beginOnlineSession()
-      if !items.isEmpty { writtenAt = try session.write(contentsOf: items) }
+      // One atomic step: the reset and the items become visible together or not at all, and a
+      // concurrent sign-in is serialized with this one, never a failure.
+      session = try gate.beginOnlineSession(writing: items)
+      writtenAt = session.signInWrittenAt
       session.close()
+    } catch  where error.code == .superseded {
+      throw CommandFailure(.temporaryFailure, "sign-in failed: \(error)")
     } catch {
       throw CommandFailure(.ioError, "sign-in failed: \(error)")
     }
@@ -86,6 +99,15 @@ enum SignIn: Subcommand {
         line += ", wrote \(items.count) item\(items.count == 1 ? "" : "s") at \(writtenAt.rfc3339)"
       }
       context.standardOutput.writeLine(line)
+    }
+    context.standardOutput.flush()
+    if context.standardOutput.writeFailed {
+      // The commit happened: exiting 74 would invite a second sign-in that is not needed.
+      throw CommandFailure(
+        .committedOutputLost,
+        "cannot write standard output, but the sign-in was committed: generation"
+          + " \(session.generation), mark \(session.record.mark.rfc3339), \(items.count) item"
+          + (items.count == 1 ? "" : "s") + " written")
     }
     return .success
   }

@@ -53,6 +53,6 @@ enum Status: Subcommand {
     } else {
       context.standardOutput.write(StoreCommandSupport.text(decision, maxAge: maxAge))
     }
-    return ExitCode(decision.status)
+    return StoreCommandSupport.exitCode(for: decision, store: path, context: context)
   }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) import OfflineTTL
 import OfflineTTLTesting
 import Testing
 
@@ -34,12 +34,11 @@ import Testing
         clock: clock)
     }
 
+    /// The atomic sign-in: the items are staged, sealed for the new generation, and committed
+    /// by the mark reset.
     func signIn(_ items: [String: String], gate: OfflineAccessGate? = nil) throws {
-      let session = try (gate ?? self.gate()).beginOnlineSession()
-      if !items.isEmpty {
-        try session.write(
-          contentsOf: items.map { (try! CacheItemKey($0.key), Data($0.value.utf8)) })
-      }
+      _ = try (gate ?? self.gate()).beginOnlineSession(
+        writing: items.map { (try! CacheItemKey($0.key), Data($0.value.utf8)) })
     }
 
     /// The code of the store error behind a refusal of `openOffline` or of reading `key`.
@@ -329,5 +328,124 @@ import Testing
     }
     try f.signIn(["token": "renewed"])
     #expect(try f.refusal() == nil)
+  }
+
+  // MARK: The staged sign-in on a sealed store
+
+  /// A gate over the fixture's store whose item store fails every `rename`: its sign-ins stage
+  /// and commit (the mark reset) but cannot roll forward.
+  func gateThatCannotRollForward(_ f: Fixture) throws -> OfflineAccessGate {
+    let plan = SyscallFaultPlan()
+    plan.fail(.renameat, occurrence: nil, with: .ioError)
+    let provider = FileSealingKeyProvider(path: f.keyPath)
+    return OfflineAccessGate(
+      cache: DirectoryCacheStore(at: f.store, faults: plan, sealing: provider),
+      marks: FileClockMarkStore(atPath: f.store, sealing: provider),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+      clock: f.clock)
+  }
+
+  func payload(_ f: Fixture, _ key: String) throws -> String? {
+    guard case .opened(let reader) = try f.gate().openOffline() else { return "refused" }
+    return try reader.item(forKey: CacheItemKey(key)).map {
+      String(decoding: $0.payload, as: UTF8.self)
+    }
+  }
+
+  @Test func aCommittedStagingIsReadUntilItsRollForwardAndTheNextSignInFinishesIt() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old", "gone": "old"])
+    f.clock.advance(by: .seconds(60))
+    // Committed (the reset ran), not rolled forward: the session is valid.
+    var changes = [(try CacheItemKey("token"), Data("new".utf8))]
+    changes.append((try CacheItemKey("added"), Data("new".utf8)))
+    _ = try gateThatCannotRollForward(f).beginOnlineSession(writing: changes)
+    let names = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(names.contains("pending"))
+    #expect(names.contains { $0.hasPrefix("next-") })
+    #expect(try payload(f, "token") == "new")
+    #expect(try payload(f, "added") == "new")
+    #expect(try payload(f, "gone") == "old", "items not named are kept")
+    #expect(try f.gate().cache.keys().map(\.rawValue) == ["added", "gone", "token"])
+    // The next sign-in rolls it forward, then commits its own.
+    try f.signIn(["other": "later"])
+    #expect(try payload(f, "token") == "new")
+    #expect(try payload(f, "other") == "later")
+    let after = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(!after.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(after)")
+  }
+
+  @Test func anUncommittedStagingIsNeverReadAndIsRemovedByTheNextSignIn() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    // The reset fails (its fdatasync): the staging of the next generation stays, uncommitted.
+    let plan = SyscallFaultPlan()
+    plan.fail(.fdatasync, occurrence: nil, with: .ioError)
+    let provider = FileSealingKeyProvider(path: f.keyPath)
+    let failing = OfflineAccessGate(
+      cache: DirectoryCacheStore(at: f.store, sealing: provider),
+      marks: FileClockMarkStore(atPath: f.store, faults: plan, sealing: provider),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+      clock: f.clock)
+    #expect(throws: OnlineSessionError.self) {
+      _ = try failing.beginOnlineSession(writing: [(try CacheItemKey("token"), Data("new".utf8))])
+    }
+    let names = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(names.contains { $0.hasPrefix("next-") }, "\(names)")
+    #expect(try payload(f, "token") == "old")
+    try f.signIn(["other": "x"])
+    #expect(try payload(f, "token") == "old")
+    let after = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(!after.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(after)")
+  }
+
+  /// The staging of a committed sign-in, tampered with: a flipped byte of its index or of a
+  /// staged item, or `pending` removed, is refused with its typed reason and never served as
+  /// valid; a sign-in recovers.
+  @Test(arguments: ["index", "item", "pending-removed", "pending-added"])
+  func aTamperedStagingIsRefusedOrHarmless(_ what: String) throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    f.clock.advance(by: .seconds(60))
+    _ = try gateThatCannotRollForward(f).beginOnlineSession(
+      writing: [(try CacheItemKey("token"), Data("new".utf8))])
+    let staging = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+        .first { $0.hasPrefix("next-") })
+    switch what {
+    case "index":
+      try f.flip("cache/\(staging)/index", at: 100)
+      try expectRefused(f, "index_unauthentic")
+    case "item":
+      try f.flip("cache/\(staging)/items/token", at: 60)
+      try expectRefused(f, "item_unauthentic")
+    case "pending-removed":
+      try FileManager.default.removeItem(atPath: f.store + "/cache/pending")
+      try expectRefused(f, "index_unauthentic")
+    default:
+      // A settled store with `pending` added: the live set is still the one read.
+      try f.signIn(["token": "settled"])
+      FileManager.default.createFile(atPath: f.store + "/cache/pending", contents: nil)
+      #expect(try payload(f, "token") == "settled")
+    }
+    try recovers(f)
+  }
+
+  @Test func sessionWritesDeletesAndSignOutOnASealedStore() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    let session = try f.gate().beginOnlineSession(
+      writing: [(try CacheItemKey("token"), Data("one".utf8))])
+    try session.write(try CacheItemKey("profile"), Data("two".utf8))
+    #expect(try payload(f, "token") == "one")
+    #expect(try payload(f, "profile") == "two")
+    try session.delete(try CacheItemKey("token"))
+    #expect(try payload(f, "token") == nil)
+    #expect(try payload(f, "profile") == "two")
+    try session.signOut()
+    #expect(try f.gate().checkEligibility().status == .unavailable)
   }
 }

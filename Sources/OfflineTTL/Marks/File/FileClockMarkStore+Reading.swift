@@ -111,8 +111,9 @@ extension FileClockMarkStore {
   ///   - creatingKey: Whether a sealed store may create a missing key (online sign-in only).
   /// - Returns: The loaded record; the caller closes its descriptor.
   /// - Throws: `absent`, `unreadable` with its reason, `writeFailed` when a writable open is
-  ///   refused by a read-only file system, or a seal failure (`key_required`, `seal_mismatch`,
-  ///   `mark_unauthentic`, `key_unavailable`).
+  ///   refused by a read-only file system, or refused (`EPERM`, `EACCES`) for a record that can
+  ///   still be opened for reading (an immutable file), or a seal failure (`key_required`,
+  ///   `seal_mismatch`, `mark_unauthentic`, `key_unavailable`).
   func load(in directory: FileDescriptor, writable: Bool, creatingKey: Bool = false)
     throws(StoreError) -> LoadedRecord
   {
@@ -121,6 +122,19 @@ extension FileClockMarkStore {
       fd = try system.openat(
         directory, Self.recordFileName, [writable ? .readWrite : .readOnly, .nonBlocking])
     } catch {
+      if writable, error == .permissionDenied || error == .notPermitted,
+        let readable = try? system.openat(
+          directory, Self.recordFileName, [.readOnly, .nonBlocking])
+      {
+        // The record can be read, only not opened for writing (an immutable or read-only file):
+        // the mark cannot be persisted, but it is not unreadable.
+        system.closeIgnoringErrors(readable)
+        throw StoreError(
+          code: .writeFailed, errno: error.rawValue,
+          message:
+            "\(Self.recordFileName) in \(directoryPath) can be read but not opened for writing"
+            + " (immutable or read-only?): \(error)")
+      }
       throw openError(error, writable: writable)
     }
     do {

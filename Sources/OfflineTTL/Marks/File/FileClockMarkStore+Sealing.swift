@@ -116,14 +116,62 @@ extension FileClockMarkStore {
 
   /// The seal context for a new or replaced sealed record: the key (created only when
   /// `creatingKey`), and the store id of the record it replaces when one of its slots verifies,
-  /// else a new random id. `nil` for an unsealed store.
+  /// else the store id of a sealed sign-in's staging (see ``stagedStoreID(in:keys:)``), else a
+  /// new random id. `nil` for an unsealed store.
   func newSealContext(in directory: FileDescriptor, creatingKey: Bool) throws(StoreError)
     -> MarkSeal.Context?
   {
     guard let keys = try sealKeys(creating: creatingKey) else { return nil }
     let storeID =
-      salvagedSeal(in: directory, keys: keys) ?? Sodium.randomBytes(MarkSeal.storeIDLength)
+      salvagedSeal(in: directory, keys: keys) ?? stagedStoreID(in: directory, keys: keys)
+      ?? Sodium.randomBytes(MarkSeal.storeIDLength)
     return MarkSeal.Context(keys: keys, storeID: storeID)
+  }
+
+  /// The store id carried by a sealed sign-in's staged index (`cache/next-<g>/index`) whose
+  /// header authenticates with this key, or `nil`.
+  ///
+  /// A sealed sign-in seals its staged items and index for a store id *before* its commit point
+  /// (this store's reset) writes the record; when the record has no slot to take the id from (a
+  /// first sign-in, or one over a forged or unsealed record), the reset takes the staging's, so
+  /// that the committed items and the record name one store. The sign-in holds the cache's writer
+  /// lock and has removed every other staging, so at most one is found. Never follows a link.
+  ///
+  /// - Complexity: One directory listing and one 128-byte read per staging (at most one).
+  func stagedStoreID(in directory: FileDescriptor, keys: SealKeys) -> [UInt8]? {
+    guard
+      let cache = try? system.openat(
+        directory, DirectoryCacheStore.cacheName, [.readOnly, .directory, .nonBlocking])
+    else { return nil }
+    defer { system.closeIgnoringErrors(cache) }
+    guard let names = try? system.directoryEntries(cache) else { return nil }
+    for name in names where name.hasPrefix(DirectoryCacheStore.stagingPrefix) {
+      guard
+        let next = try? system.openat(cache, name, [.readOnly, .directory, .nonBlocking])
+      else { continue }
+      defer { system.closeIgnoringErrors(next) }
+      guard
+        let fd = try? system.openat(
+          next, DirectoryCacheStore.indexName, [.readOnly, .nonBlocking])
+      else { continue }
+      defer { system.closeIgnoringErrors(fd) }
+      var bytes = [UInt8](repeating: 0, count: CacheSeal.indexHeaderSize)
+      guard (try? system.preadAll(fd, into: &bytes, at: 0)) == CacheSeal.indexHeaderSize,
+        case .success(let header) = CacheSeal.decodeIndexHeader(bytes, keys: keys)
+      else { continue }
+      return header.storeID
+    }
+    return nil
+  }
+
+  /// The store id of the record when one of its slots verifies with `keys`, read without the
+  /// lock (every slot of a sealed record names the same store), or `nil`.
+  func authenticStoreID(keys: SealKeys) -> [UInt8]? {
+    guard let directory = try? system.open(directoryPath, [.readOnly, .directory]) else {
+      return nil
+    }
+    defer { system.closeIgnoringErrors(directory) }
+    return salvagedSeal(in: directory, keys: keys)
   }
 
   /// The record and the store id, read under the shared lock (for the sealed item store, which
