@@ -66,5 +66,71 @@
       let other = try self.gate(store, file, clock: clock).checkEligibility()
       #expect((other.markError ?? other.cacheError)?.code == .sealMismatch)
     }
+
+    /// The keyring key cases on the built `offline-ttl` (`--seal secret-service`), in a keyring of
+    /// their own (locking the shared one would disturb the other tests): with no session bus and
+    /// with the keyring locked, `read` is refused with `key_unavailable` and the keyring's reason,
+    /// exit 1, at once, and no byte of the store changes; after unlocking, the same key reads.
+    @Test func keyringKeyCasesOnTheBinaryAreTypedQuickAndChangeNothing() throws {
+      let bash = try #require(SecretServiceTestSupport.which("bash"))
+      let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+      let directory = try SecretServiceTestSupport.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      let payload = directory + "/token.txt"
+      try Data("keyring-sealed".utf8).write(to: URL(fileURLWithPath: payload))
+      let script = """
+        set -u
+        snapshot() { find "$STORE" -type f -exec sha256sum {} + | sort; }
+        now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+        read_token() {
+          start=$(now_ms)
+          "$TOOL" read --store "$STORE" --seal secret-service --max-age 7d token 2>&1
+          echo " exit=$? ms=$(( $(now_ms) - start ))"
+        }
+        "$TOOL" sign-in --store "$STORE" --seal secret-service --put token="$PAYLOAD" >/dev/null \\
+          || echo "sign-in failed"
+        before=$(snapshot)
+        echo "== no-bus"
+        DBUS_SESSION_BUS_ADDRESS="unix:path=$LOCKS/no-such-bus" read_token
+        "$PROBE" org.offlinettl.tests.sealedlock "$LOCKS" lock >/dev/null
+        echo "== locked"
+        read_token
+        [ "$(snapshot)" = "$before" ] && echo "bytes-unchanged"
+        printf offline-ttl-test | HOME="$OFFLINE_TTL_KEYRING_HOME" \\
+          gnome-keyring-daemon --replace --unlock --components=secrets >/dev/null 2>&1
+        sleep 0.5
+        echo "== unlocked"
+        read_token
+        """
+      let output = try SecretServiceTestSupport.run(
+        root.appendingPathComponent("Scripts/with-secret-service.sh").path, [bash, "-c", script],
+        environment: [
+          "TOOL": SecretServiceTestSupport.product("offline-ttl"),
+          "PROBE": SecretServiceTestSupport.product("offline-ttl-secret-probe"),
+          "STORE": directory + "/store", "PAYLOAD": payload, "LOCKS": directory,
+        ])
+      let text = output.standardOutput
+      /// The output of one step, its lines joined by spaces.
+      func section(_ name: String) -> String {
+        let blocks = text.components(separatedBy: "== ")
+        guard let block = blocks.first(where: { $0.hasPrefix(name + "\n") }) else { return "" }
+        return block.dropFirst(name.count + 1).split(separator: "\n").joined(separator: " ")
+      }
+      func milliseconds(_ line: String) -> Int {
+        line.split(separator: " ").first { $0.hasPrefix("ms=") }.flatMap { Int($0.dropFirst(3)) }
+          ?? .max
+      }
+      #expect(!text.contains("sign-in failed"), "\(text) \(output.standardError)")
+      for (name, reason) in [("no-bus", "no_session_bus"), ("locked", "collection_locked")] {
+        let line = section(name)
+        #expect(line.contains("key_unavailable"), "\(name): \(text)")
+        #expect(line.contains(reason), "\(name): \(text)")
+        #expect(line.contains(" exit=1 ms="), "\(name): \(text)")
+        #expect(milliseconds(line) < 5_000, "\(name): \(text)")
+      }
+      #expect(text.contains("bytes-unchanged"), "\(text)")
+      #expect(section("unlocked").hasPrefix("keyring-sealed exit=0 ms="), "\(text)")
+    }
   }
 #endif

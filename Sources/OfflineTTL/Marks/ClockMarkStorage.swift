@@ -142,14 +142,22 @@ extension ClockMarkStorage {
   ///   read.
   /// - Returns: The new record.
   /// - Throws: ``StoreError``: `writeFailed` (the old bytes intact), `lockFailed`,
-  ///   `storeUnusable`; a load failure other than `absent`, `unreadable`, `mark_unauthentic` or
+  ///   `storeUnusable`, `clockUnreadable` (the reading carries a TPM failure,
+  ///   ``ClockObservation/tpmError``: a configured TPM's protection would be missing from the new
+  ///   record); a load failure other than `absent`, `unreadable`, `mark_unauthentic` or
   ///   `seal_mismatch` (a read-only file system, an unusable service, a missing sealing key,
-  ///   `key_required`) is thrown as it is, and nothing is written.
+  ///   `key_required`) is thrown as it is. Nothing is written on any of them.
   public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
   {
     try withExclusiveAccess(for: .reset) { access throws(StoreError) in
       let observation = clocks()
+      if let tpmError = observation.tpmError {
+        throw StoreError(
+          code: .clockUnreadable,
+          message: "the configured TPM cannot be read, so the sign-in is not recorded:"
+            + " \(tpmError)")
+      }
       let generation: UInt64
       let loaded: Bool
       do throws(StoreError) {

@@ -40,6 +40,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case sealMismatch = "seal_mismatch"
       case keyRequired = "key_required"
       case keyUnavailable = "key_unavailable"
+      case clockUnreadable = "clock_unreadable"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -84,6 +85,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// starts with the key's own error code, and ``StoreError/unusableReason`` says why a
     /// keyring could not be used.
     public static let keyUnavailable = Code(.keyUnavailable)
+    /// A clock that an online sign-in's reset must record (a configured TPM) could not be read
+    /// under the lock; nothing was written, and the previous record is intact.
+    public static let clockUnreadable = Code(.clockUnreadable)
 
     /// The stable snake_case name, e.g. `write_failed`.
     public var description: String { backing.rawValue }
