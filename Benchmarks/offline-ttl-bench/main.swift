@@ -20,6 +20,7 @@ let usage = """
     gate       checkEligibility() latency for 1, 1,000 and 100,000 items
     floor      a boot-clock reading vs its raw system calls; the floor layer vs the mark rule
     async      checkEligibilityAsync() vs checkEligibility(): the cost of the async hop
+    seal       a sealed store vs the same unsealed one: repeated check, 1 MiB read, sign-in
     tpm        a TPM 2.0 clock reading (swtpm) and what it adds to checkEligibility()
                (only in a build with the TPM trait)
     all        every subcommand above, in that order
@@ -44,6 +45,7 @@ let subcommands: [(name: String, run: BenchSubcommand?)] =
     ("gate", GateBenchmark.run),
     ("floor", FloorBenchmark.run),
     ("async", AsyncHopBenchmark.run),
+    ("seal", SealBenchmark.run),
   ] + tpmSubcommands
 
 /// `tpm`, in a build with the TPM trait.

@@ -29,6 +29,8 @@ import Foundation
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
+  /// The sealing key's provider when the store is sealed, else `nil`.
+  public let sealing: (any SealingKeyProvider)?
   let files: CacheFiles
 
   static let cacheName = "cache"
@@ -43,7 +45,30 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// - Parameter directory: The store directory's path. Its parents may be symbolic links; the
   ///   directory itself and everything the store creates inside it are never followed as links.
   public init(at directory: String) {
+    self.init(at: directory, sealing: nil)
+  }
+
+  /// Creates a store over a directory, sealed with the key of `sealing` when it is given;
+  /// nothing is created until the first commit.
+  ///
+  /// A sealed store encrypts every payload (XChaCha20-Poly1305) bound to the store, the key,
+  /// `writtenAt` and the generation it was committed under, and MACs its index, bound to the
+  /// clock mark's generation: pair it with a ``FileClockMarkStore`` over the same directory and
+  /// provider. It refuses what does not authenticate (`item_unauthentic`, `index_unauthentic`),
+  /// an unsealed or differently sealed store (`seal_mismatch`), and leaves it in place; an
+  /// unsealed store refuses a sealed one (`key_required`). Only the online path
+  /// (``commitSignIn(_:storedGeneration:commitPoint:)`` and ``commit(_:onlyIf:)``) may create a
+  /// missing key, re-seal the index, and drop item files that no longer authenticate. A sealed
+  /// sign-in stages its items sealed for the generation it commits (see
+  /// `docs/sign-in-protocol.md`). The rule: <doc:Rules#Sealed-stores>; layouts:
+  /// `docs/cache-format.md`.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  public init(at directory: String, sealing: (any SealingKeyProvider)?) {
     self.directory = directory
+    self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls())
   }
 
@@ -53,8 +78,11 @@ public struct DirectoryCacheStore: CacheItemStore {
   ///   - directory: The store directory's path.
   ///   - faults: The plan that may fail any call with any error.
   @_spi(Testing)
-  public init(at directory: String, faults: SyscallFaultPlan) {
+  public init(
+    at directory: String, faults: SyscallFaultPlan, sealing: (any SealingKeyProvider)? = nil
+  ) {
     self.directory = directory
+    self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls(faults: faults))
   }
 
@@ -74,7 +102,9 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedSummary(cache, generation: nil) }
     if let fast = fastIndexHeader(cache) { return fast.summary }
+    try refuseSealedIndex(cache)
     return try rebuildIndex(cache).summary
   }
 
@@ -82,6 +112,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedItem(cache, key, generation: nil) }
     return try readItem(key, inSet: cache)
   }
 
@@ -116,6 +147,10 @@ public struct DirectoryCacheStore: CacheItemStore {
       }
       let bytes = try files.read(fd, count: Int(info.size), offset: 0)
       switch CacheFormat.decodeItemHeader(bytes) {
+      case .failure where CacheSeal.looksSealedItem(bytes):
+        throw CacheStoreError(
+          code: .keyRequired, key: key,
+          reason: "item \(key) is sealed; open the store with its sealing key")
       case .failure(let problem):
         throw CacheStoreError(
           code: .itemUnreadable, key: key, reason: "item \(key): \(problem.rawValue); left alone")
@@ -143,6 +178,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func keys() throws(CacheStoreError) -> [CacheItemKey] {
     guard let cache = try openCache() else { return [] }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedKeys(cache) }
     do {
       let items = try files.openDirectory(cache, Self.itemsName)
       defer { files.close(items) }
@@ -170,6 +206,19 @@ public struct DirectoryCacheStore: CacheItemStore {
       throw CacheStoreError(
         code: .storeUnusable, errno: error.rawValue,
         reason: "cannot open the cache in \(directory): \(error.description)")
+    }
+  }
+
+  /// An unsealed store over a sealed index: `key_required` instead of a rebuild.
+  func refuseSealedIndex(_ cache: FileDescriptor) throws(CacheStoreError) {
+    guard let fd = try? files.openFile(cache, Self.indexName, [.readOnly, .nonBlocking]) else {
+      return
+    }
+    defer { files.close(fd) }
+    if let bytes = try? files.read(fd, count: 8, offset: 0), CacheSeal.looksSealedIndex(bytes) {
+      throw CacheStoreError(
+        code: .keyRequired,
+        reason: "the item index in \(directory) is sealed; open the store with its sealing key")
     }
   }
 
