@@ -23,7 +23,7 @@ import Testing
 
   static func state(of directory: String, keys: [CacheItemKey]) throws -> StoreState {
     let marks = FileClockMarkStore(atPath: directory)
-    let cache = DirectoryCacheStore(at: directory)
+    let cache = DirectoryCacheStore(atPath: directory)
     let generation = try marks.read().generation
     var payloads: [String: Data] = [:]
     for key in keys {
@@ -151,7 +151,7 @@ import Testing
     #expect(Set(generationOf.values) == Set((start + 1)...(start + UInt64(count))))
     let final = try FileClockMarkStore(atPath: store.path).read().generation
     #expect(final == start + UInt64(count))
-    let cache = DirectoryCacheStore(at: store.path)
+    let cache = DirectoryCacheStore(atPath: store.path)
     for key in ["shared", "k0", "k1", "k2", "k3", "k4"] {
       let writers = (0..<count).filter { frozen[$0][key] != nil }
       let last = try #require(writers.max { generationOf[$0]! < generationOf[$1]! })

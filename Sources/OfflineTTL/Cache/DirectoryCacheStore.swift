@@ -38,32 +38,57 @@ public struct DirectoryCacheStore: CacheItemStore {
   static let indexName = "index"
   static let pendingName = "pending"
 
-  /// Creates a store over a directory; nothing is created until the first commit.
+  /// Creates a store over a directory given by path; nothing is created until the first commit
+  /// (the same family as ``FileClockMarkStore/init(atPath:)``; a file URL works too).
   ///
-  /// - Parameter directory: The store directory's path. Its parents may be symbolic links; the
+  /// - Parameter path: The store directory's path. Its parents may be symbolic links; the
   ///   directory itself and everything the store creates inside it are never followed as links.
-  public init(at directory: String) {
-    self.directory = directory
+  /// - Complexity: O(1); no I/O.
+  public init(atPath path: String) {
+    self.directory = path
     self.files = CacheFiles(sys: Syscalls())
   }
 
   /// Creates a store whose every system call first consults a fault plan (for tests).
   ///
   /// - Parameters:
-  ///   - directory: The store directory's path.
+  ///   - path: The store directory's path.
   ///   - faults: The plan that may fail any call with any error.
   @_spi(Testing)
-  public init(at directory: String, faults: SyscallFaultPlan) {
-    self.directory = directory
+  public init(atPath path: String, faults: SyscallFaultPlan) {
+    self.directory = path
     self.files = CacheFiles(sys: Syscalls(faults: faults))
   }
 
-  /// Creates a store over a directory given as a file URL.
+  /// Creates a store over a directory given as a file URL; no I/O.
   ///
   /// - Parameter url: The store directory.
   public init(at url: URL) {
-    self.init(at: url.path)
+    self.init(atPath: url.path)
   }
+
+  /// The earlier spelling of ``init(atPath:)``; it keeps working.
+  ///
+  /// - Parameter directory: The store directory's path.
+  @available(*, deprecated, renamed: "init(atPath:)")
+  public init(at directory: String) {
+    self.init(atPath: directory)
+  }
+
+  /// The earlier spelling of `init(atPath:faults:)`; it keeps working.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - faults: The plan that may fail any call with any error.
+  @_spi(Testing)
+  @available(*, deprecated, renamed: "init(atPath:faults:)")
+  public init(at directory: String, faults: SyscallFaultPlan) {
+    self.init(atPath: directory, faults: faults)
+  }
+
+  /// The store directory's path, as ``FileClockMarkStore/directoryPath`` names it (the same as
+  /// ``directory``).
+  public var directoryPath: String { directory }
 
   /// See ``CacheItemStore/summary()``.
   ///

@@ -67,7 +67,7 @@ enum StoreBackend: Equatable {
   /// The item store for a store directory.
   func cache(at path: String) throws(CommandFailure) -> any CacheItemStore {
     switch self {
-    case .file: return DirectoryCacheStore(at: path)
+    case .file: return DirectoryCacheStore(atPath: path)
     case .secretService:
       #if SecretService
         return SecretServiceCacheStore(configuration: try Self.configuration(path))

@@ -100,7 +100,7 @@ enum Demo: Subcommand {
     let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
     let markRuleOnly = try StoreCommandSupport.policy(
       maxAge: maxAge, floor: FloorOptions(usesBootClockFloor: false))
-    let cache = DirectoryCacheStore(at: path)
+    let cache = DirectoryCacheStore(atPath: path)
     let marks = FileClockMarkStore(atPath: path)
     let gate = OfflineAccessGate(
       cache: cache, marks: marks, policy: policy, clock: clock, bootClock: bootClock,
