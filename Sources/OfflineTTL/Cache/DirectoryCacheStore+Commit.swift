@@ -17,6 +17,10 @@ extension DirectoryCacheStore {
   {
     try withLockedCache { cache throws(CacheStoreError) -> Bool in
       guard precondition() else { return false }
+      if sealing != nil {
+        try sealedApply(changes, cache: cache)
+        return true
+      }
       if changes.isEmpty { return true }
       do throws(Errno) {
         try apply(changes, cache: cache)
@@ -31,9 +35,19 @@ extension DirectoryCacheStore {
 
   /// See ``CacheItemStore/withWriterLock(_:)``: holds the `flock(2)` writer lock on
   /// `cache/lock` (creating the store directory and `cache/` with mode 0700 when missing) while
-  /// `body` runs, and writes nothing.
+  /// `body` runs, and writes nothing, except in a sealed store when `body` moved the clock mark
+  /// to a new generation (an online sign-in's reset): the index is then re-sealed for it before
+  /// the lock is released, since a sealed index is bound to the mark's generation.
   public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
-    try withLockedCache { _ in body() }
+    try withLockedCache { cache throws(CacheStoreError) in
+      guard sealing != nil else { return body() }
+      let before = try? sealedMarks.read().generation
+      let result = body()
+      if let after = try? sealedMarks.read().generation, after != before {
+        try sealedApply(CacheChanges(), cache: cache)
+      }
+      return result
+    }
   }
 
   /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and

@@ -25,7 +25,11 @@ extension DirectoryCacheStore {
   public func commitSignIn(
     _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
-    try withLockedCache { cache throws(StoreError) -> Bool in
+    if sealing != nil {
+      return try sealedCommitSignIn(
+        changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
+    }
+    return try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = storedGeneration()
       do throws(Errno) {
         try reclaimStaging(cache, storedGeneration: stored)
@@ -254,7 +258,13 @@ extension DirectoryCacheStore {
   public func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
+    if sealing != nil {
+      // A sealed set is bound to the mark's generation: while `pending` exists, ask for it.
+      if (try? files.exists(cache, Self.pendingName)) == true { return nil }
+      return try sealedSummary(cache, generation: nil)
+    }
     if let fast = fastIndexHeader(cache) { return fast.summary }
+    try refuseSealedIndex(cache)
     if let staged = try? stagings(cache), !staged.isEmpty { return nil }
     return try rebuildIndex(cache).summary
   }
@@ -264,10 +274,12 @@ extension DirectoryCacheStore {
   public func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedSummary(cache, generation: generation) }
     if let staged = committedStaging(cache, generation: generation) {
       return staged.catalog.summary
     }
     if let fast = fastIndexHeader(cache) { return fast.summary }
+    try refuseSealedIndex(cache)
     let catalog: CacheCatalog
     do {
       catalog = try scanItems(cache)
@@ -292,6 +304,7 @@ extension DirectoryCacheStore {
   {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedItem(cache, key, generation: generation) }
     if let staged = committedStaging(cache, generation: generation) {
       guard staged.catalog.entries[key.rawValue] != nil else { return nil }
       if let next = try? files.openDirectory(cache, staged.name),

@@ -29,6 +29,8 @@ import Foundation
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
+  /// The sealing key's provider when the store is sealed, else `nil`.
+  public let sealing: (any SealingKeyProvider)?
   let files: CacheFiles
 
   static let cacheName = "cache"
@@ -45,7 +47,31 @@ public struct DirectoryCacheStore: CacheItemStore {
   ///   directory itself and everything the store creates inside it are never followed as links.
   /// - Complexity: O(1); no I/O.
   public init(atPath path: String) {
+    self.init(atPath: path, sealing: nil)
+  }
+
+  /// Creates a store over a directory, sealed with the key of `sealing` when it is given;
+  /// nothing is created until the first commit.
+  ///
+  /// A sealed store encrypts every payload (XChaCha20-Poly1305) bound to the store, the key,
+  /// `writtenAt` and the generation it was committed under, and MACs its index, bound to the
+  /// clock mark's generation: pair it with a ``FileClockMarkStore`` over the same directory and
+  /// provider. It refuses what does not authenticate (`item_unauthentic`, `index_unauthentic`),
+  /// an unsealed or differently sealed store (`seal_mismatch`), and leaves it in place; an
+  /// unsealed store refuses a sealed one (`key_required`). Only the online path
+  /// (``commitSignIn(_:storedGeneration:commitPoint:)`` and ``commit(_:onlyIf:)``) may create a
+  /// missing key, re-seal the index, and drop item files that no longer authenticate. A sealed
+  /// sign-in stages its items sealed for the generation it commits (see
+  /// `docs/sign-in-protocol.md`). The rule: <doc:Rules#Sealed-stores>; layouts:
+  /// `docs/cache-format.md`.
+  ///
+  /// - Parameters:
+  ///   - path: The store directory's path.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  /// - Complexity: O(1); no I/O.
+  public init(atPath path: String, sealing: (any SealingKeyProvider)?) {
     self.directory = path
+    self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls())
   }
 
@@ -54,9 +80,13 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// - Parameters:
   ///   - path: The store directory's path.
   ///   - faults: The plan that may fail any call with any error.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
   @_spi(Testing)
-  public init(atPath path: String, faults: SyscallFaultPlan) {
+  public init(
+    atPath path: String, faults: SyscallFaultPlan, sealing: (any SealingKeyProvider)? = nil
+  ) {
     self.directory = path
+    self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls(faults: faults))
   }
 
@@ -67,6 +97,16 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.init(atPath: url.path)
   }
 
+  /// Creates a sealed (or, with `nil`, unsealed) store over a directory given as a file URL;
+  /// as ``init(atPath:sealing:)``.
+  ///
+  /// - Parameters:
+  ///   - url: The store directory.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  public init(at url: URL, sealing: (any SealingKeyProvider)?) {
+    self.init(atPath: url.path, sealing: sealing)
+  }
+
   /// The earlier spelling of ``init(atPath:)``; it keeps working.
   ///
   /// - Parameter directory: The store directory's path.
@@ -75,15 +115,28 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.init(atPath: directory)
   }
 
-  /// The earlier spelling of `init(atPath:faults:)`; it keeps working.
+  /// The earlier spelling of ``init(atPath:sealing:)``; it keeps working.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  @available(*, deprecated, renamed: "init(atPath:sealing:)")
+  public init(at directory: String, sealing: (any SealingKeyProvider)?) {
+    self.init(atPath: directory, sealing: sealing)
+  }
+
+  /// The earlier spelling of `init(atPath:faults:sealing:)`; it keeps working.
   ///
   /// - Parameters:
   ///   - directory: The store directory's path.
   ///   - faults: The plan that may fail any call with any error.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
   @_spi(Testing)
-  @available(*, deprecated, renamed: "init(atPath:faults:)")
-  public init(at directory: String, faults: SyscallFaultPlan) {
-    self.init(atPath: directory, faults: faults)
+  @available(*, deprecated, renamed: "init(atPath:faults:sealing:)")
+  public init(
+    at directory: String, faults: SyscallFaultPlan, sealing: (any SealingKeyProvider)? = nil
+  ) {
+    self.init(atPath: directory, faults: faults, sealing: sealing)
   }
 
   /// The store directory's path, as ``FileClockMarkStore/directoryPath`` names it (the same as
@@ -99,7 +152,9 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedSummary(cache, generation: nil) }
     if let fast = fastIndexHeader(cache) { return fast.summary }
+    try refuseSealedIndex(cache)
     return try rebuildIndex(cache).summary
   }
 
@@ -107,6 +162,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedItem(cache, key, generation: nil) }
     return try readItem(key, inSet: cache)
   }
 
@@ -141,6 +197,10 @@ public struct DirectoryCacheStore: CacheItemStore {
       }
       let bytes = try files.read(fd, count: Int(info.size), offset: 0)
       switch CacheFormat.decodeItemHeader(bytes) {
+      case .failure where CacheSeal.looksSealedItem(bytes):
+        throw CacheStoreError(
+          code: .keyRequired, key: key,
+          reason: "item \(key) is sealed; open the store with its sealing key")
       case .failure(let problem):
         throw CacheStoreError(
           code: .itemUnreadable, key: key, reason: "item \(key): \(problem.rawValue); left alone")
@@ -168,6 +228,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func keys() throws(CacheStoreError) -> [CacheItemKey] {
     guard let cache = try openCache() else { return [] }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedKeys(cache) }
     do {
       let items = try files.openDirectory(cache, Self.itemsName)
       defer { files.close(items) }
@@ -195,6 +256,19 @@ public struct DirectoryCacheStore: CacheItemStore {
       throw CacheStoreError(
         code: .storeUnusable, errno: error.rawValue,
         reason: "cannot open the cache in \(directory): \(error.description)")
+    }
+  }
+
+  /// An unsealed store over a sealed index: `key_required` instead of a rebuild.
+  func refuseSealedIndex(_ cache: FileDescriptor) throws(CacheStoreError) {
+    guard let fd = try? files.openFile(cache, Self.indexName, [.readOnly, .nonBlocking]) else {
+      return
+    }
+    defer { files.close(fd) }
+    if let bytes = try? files.read(fd, count: 8, offset: 0), CacheSeal.looksSealedIndex(bytes) {
+      throw CacheStoreError(
+        code: .keyRequired,
+        reason: "the item index in \(directory) is sealed; open the store with its sealing key")
     }
   }
 

@@ -5,6 +5,8 @@ extension FileClockMarkStore {
   public struct Access {
     let directory: FileDescriptor
     var loaded: LoadedRecord?
+    /// Whether a sealed store may create a missing key (an online sign-in's reset only).
+    var creatingKey = false
   }
 
   /// Opens the directory (created, mode 0700, unless `operation` is `observe`) and the lock
@@ -16,7 +18,8 @@ extension FileClockMarkStore {
   ) throws(StoreError) -> Result {
     try withLockedDirectory(creating: operation.createsStorage, lock: .exclusive) {
       directory throws(StoreError) in
-      var access = Access(directory: directory, loaded: nil)
+      var access = Access(
+        directory: directory, loaded: nil, creatingKey: operation == .reset)
       defer { if let loaded = access.loaded { system.closeIgnoringErrors(loaded.fd) } }
       return try body(&access)
     }
@@ -27,7 +30,8 @@ extension FileClockMarkStore {
   public func loadRecord(in access: inout Access, forWriting: Bool) throws(StoreError)
     -> ClockMarkRecord
   {
-    let loaded = try load(in: access.directory, writable: forWriting)
+    let loaded = try load(
+      in: access.directory, writable: forWriting, creatingKey: access.creatingKey)
     if let previous = access.loaded { system.closeIgnoringErrors(previous.fd) }
     access.loaded = loaded
     return loaded.record
@@ -45,7 +49,8 @@ extension FileClockMarkStore {
 
   /// Creates the record file: temporary file, `fsync`, `rename`, `fsync` of the directory.
   public func writeFirst(_ record: ClockMarkRecord, in access: inout Access) throws(StoreError) {
-    try replaceFile(with: record, in: access.directory)
+    let seal = try newSealContext(in: access.directory, creatingKey: false)
+    try replaceFile(with: record, in: access.directory, seal: seal)
   }
 
   /// Over a loaded record, writes both slots in place, one after the other, each synced; else
@@ -56,7 +61,8 @@ extension FileClockMarkStore {
     if overLoadedRecord, let loaded = access.loaded {
       try writeBothSlots(record, over: loaded)
     } else {
-      try replaceFile(with: record, in: access.directory)
+      let seal = try newSealContext(in: access.directory, creatingKey: true)
+      try replaceFile(with: record, in: access.directory, seal: seal)
     }
   }
 
