@@ -77,7 +77,7 @@
       func gate(_ name: String, tpm: (any TPMClock)?) throws -> OfflineAccessGate {
         let path = directory.appendingPathComponent(name).path
         let gate = OfflineAccessGate(
-          cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
+          cache: DirectoryCacheStore(atPath: path), marks: FileClockMarkStore(atPath: path),
           policy: policy, tpmClock: tpm)
         let session = try gate.beginOnlineSession(writing: [
           (try CacheItemKey("token"), Data("benchmark".utf8))
