@@ -119,7 +119,7 @@
         }
         var generation: UInt64 = 1
         if found.count == 1, let old = try? Self.decode(found[0]) {
-          generation = old.generation &+ 1
+          generation = ClockMarkRecord.generation(after: old.generation)
         }
         let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
         let bytes = SecretServiceMarkCoding.encode(record)

@@ -174,7 +174,7 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
       if let error = state.failure(for: .reset) { throw error }
       let generation: UInt64
       if case .record(let old) = state.stored {
-        generation = old.generation &+ 1
+        generation = ClockMarkRecord.generation(after: old.generation)
       } else {
         generation = 1
       }

@@ -9,6 +9,8 @@ public struct CacheStoreError: Error, Sendable, Hashable, CustomStringConvertibl
       case writeFailed = "write_failed"
       case lockFailed = "lock_failed"
       case storeUnusable = "store_unusable"
+      case insecureStore = "insecure_store"
+      case notARegularFile = "not_a_regular_file"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -24,6 +26,16 @@ public struct CacheStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     public static let lockFailed = Code(.lockFailed)
     /// The store directory cannot be opened or created.
     public static let storeUnusable = Code(.storeUnusable)
+
+    /// A directory or file of the store is owned by another user, or group or others may write
+    /// it: the store is not trusted. The reason names the path. Nothing is changed; the user
+    /// recovers by removing the write access (`chmod go-w`) after checking the contents, or by
+    /// removing the store and signing in online again.
+    public static let insecureStore = Code(.insecureStore)
+    /// A FIFO, socket, device, directory or symbolic link stands where a file of the store
+    /// belongs (``CacheStoreError/key`` names the item when it is one). It is never waited on
+    /// or followed; an online sign-in removes it.
+    public static let notARegularFile = Code(.notARegularFile)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }

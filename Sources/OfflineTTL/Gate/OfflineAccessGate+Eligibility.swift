@@ -109,7 +109,7 @@ extension OfflineAccessGate {
       } else {
         reason = .markMissing
       }
-    case .unreadable:
+    case .unreadable, .insecureStore:
       reason = .markUnreadable
     default:
       reason = .markNotPersisted

@@ -22,16 +22,63 @@ public struct OfflineCacheReader: Sendable {
   ///
   /// - Parameter key: The item's key.
   /// - Returns: The item, exactly as the online session wrote it.
+  /// The item served is the item judged: after the store's own checks (length, checksum), the
+  /// item's own `writtenAt` must agree with the decision this reader was opened with. It must
+  /// not be after the time now (the effective time, with the boot-clock floor), nor after the
+  /// newest item the decision judged (`item_unreadable`); it must not be before the oldest item
+  /// the decision judged, nor more than the max age before now (`too_old`). An older copy of an
+  /// item put in place behind the index is refused, with the item's own time in the reason.
+  ///
+  /// - Parameter key: The item's key.
+  /// - Returns: The item, exactly as the online session wrote it.
   /// - Throws: ``OfflineReadError``: `deadline_passed`, `clock_behind_mark` or
   ///   `mark_unreadable` before anything is read; `item_unreadable` when the item fails its
-  ///   checks (it is left alone).
+  ///   checks or is dated after the decision's newest item or now, `too_old` when it is dated
+  ///   before the decision's oldest item or beyond the max age (it is left alone either way).
   /// - Complexity: One read of the mark record plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
-    try checkStillFresh()
+    let now = try recheck()
+    let item: CacheItem?
     do {
-      return try gate.cache.item(forKey: key)
+      item = try gate.cache.item(forKey: key)
     } catch {
       throw OfflineReadError(.itemUnreadable, cacheError: error, reason: error.reason)
+    }
+    guard let item else { return nil }
+    try checkServed(item, now: now)
+    return item
+  }
+
+  /// Refuses an item whose own `writtenAt` disagrees with this reader's decision (see
+  /// ``item(forKey:)``).
+  ///
+  /// - Parameters:
+  ///   - item: The item as read from the store.
+  ///   - now: The effective time of this read (`max(wall, L)` with the floor on).
+  /// - Throws: ``OfflineReadError``: `item_unreadable` or `too_old`, naming the item's time.
+  func checkServed(_ item: CacheItem, now: WallClockInstant) throws(OfflineReadError) {
+    let writtenAt = item.writtenAt
+    let name = "item \(item.key) was written at \(writtenAt.rfc3339)"
+    if writtenAt > now {
+      throw OfflineReadError(
+        .itemUnreadable, reason: "\(name), after now (\(now.rfc3339)); refused, left alone")
+    }
+    if let newest = decision.items?.newest, writtenAt > newest {
+      throw OfflineReadError(
+        .itemUnreadable,
+        reason: "\(name), after the newest item the decision judged (\(newest.rfc3339));"
+          + " refused, left alone")
+    }
+    if let oldest = decision.items?.oldest, writtenAt < oldest {
+      throw OfflineReadError(
+        .tooOld,
+        reason: "\(name), before the oldest item the decision judged (\(oldest.rfc3339));"
+          + " refused, left alone")
+    }
+    if writtenAt.saturatingAdvanced(by: gate.policy.maxAge) < now {
+      throw OfflineReadError(
+        .tooOld,
+        reason: "\(name), more than the max age before now (\(now.rfc3339)); refused, left alone")
     }
   }
 
@@ -53,6 +100,12 @@ public struct OfflineCacheReader: Sendable {
   ///
   /// - Throws: ``OfflineReadError`` saying which.
   public func checkStillFresh() throws(OfflineReadError) {
+    _ = try recheck()
+  }
+
+  /// ``checkStillFresh()``, returning the effective time it judged by (`max(wall, L)` with the
+  /// floor on, else the wall clock).
+  func recheck() throws(OfflineReadError) -> WallClockInstant {
     let now = gate.clock.now()
     if let deadline = decision.deadline, now > deadline {
       throw OfflineReadError(
@@ -78,5 +131,6 @@ public struct OfflineCacheReader: Sendable {
         reason: "the cache expired at its deadline (\(deadline)); the boot clock shows real time"
           + " is at least \(effective) (the wall clock reads \(now))")
     }
+    return effective
   }
 }

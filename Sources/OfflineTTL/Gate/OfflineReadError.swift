@@ -7,6 +7,7 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
       case clockBehindMark = "clock_behind_mark"
       case markUnreadable = "mark_unreadable"
       case itemUnreadable = "item_unreadable"
+      case tooOld = "too_old"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -19,6 +20,10 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     public static let markUnreadable = Code(.markUnreadable)
     /// The item could not be read; see ``OfflineReadError/cacheError``.
     public static let itemUnreadable = Code(.itemUnreadable)
+    /// The item's own `writtenAt` is older than the decision allowed: before the oldest item the
+    /// decision judged, or more than the max age before now (an older copy of the item was put
+    /// in place behind the index). The reason gives the item's own time.
+    public static let tooOld = Code(.tooOld)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }
@@ -50,6 +55,7 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     case .clockBehindMark: .clockBehindMark
     case .markUnreadable: .markUnreadable
     case .itemUnreadable: .itemUnreadable
+    case .tooOld: .tooOld
     }
   }
 

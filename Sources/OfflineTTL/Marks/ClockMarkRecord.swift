@@ -77,6 +77,17 @@ extension ClockMarkRecord {
     return floorRise >= resolution
   }
 
+  /// The generation an online sign-in writes after `generation`: one more, except after
+  /// `UInt64.max` (which only a crafted record holds), where it is 1. It never wraps to 0, the
+  /// generation of a record created by trust-on-first-use, and it always differs from
+  /// `generation`, so a session of the crafted generation is superseded.
+  ///
+  /// - Parameter generation: The stored generation.
+  /// - Returns: The next generation, in `1...UInt64.max`.
+  public static func generation(after generation: UInt64) -> UInt64 {
+    generation == .max ? 1 : generation + 1
+  }
+
   /// The record an online sign-in writes: the given generation, mark = `wall` (even when lower
   /// than the old mark: the recovery path after a fast clock was corrected), floor re-anchored.
   public static func afterOnlineSignIn(

@@ -8,6 +8,7 @@ public struct ClockMarkStoreError: Error, Sendable, Hashable, CustomStringConver
       case writeFailed = "write_failed"
       case lockFailed = "lock_failed"
       case storeUnusable = "store_unusable"
+      case insecureStore = "insecure_store"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -22,6 +23,9 @@ public struct ClockMarkStoreError: Error, Sendable, Hashable, CustomStringConver
     public static let lockFailed = Code(.lockFailed)
     /// The store itself (its directory, its service) cannot be opened or created.
     public static let storeUnusable = Code(.storeUnusable)
+    /// The store directory, the lock file or the record is owned by another user, or group or
+    /// others may write it: nothing in it is trusted. The reason names the path.
+    public static let insecureStore = Code(.insecureStore)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }

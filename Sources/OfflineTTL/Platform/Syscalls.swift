@@ -190,6 +190,12 @@ public struct Syscalls: Sendable {
     _ = try call(.unlinkat) { system_unlinkat(directory.rawValue, name, 0) }
   }
 
+  /// `unlinkat(directory, name, AT_REMOVEDIR)`: removes an empty directory (counted as
+  /// ``SyscallKind/unlinkat``).
+  public func removeDirectoryAt(_ directory: FileDescriptor, _ name: String) throws(Errno) {
+    _ = try call(.unlinkat) { system_unlinkat(directory.rawValue, name, AT_REMOVEDIR) }
+  }
+
   /// `mkdir(path, mode)`.
   public func mkdir(_ path: String, mode: UInt32) throws(Errno) {
     _ = try call(.mkdir) { system_mkdir(path, mode_t(mode)) }
@@ -286,6 +292,11 @@ public struct Syscalls: Sendable {
     return FileStatus(status)
   }
 
+  /// `geteuid()`: the effective user id, which must own every file of a store. Cannot fail.
+  public func effectiveUserID() -> UInt32 {
+    UInt32(system_geteuid())
+  }
+
   /// `flock(fd, operation)`. The lock belongs to the open file description: two descriptors
   /// opened separately exclude each other even within one process; `dup`ed ones share it.
   public func flock(_ fd: FileDescriptor, _ operation: LockOperation) throws(Errno) {
@@ -346,6 +357,7 @@ private func system_fstatat(
 ) -> Int32 {
   fstatat(dir, name, &status, flags)
 }
+private func system_geteuid() -> uid_t { geteuid() }
 private func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
 
 extension FileStatus {
@@ -356,6 +368,9 @@ extension FileStatus {
       case S_IFREG: .regular
       case S_IFDIR: .directory
       case S_IFLNK: .symbolicLink
+      case S_IFIFO: .fifo
+      case S_IFSOCK: .socket
+      case S_IFCHR, S_IFBLK: .device
       default: .other
       }
     self.init(

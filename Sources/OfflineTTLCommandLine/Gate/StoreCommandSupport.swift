@@ -17,8 +17,9 @@ enum StoreCommandSupport {
   static func existingStore(_ path: String) throws(CommandFailure) -> String {
     // The stores never follow a symbolic link (DESIGN rule 8), so a linked store cannot be
     // opened: say so here (exit 74) rather than report every item unreadable (exit 1).
+    // Every spelling of the path names the same directory: `link/` and `link/.` are the link.
     var info = stat()
-    if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+    if lstat(lastName(of: path), &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
       throw CommandFailure(
         .ioError, "store '\(path)' is a symbolic link (symbolic links are not followed)")
     }
@@ -36,6 +37,41 @@ enum StoreCommandSupport {
         .ioError, "store directory '\(path)' cannot be opened: permission denied")
     }
     return path
+  }
+
+  /// Refuses (exit 74) a store directory that the stores would refuse: one that another user
+  /// owns or may write (`insecure_store`), named by any spelling of a link.
+  static func checkStoreDirectory(_ path: String) throws(CommandFailure) {
+    do {
+      try DirectoryCacheStore(at: path).checkStoreDirectory()
+    } catch {
+      throw CommandFailure(.ioError, "\(error)")
+    }
+  }
+
+  /// `path` without trailing `/` and `/.` components (`a/b/.//` → `a/b`), so that `lstat` sees
+  /// the last name itself rather than what a link there points to.
+  static func lastName(of path: String) -> String {
+    var text = Substring(path)
+    while text.count > 1 {
+      if text.hasSuffix("/") {
+        text = text.dropLast()
+      } else if text.hasSuffix("/.") {
+        text = text.dropLast(2)
+      } else {
+        break
+      }
+    }
+    return text.isEmpty ? "/" : String(text)
+  }
+
+  /// The exit status for a decision: `ExitCode(decision.status)`, except 74 when a store
+  /// refused as `insecure_store` (another user owns a file or directory of it, or may write it).
+  static func exitCode(_ decision: OfflineAccessDecision) -> ExitCode {
+    if decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore {
+      return .ioError
+    }
+    return ExitCode(decision.status)
   }
 
   /// A gate over the directory's item cache and clock mark, on the context's wall and boot
@@ -93,6 +129,7 @@ enum StoreCommandSupport {
     let maxAge = try Self.maxAge(arguments)
     let path = try existingStore(arguments.requiredValue("store"))
     let floor = try floorOptions(arguments)
+    try checkStoreDirectory(path)
     let gate = try Self.gate(
       store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
       context: context)

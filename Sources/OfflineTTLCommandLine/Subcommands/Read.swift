@@ -30,7 +30,7 @@ enum Read: Subcommand {
       no newline added.
       Exit status: 0 the item was written; 1 expired (the reason is on stderr); 2 unavailable
       (nothing cached, or no item with that key); 74 the store directory does not exist or
-      cannot be opened; 64 usage error (an invalid key included).
+      cannot be opened, or the store is insecure (insecure_store); 64 usage error (an invalid key included).
       """)
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
@@ -45,14 +45,15 @@ enum Read: Subcommand {
           StoreCommandSupport.json(decision, maxAge: maxAge).text)
       }
       throw CommandFailure(
-        ExitCode(decision.status),
+        StoreCommandSupport.exitCode(decision),
         "refused: " + StoreCommandSupport.refusal(decision))
     case .opened(let reader):
       let item: CacheItem?
       do {
         item = try reader.item(forKey: key)
       } catch {
-        throw CommandFailure(.expired, "refused: expired: \(error)")
+        let insecure = error.cacheError?.code == .insecureStore
+        throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(error)")
       }
       guard let item else {
         throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")

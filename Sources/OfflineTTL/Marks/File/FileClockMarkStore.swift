@@ -173,21 +173,26 @@ public struct FileClockMarkStore: ClockMarkStore {
   public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
     -> ClockMarkRecord
   {
-    try withLockedDirectory(creating: true, lock: .exclusive) {
+    try withLockedDirectory(creating: true, repairing: true, lock: .exclusive) {
       directory throws(ClockMarkStoreError) in
       let loaded: LoadedRecord
       do throws(ClockMarkStoreError) {
         loaded = try load(in: directory, writable: true)
       } catch {
         let generation: UInt64 =
-          error.code == .absent ? 1 : (salvagedGeneration(in: directory).map { $0 &+ 1 } ?? 1)
+          error.code == .absent
+          ? 1 : (salvagedGeneration(in: directory).map(ClockMarkRecord.generation(after:)) ?? 1)
+        if error.unreadableReason == .notRegularFile || error.unreadableReason == .symbolicLink {
+          // The online path removes a FIFO, directory or link standing in the record's place.
+          removeNonRecord(in: directory)
+        }
         let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
         try replaceFile(with: record, in: directory)
         return record
       }
       defer { system.closeIgnoringErrors(loaded.fd) }
       let record = ClockMarkRecord.afterOnlineSignIn(
-        generation: loaded.record.generation &+ 1, at: observation)
+        generation: ClockMarkRecord.generation(after: loaded.record.generation), at: observation)
       try writeBothSlots(record, over: loaded)
       return record
     }
