@@ -84,6 +84,17 @@ let package = Package(
       path: "Benchmarks/offline-ttl-bench",
       swiftSettings: swiftSettings
     ),
+    // libFuzzer's driver function, declared for Swift (a header only; nothing is linked unless
+    // the fuzz build's `-sanitize=fuzzer` brings libFuzzer).
+    .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+    // libFuzzer entry points over the decoders: Scripts/fuzz.sh builds it with
+    // `-sanitize=fuzzer,address`; a plain build makes a tool that replays saved inputs.
+    .executableTarget(
+      name: "offline-ttl-fuzz",
+      dependencies: ["OfflineTTL", "OfflineTTLCommandLine", "CLibFuzzer"],
+      path: "Fuzz/offline-ttl-fuzz",
+      swiftSettings: swiftSettings
+    ),
     .testTarget(
       name: "OfflineTTLTests",
       dependencies: ["OfflineTTL", "OfflineTTLTesting"],

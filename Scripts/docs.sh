@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of the OfflineTTL module and fails on any warning (a broken
-# symbol link, an undocumented parameter that DocC checks): PLATFORM.md's recipe without the
+# symbol link, an undocumented parameter that DocC checks): the docc recipe without the
 # SwiftPM plugin. Output: .build/OfflineTTL.doccarchive
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,7 +5,7 @@
 #endif
 
 /// The durability floor shared by the benchmarks (`mark`, `gate`, `peer`): one in-place `pwrite`
-/// of a record followed by `fdatasync`, the least a durable observation can cost (PLATFORM.md).
+/// of a record followed by `fdatasync`, the least a durable observation can cost.
 /// Measure it in the same run and directory as the figure it is compared with.
 ///
 /// ```swift

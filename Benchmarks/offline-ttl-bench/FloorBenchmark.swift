@@ -9,7 +9,7 @@ import OfflineTTL
 /// `floor`: what the boot-clock floor adds to each decision. A ``LinuxBootClock`` reading beside
 /// the raw libc call it cannot avoid (`clock_gettime(CLOCK_BOOTTIME)`; the boot id is read once
 /// per process), and the pure floor layer (carry forward + check + fold)
-/// beside the seed's evaluation of one item.
+/// beside the eligibility rule's evaluation of one item.
 enum FloorBenchmark {
   static let help = """
     usage: offline-ttl-bench floor [--json] [--quick]
@@ -17,7 +17,7 @@ enum FloorBenchmark {
     One LinuxBootClock.now() (boot id cached per process) beside a raw
     clock_gettime(CLOCK_BOOTTIME) (target: ratio <= 2.0),
     and the floor layer (BootClockFloor.advanced + BootClockFloorCheck + applied) beside the
-    seed's evaluation of one item, which it follows in every decision.
+    eligibility rule's evaluation of one item, which it follows in every decision.
       --quick    fewer iterations (a smoke test; figures are noisier)
     """
 
@@ -48,7 +48,7 @@ enum FloorBenchmark {
       ),
       target: .ratioAtMost(2.0))
 
-    report.heading("the pure floor layer vs the seed's evaluation it follows (1 item)")
+    report.heading("the pure floor layer vs the eligibility rule's evaluation it follows (1 item)")
     let policy = try EligibilityPolicy(maxAge: .seconds(7 * 86_400))
     let base: Int64 = 1_700_000_000_000_000_000
     let boot = BootID(high: 1, low: 2)
@@ -63,13 +63,13 @@ enum FloorBenchmark {
     let layer = BenchClock.paired(runs) {
       for i in 0..<iterations {
         let now = WallClockInstant(nanosecondsSinceEpoch: base &+ 1_000 &+ Int64(i))
-        let seed = policy.evaluate(items, now: now, mark: record.mark)
+        let markRule = policy.evaluate(items, now: now, mark: record.mark)
         let next = record.observing(
           ClockObservation(
             wall: now,
             boot: BootClockReading(bootID: boot, sinceBoot: .seconds(100) + .nanoseconds(i))))
         let check = BootClockFloorCheck(record: next, wall: now, items: items, policy: policy)
-        blackHole(check.applied(to: seed))
+        blackHole(check.applied(to: markRule))
       }
     } floor: {
       for i in 0..<iterations {
@@ -78,10 +78,10 @@ enum FloorBenchmark {
       }
     }
     report.record(
-      "seed + observing + floor check", BenchStats.median(layer.measured) / Double(iterations),
+      "mark rule + observing + floor check", BenchStats.median(layer.measured) / Double(iterations),
       unit: "ns",
-      floor: ("seed evaluate alone", BenchStats.median(layer.floor) / Double(iterations)),
-      note: "both are far below one durable mark write (~150-600 us, PLATFORM.md)")
+      floor: ("mark rule evaluate alone", BenchStats.median(layer.floor) / Double(iterations)),
+      note: "both are far below one durable mark write (~150-600 us)")
   }
 
   /// The unavoidable work of one reading: `CLOCK_BOOTTIME` (the boot id is read once per

@@ -18,7 +18,7 @@ let usage = """
     growth     checkEligibility() from 1 to 100,000 items, and evaluation vs n
     mark       clock-mark store observation latency and throughput
     gate       checkEligibility() latency for 1, 1,000 and 100,000 items
-    floor      a boot-clock reading vs its raw system calls; the floor layer vs the seed
+    floor      a boot-clock reading vs its raw system calls; the floor layer vs the mark rule
     all        every subcommand above, in that order
 
   options:

@@ -42,12 +42,12 @@
     /// The count and the oldest and newest `writtenAt`, from the index secret.
     ///
     /// - Returns: The summary; ``ItemTimeSummary/empty`` when nothing is stored.
-    /// - Throws: ``CacheStoreError``: `itemUnreadable` when a rebuild of a missing or
+    /// - Throws: ``StoreError``: `itemUnreadable` when a rebuild of a missing or
     ///   interrupted index meets an unreadable item; `storeUnusable` with its reason.
     /// - Complexity: One search and one secret of O(n) lines; O(n) searches' worth of secrets
     ///   while the index is rebuilt (in memory: a read writes nothing).
-    public func summary() throws(CacheStoreError) -> ItemTimeSummary {
-      try run(locked: false) { session throws(CacheStoreError) in
+    public func summary() throws(StoreError) -> ItemTimeSummary {
+      try run(locked: false) { session throws(StoreError) in
         let index = try Self.currentIndex(session, tolerating: [])
         return ItemTimeSummary(writtenAt: index.writtenAt.values)
       }
@@ -57,17 +57,17 @@
     ///
     /// - Parameter key: The item's key.
     /// - Returns: The item's bytes and exact `writtenAt`.
-    /// - Throws: ``CacheStoreError``: `itemUnreadable` (left alone), or `storeUnusable`.
-    public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
-      try run(locked: false) { session throws(CacheStoreError) in
+    /// - Throws: ``StoreError``: `itemUnreadable` (left alone), or `storeUnusable`.
+    public func item(forKey key: CacheItemKey) throws(StoreError) -> CacheItem? {
+      try run(locked: false) { session throws(StoreError) in
         let found = try Self.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.itemKind, key: key.rawValue)
         }
         guard let first = found.first else { return nil }
         guard found.count == 1 else {
-          throw CacheStoreError(
+          throw StoreError(
             code: .itemUnreadable, key: key,
-            reason: "\(found.count) secrets carry this item's attributes; left alone")
+            message: "\(found.count) secrets carry this item's attributes; left alone")
         }
         let decoded = try Self.decode(first, key: key)
         return CacheItem(key: key, payload: decoded.payload, writtenAt: decoded.writtenAt)
@@ -77,19 +77,19 @@
     /// Every stored key, in ascending byte order (from the secrets' attributes; no value is read).
     ///
     /// - Returns: The keys.
-    /// - Throws: ``CacheStoreError``: `itemUnreadable` for an attribute that is not a valid key,
+    /// - Throws: ``StoreError``: `itemUnreadable` for an attribute that is not a valid key,
     ///   or `storeUnusable`.
     /// - Complexity: One search; O(n log n) to sort.
-    public func keys() throws(CacheStoreError) -> [CacheItemKey] {
-      try run(locked: false) { session throws(CacheStoreError) in
+    public func keys() throws(StoreError) -> [CacheItemKey] {
+      try run(locked: false) { session throws(StoreError) in
         let found = try Self.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.itemKind, key: nil, loadSecrets: false)
         }
         var keys: [CacheItemKey] = []
         for item in found {
           guard let raw = item.key, let key = try? CacheItemKey(raw) else {
-            throw CacheStoreError(
-              code: .itemUnreadable, reason: "a secret's key attribute is not a valid item key")
+            throw StoreError(
+              code: .itemUnreadable, message: "a secret's key attribute is not a valid item key")
           }
           keys.append(key)
         }
@@ -103,15 +103,15 @@
     ///   - changes: The writes and deletions.
     ///   - precondition: Checked under the lock, before anything is written.
     /// - Returns: Whether the changes were applied.
-    /// - Throws: ``CacheStoreError``: `writeFailed` (with the service's reason; items written
+    /// - Throws: ``StoreError``: `writeFailed` (with the service's reason; items written
     ///   before the failure are new, the rest old, the index left dirty), `lockFailed`,
     ///   `itemUnreadable` (an unreadable item the commit does not replace blocks an index
     ///   rebuild), or `storeUnusable`.
     /// - Complexity: Two searches, one call per change, two index writes.
     public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
-      throws(CacheStoreError) -> Bool
+      throws(StoreError) -> Bool
     {
-      try run(locked: true) { session throws(CacheStoreError) in
+      try run(locked: true) { session throws(StoreError) in
         guard precondition() else { return false }
         guard !changes.isEmpty else { return true }
         let touched = Set(changes.entries.keys.map(\.rawValue))
@@ -189,7 +189,7 @@
     /// duplicated or does not decode. `tolerating` lists keys whose unreadable items may be
     /// skipped (a commit replaces them); `nil` skips every unreadable item (a commit removes all).
     private static func currentIndex(_ session: SecretServiceSession, tolerating: Set<String>?)
-      throws(CacheStoreError) -> SecretServiceCacheCoding.Index
+      throws(StoreError) -> SecretServiceCacheCoding.Index
     {
       let stored = try perform { () throws(SecretServiceFault) in
         try session.find(kind: indexKind, key: indexKey)
@@ -210,9 +210,9 @@
         guard let decoded = SecretServiceCacheCoding.decodeItem(secret), writtenAt[raw] == nil
         else {
           if tolerating == nil || tolerating!.contains(raw) { continue }
-          throw CacheStoreError(
+          throw StoreError(
             code: .itemUnreadable, key: try? CacheItemKey(raw),
-            reason: "rebuilding the index met an item that does not decode; left alone")
+            message: "rebuilding the index met an item that does not decode; left alone")
         }
         writtenAt[raw] = decoded.writtenAt
       }
@@ -220,42 +220,42 @@
     }
 
     private static func decode(_ found: SecretServiceFoundItem, key: CacheItemKey)
-      throws(CacheStoreError) -> (payload: Data, writtenAt: WallClockInstant)
+      throws(StoreError) -> (payload: Data, writtenAt: WallClockInstant)
     {
       guard let secret = found.secret else { throw locked() }
       guard let decoded = SecretServiceCacheCoding.decodeItem(secret) else {
-        throw CacheStoreError(
+        throw StoreError(
           code: .itemUnreadable, key: key,
-          reason: "the item's secret does not decode (format or checksum); left alone")
+          message: "the item's secret does not decode (format or checksum); left alone")
       }
       return decoded
     }
 
-    private static func locked() -> CacheStoreError {
-      CacheStoreError(
+    private static func locked() -> StoreError {
+      StoreError(
         code: .storeUnusable, unusableReason: .collectionLocked,
-        reason: "the secret is locked")
+        message: "the secret is locked")
     }
 
     private func run<Result>(
-      locked: Bool, _ body: (SecretServiceSession) throws(CacheStoreError) -> Result
-    ) throws(CacheStoreError) -> Result {
+      locked: Bool, _ body: (SecretServiceSession) throws(StoreError) -> Result
+    ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
         configuration, lock: locked ? "items" : nil, fault: Self.mapped,
-        lockFailure: { CacheStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message) },
+        lockFailure: { StoreError(code: .lockFailed, errno: $0.errno, message: $0.message) },
         body)
     }
 
     private static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
-      throws(CacheStoreError) -> Result
+      throws(StoreError) -> Result
     {
       try SecretServiceOperation.perform(mapped, call)
     }
 
-    static func mapped(_ fault: SecretServiceFault) -> CacheStoreError {
-      CacheStoreError(
+    static func mapped(_ fault: SecretServiceFault) -> StoreError {
+      StoreError(
         code: fault.duringWrite ? .writeFailed : .storeUnusable, unusableReason: fault.reason,
-        reason: fault.message)
+        message: fault.message)
     }
   }
 #endif

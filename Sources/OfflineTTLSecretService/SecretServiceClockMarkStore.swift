@@ -16,7 +16,7 @@
   ///   ``ClockMarkRecord/needsWrite(becoming:resolution:)``, exactly as in the file store.
   /// - Durability: the provider replaces a secret whole and writes its collection to disk before
   ///   answering (GNOME Keyring rewrites the keyring file through a temporary file and rename).
-  /// - Fail closed: every failure is a ``ClockMarkStoreError``. Service failures have code
+  /// - Fail closed: every failure is a ``StoreError``. Service failures have code
   ///   `storeUnusable` (or `writeFailed` for a failed write) and a ``StoreUnusableReason``:
   ///   `no_session_bus`, `no_provider`, `collection_locked` (no unlock prompt unless
   ///   ``SecretServiceStoreConfiguration/allowsUnlockPrompt``), `collection_missing`,
@@ -40,9 +40,9 @@
     /// The stored record, writing nothing and taking no lock (a secret is replaced whole).
     ///
     /// - Returns: The stored record.
-    /// - Throws: ``ClockMarkStoreError``: `absent`, `unreadable`, or `storeUnusable`.
-    public func read() throws(ClockMarkStoreError) -> ClockMarkRecord {
-      try run(locked: false) { session throws(ClockMarkStoreError) in
+    /// - Throws: ``StoreError``: `absent`, `unreadable`, or `storeUnusable`.
+    public func read() throws(StoreError) -> ClockMarkRecord {
+      try run(locked: false) { session throws(StoreError) in
         guard let found = try Self.findRecord(session) else { throw Self.absent() }
         return try Self.decode(found)
       }
@@ -54,12 +54,12 @@
     /// - Parameter clocks: Reads the clocks; called once, under the lock file, after the record
     ///   was read.
     /// - Returns: The record before and after, and the observation used.
-    /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created), `unreadable` (left
+    /// - Throws: ``StoreError``: `absent` (nothing is created), `unreadable` (left
     ///   alone), `writeFailed`, `lockFailed`, or `storeUnusable`.
-    public func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
+    public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
       -> ClockMarkTransition
     {
-      try run(locked: true) { session throws(ClockMarkStoreError) in
+      try run(locked: true) { session throws(StoreError) in
         guard let found = try Self.findRecord(session) else { throw Self.absent() }
         let previous = try Self.decode(found)
         let observation = clocks()
@@ -83,12 +83,12 @@
     ///
     /// - Parameter observation: The clocks now.
     /// - Returns: The record now stored.
-    /// - Throws: ``ClockMarkStoreError``: `unreadable` (not replaced), `writeFailed`,
+    /// - Throws: ``StoreError``: `unreadable` (not replaced), `writeFailed`,
     ///   `lockFailed`, or `storeUnusable`.
-    public func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
       -> ClockMarkRecord
     {
-      try run(locked: true) { session throws(ClockMarkStoreError) in
+      try run(locked: true) { session throws(StoreError) in
         if let found = try Self.findRecord(session) { return try Self.decode(found) }
         let record = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: observation)
         try Self.perform { () throws(SecretServiceFault) in
@@ -108,12 +108,12 @@
     ///
     /// - Parameter observation: The clocks now.
     /// - Returns: The new record.
-    /// - Throws: ``ClockMarkStoreError``: `writeFailed` (old secret intact), `lockFailed`, or
+    /// - Throws: ``StoreError``: `writeFailed` (old secret intact), `lockFailed`, or
     ///   `storeUnusable`.
-    public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+    public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
       -> ClockMarkRecord
     {
-      try run(locked: true) { session throws(ClockMarkStoreError) in
+      try run(locked: true) { session throws(StoreError) in
         let found = try Self.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.kind, key: Self.key)
         }
@@ -143,55 +143,55 @@
     // MARK: - Helpers
 
     private func run<Result>(
-      locked: Bool, _ body: (SecretServiceSession) throws(ClockMarkStoreError) -> Result
-    ) throws(ClockMarkStoreError) -> Result {
+      locked: Bool, _ body: (SecretServiceSession) throws(StoreError) -> Result
+    ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
         configuration, lock: locked ? "marks" : nil, fault: Self.mapped,
         lockFailure: {
-          ClockMarkStoreError(code: .lockFailed, errno: $0.errno, reason: $0.message)
+          StoreError(code: .lockFailed, errno: $0.errno, message: $0.message)
         },
         body)
     }
 
     private static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
-      throws(ClockMarkStoreError) -> Result
+      throws(StoreError) -> Result
     {
       try SecretServiceOperation.perform(mapped, call)
     }
 
-    static func mapped(_ fault: SecretServiceFault) -> ClockMarkStoreError {
-      ClockMarkStoreError(
+    static func mapped(_ fault: SecretServiceFault) -> StoreError {
+      StoreError(
         code: fault.duringWrite ? .writeFailed : .storeUnusable, unusableReason: fault.reason,
-        reason: fault.message)
+        message: fault.message)
     }
 
-    private static func findRecord(_ session: SecretServiceSession) throws(ClockMarkStoreError)
+    private static func findRecord(_ session: SecretServiceSession) throws(StoreError)
       -> SecretServiceFoundItem?
     {
       let found = try perform { () throws(SecretServiceFault) in
         try session.find(kind: kind, key: key)
       }
       guard found.count <= 1 else {
-        throw ClockMarkStoreError(
+        throw StoreError(
           code: .unreadable, unreadableReason: .malformed,
-          reason: "\(found.count) secrets carry the clock mark's attributes; left alone")
+          message: "\(found.count) secrets carry the clock mark's attributes; left alone")
       }
       return found.first
     }
 
-    private static func decode(_ found: SecretServiceFoundItem) throws(ClockMarkStoreError)
+    private static func decode(_ found: SecretServiceFoundItem) throws(StoreError)
       -> ClockMarkRecord
     {
       guard let secret = found.secret else {
-        throw ClockMarkStoreError(
+        throw StoreError(
           code: .storeUnusable, unusableReason: .collectionLocked,
-          reason: "the clock mark secret is locked")
+          message: "the clock mark secret is locked")
       }
       return try SecretServiceMarkCoding.decode(secret)
     }
 
-    private static func absent() -> ClockMarkStoreError {
-      ClockMarkStoreError(code: .absent, reason: "no clock mark secret in the default collection")
+    private static func absent() -> StoreError {
+      StoreError(code: .absent, message: "no clock mark secret in the default collection")
     }
   }
 #endif

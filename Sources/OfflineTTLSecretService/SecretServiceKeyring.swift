@@ -7,10 +7,10 @@
     /// operation fails with `collection_locked` until the user unlocks it; nothing is lost.
     ///
     /// - Parameter configuration: The time limit to apply (the application id is not used).
-    /// - Throws: ``ClockMarkStoreError`` with code `storeUnusable` and a ``StoreUnusableReason``
+    /// - Throws: ``StoreError`` with code `storeUnusable` and a ``StoreUnusableReason``
     ///   when the service cannot be reached.
     public static func lockDefaultCollection(configuration: SecretServiceStoreConfiguration)
-      throws(ClockMarkStoreError)
+      throws(StoreError)
     {
       do {
         try SecretServiceSession.run(configuration, connectingEvenIfLocked: true) { session in
@@ -19,7 +19,7 @@
       } catch let fault as SecretServiceFault {
         throw SecretServiceClockMarkStore.mapped(fault)
       } catch {
-        throw ClockMarkStoreError(code: .storeUnusable, reason: "\(error)")
+        throw StoreError(code: .storeUnusable, message: "\(error)")
       }
     }
   }

@@ -101,15 +101,15 @@ public enum ClockMarkStoreConformance {
   }
 
   static func expectCode(
-    _ code: ClockMarkStoreError.Code, _ check: String, _ body: () throws -> Void
+    _ code: StoreError.Code, _ check: String, _ body: () throws -> Void
   ) {
     do {
       try body()
       Issue.record("\(check): expected \(code), got success")
-    } catch let error as ClockMarkStoreError {
+    } catch let error as StoreError {
       #expect(error.code == code, "\(check): \(error)")
     } catch {
-      Issue.record("\(check): expected a ClockMarkStoreError, got \(error)")
+      Issue.record("\(check): expected a StoreError, got \(error)")
     }
   }
 

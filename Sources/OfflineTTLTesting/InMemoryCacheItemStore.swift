@@ -10,7 +10,7 @@ public final class InMemoryCacheItemStore: CacheItemStore {
   struct State {
     var items: [CacheItemKey: CacheItem] = [:]
     var unreadable: Set<CacheItemKey> = []
-    var commitFailures: [CacheStoreError] = []
+    var commitFailures: [StoreError] = []
     var commits = 0
   }
 
@@ -39,15 +39,15 @@ public final class InMemoryCacheItemStore: CacheItemStore {
   /// Makes the next commit fail with `error`, writing nothing.
   ///
   /// - Parameter error: The error to throw.
-  public func failNextCommit(with error: CacheStoreError) {
+  public func failNextCommit(with error: StoreError) {
     state.withLock { $0.commitFailures.append(error) }
   }
 
   /// See ``CacheItemStore/summary()``.
   ///
   /// - Complexity: O(n): this double computes the bounds on each call.
-  public func summary() throws(CacheStoreError) -> ItemTimeSummary {
-    try state.withLock { state throws(CacheStoreError) in
+  public func summary() throws(StoreError) -> ItemTimeSummary {
+    try state.withLock { state throws(StoreError) in
       if let key = state.unreadable.first(where: { state.items[$0] != nil }) {
         throw Self.unreadable(key)
       }
@@ -56,8 +56,8 @@ public final class InMemoryCacheItemStore: CacheItemStore {
   }
 
   /// See ``CacheItemStore/item(forKey:)``.
-  public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
-    try state.withLock { state throws(CacheStoreError) in
+  public func item(forKey key: CacheItemKey) throws(StoreError) -> CacheItem? {
+    try state.withLock { state throws(StoreError) in
       guard let item = state.items[key] else { return nil }
       if state.unreadable.contains(key) { throw Self.unreadable(key) }
       return item
@@ -65,15 +65,15 @@ public final class InMemoryCacheItemStore: CacheItemStore {
   }
 
   /// See ``CacheItemStore/keys()``.
-  public func keys() throws(CacheStoreError) -> [CacheItemKey] {
+  public func keys() throws(StoreError) -> [CacheItemKey] {
     state.withLock { $0.items.keys.sorted() }
   }
 
   /// See ``CacheItemStore/commit(_:onlyIf:)``.
   public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
-    throws(CacheStoreError) -> Bool
+    throws(StoreError) -> Bool
   {
-    try writer.withLock { _ throws(CacheStoreError) -> Bool in
+    try writer.withLock { _ throws(StoreError) -> Bool in
       let failure = state.withLock { state in
         state.commitFailures.isEmpty ? nil : state.commitFailures.removeFirst()
       }
@@ -100,7 +100,7 @@ public final class InMemoryCacheItemStore: CacheItemStore {
     }
   }
 
-  private static func unreadable(_ key: CacheItemKey) -> CacheStoreError {
-    CacheStoreError(code: .itemUnreadable, key: key, reason: "item \(key) is unreadable (injected)")
+  private static func unreadable(_ key: CacheItemKey) -> StoreError {
+    StoreError(code: .itemUnreadable, key: key, message: "item \(key) is unreadable (injected)")
   }
 }

@@ -17,7 +17,7 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     /// No record.
     case absent
     /// A record that cannot be read, and why.
-    case unreadable(ClockMarkStoreError.UnreadableReason)
+    case unreadable(StoreError.UnreadableReason)
     /// A readable record.
     case record(ClockMarkRecord)
   }
@@ -38,11 +38,11 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
 
   struct State {
     var stored: StoredState
-    var persistentFailures: [Operation: ClockMarkStoreError] = [:]
-    var oneShotFailures: [Operation: [ClockMarkStoreError]] = [:]
+    var persistentFailures: [Operation: StoreError] = [:]
+    var oneShotFailures: [Operation: [StoreError]] = [:]
     var writes = 0
 
-    mutating func failure(for operation: Operation) -> ClockMarkStoreError? {
+    mutating func failure(for operation: Operation) -> StoreError? {
       if var queue = oneShotFailures[operation], !queue.isEmpty {
         let error = queue.removeFirst()
         oneShotFailures[operation] = queue
@@ -85,7 +85,7 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   /// - Parameters:
   ///   - error: The error to throw, or `nil` to stop failing.
   ///   - operation: Which operation fails.
-  public func setFailure(_ error: ClockMarkStoreError?, for operation: Operation) {
+  public func setFailure(_ error: StoreError?, for operation: Operation) {
     state.withLock { $0.persistentFailures[operation] = error }
   }
 
@@ -95,7 +95,7 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   /// - Parameters:
   ///   - operation: Which operation fails.
   ///   - error: The error to throw.
-  public func failNext(_ operation: Operation, with error: ClockMarkStoreError) {
+  public func failNext(_ operation: Operation, with error: StoreError) {
     state.withLock { $0.oneShotFailures[operation, default: []].append(error) }
   }
 
@@ -103,8 +103,8 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   ///
   /// - Returns: The stored record.
   /// - Throws: An injected error, `absent`, or `unreadable`.
-  public func read() throws(ClockMarkStoreError) -> ClockMarkRecord {
-    try state.withLock { state throws(ClockMarkStoreError) in
+  public func read() throws(StoreError) -> ClockMarkRecord {
+    try state.withLock { state throws(StoreError) in
       if let error = state.failure(for: .read) { throw error }
       return try Self.record(in: state.stored)
     }
@@ -117,10 +117,10 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   ///   record was read.
   /// - Returns: The record before and after, and the observation used.
   /// - Throws: An injected error, `absent` (nothing is created), or `unreadable`.
-  public func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
+  public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
     -> ClockMarkTransition
   {
-    try state.withLock { state throws(ClockMarkStoreError) in
+    try state.withLock { state throws(StoreError) in
       if let error = state.failure(for: .observe) { throw error }
       let previous = try Self.record(in: state.stored)
       let observation = clocks()
@@ -143,10 +143,10 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   /// - Parameter observation: The clocks now.
   /// - Returns: The record now stored.
   /// - Throws: An injected error, or `unreadable` (the record is not replaced).
-  public func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
   {
-    try state.withLock { state throws(ClockMarkStoreError) in
+    try state.withLock { state throws(StoreError) in
       if let error = state.failure(for: .createFirstMark) { throw error }
       switch state.stored {
       case .record(let existing):
@@ -167,10 +167,10 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   /// - Parameter observation: The clocks now.
   /// - Returns: The new record.
   /// - Throws: An injected error (the old state stays).
-  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
   {
-    try state.withLock { state throws(ClockMarkStoreError) in
+    try state.withLock { state throws(StoreError) in
       if let error = state.failure(for: .reset) { throw error }
       let generation: UInt64
       if case .record(let old) = state.stored {
@@ -185,17 +185,17 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     }
   }
 
-  private static func record(in stored: StoredState) throws(ClockMarkStoreError)
+  private static func record(in stored: StoredState) throws(StoreError)
     -> ClockMarkRecord
   {
     switch stored {
     case .record(let record):
       return record
     case .absent:
-      throw ClockMarkStoreError(code: .absent, reason: "no clock mark record exists")
+      throw StoreError(code: .absent, message: "no clock mark record exists")
     case .unreadable(let why):
-      throw ClockMarkStoreError(
-        code: .unreadable, unreadableReason: why, reason: "the clock mark record is unreadable")
+      throw StoreError(
+        code: .unreadable, unreadableReason: why, message: "the clock mark record is unreadable")
     }
   }
 }

@@ -55,7 +55,7 @@ import Testing
     let bootID = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
     #expect(refused["boot_id"] as? String == bootID.trimmingCharacters(in: .whitespacesAndNewlines))
 
-    // The same moment with the floor off: the seed alone says fresh.
+    // The same moment with the floor off: the mark rule alone says fresh.
     let missed = try run(status + ["--no-boot-floor"], environment: environment)
     #expect(missed.exitCode == 0, "\(missed.standardOutput) \(missed.standardError)")
     let fresh = try missed.jsonObject()

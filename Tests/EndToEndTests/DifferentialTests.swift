@@ -2,15 +2,15 @@ import Foundation
 import OfflineTTLTesting
 import Testing
 
-/// The binary against an independent model of the seed's rule (Support/seed_model.py): at least
+/// The binary against an independent model of the eligibility rule (Support/eligibility_model.py): at least
 /// 100,000 random cases biased toward boundaries, through `offline-ttl evaluate --batch --unit
 /// ns`, with status, mark and reasons compared exactly.
 @Suite struct DifferentialTests {
   static let caseCount = 120_000
 
-  @Test func evaluateBatchAgreesWithTheSeedModelOnEveryCase() throws {
+  @Test func evaluateBatchAgreesWithTheEligibilityModelOnEveryCase() throws {
     guard let python = requireTool("python3") else { return }
-    let model = BinaryRunner.supportDirectory.appendingPathComponent("seed_model.py").path
+    let model = BinaryRunner.supportDirectory.appendingPathComponent("eligibility_model.py").path
     let work = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-differential")
     defer { work.remove() }
     let cases = URL(fileURLWithPath: work.appending("cases.jsonl"))

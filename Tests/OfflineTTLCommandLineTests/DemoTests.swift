@@ -28,10 +28,10 @@ import Testing
     #expect(
       lines[9].hasSuffix(
         "fresh       none" + String(repeating: " ", count: 58) + "t0+1d       t0+1d"))
-    // The held clock: the floor (t0+3d) refuses what the seed alone calls fresh.
+    // The held clock: the floor (t0+3d) refuses what the mark rule alone calls fresh.
     #expect(lines[10].contains("t0+1d1s     expired     clock_behind_elapsed_time "))
     #expect(lines[10].hasSuffix("t0+1d1s     t0+3d"))
-    #expect(lines[11].contains("seed alone (--no-boot-floor)"))
+    #expect(lines[11].contains("mark rule only (--no-boot-floor)"))
     #expect(
       lines[11].hasSuffix(
         "fresh       none" + String(repeating: " ", count: 58) + "t0+1d1s     off"))

@@ -45,7 +45,7 @@ import Testing
     #expect(object["boot_floor"] as? String == "on")
   }
 
-  @Test func statusWithoutTheFloorIsTheSeedAlone() throws {
+  @Test func statusWithoutTheFloorIsTheMarkRuleAlone() throws {
     let (directory, clock, boot) = try heldClockStore()
     defer { directory.remove() }
     let run = runCommand(

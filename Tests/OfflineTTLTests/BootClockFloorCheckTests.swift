@@ -3,7 +3,7 @@ import OfflineTTLTesting
 import Testing
 
 /// The floor layer driven by manual wall and boot clocks, the way the gate drives it: observe
-/// (mark and floor advance, refused or not), then the seed's rule, then the floor check.
+/// (mark and floor advance, refused or not), then the eligibility rule, then the floor check.
 private struct FloorScenario {
   static let start = WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000)
   static let bootA = BootID(high: 0xA, low: 0xA)
@@ -29,15 +29,15 @@ private struct FloorScenario {
     boot.advance(by: duration)
   }
 
-  /// One decision: observe, evaluate with the seed, then apply the floor.
+  /// One decision: observe, evaluate with the eligibility rule, then apply the floor.
   mutating func decide() -> (
-    seed: EligibilityEvaluation, combined: EligibilityEvaluation, check: BootClockFloorCheck
+    markRule: EligibilityEvaluation, combined: EligibilityEvaluation, check: BootClockFloorCheck
   ) {
     let now = wall.now()
-    let seed = policy.evaluate(items, now: now, mark: record.mark)
+    let markRule = policy.evaluate(items, now: now, mark: record.mark)
     record = record.observing(ClockObservation(wall: now, boot: boot.now()))
     let check = BootClockFloorCheck(record: record, wall: now, items: items, policy: policy)
-    return (seed, check.applied(to: seed), check)
+    return (markRule, check.applied(to: markRule), check)
   }
 }
 
@@ -49,7 +49,7 @@ private let day = Duration.seconds(86_400)
     scenario.wall.advance(by: .seconds(1))  // one second after sign-in, then held still
     scenario.boot.advance(by: day * 2)
     let result = scenario.decide()
-    #expect(result.seed.status == .fresh)  // the seed alone is fooled
+    #expect(result.markRule.status == .fresh)  // the mark rule alone is fooled
     #expect(result.combined.status == .expired)
     #expect(result.combined.reasons == [.tooOld, .clockBehindElapsedTime])
     #expect(result.check.floor == FloorScenario.start.saturatingAdvanced(by: day * 2))
@@ -63,7 +63,7 @@ private let day = Duration.seconds(86_400)
     var scenario = FloorScenario(policy: policy)
     scenario.boot.advance(by: day + .nanoseconds(1))
     let result = scenario.decide()
-    #expect(result.seed.status == .fresh)
+    #expect(result.markRule.status == .fresh)
     #expect(result.combined.reasons == .tooOld)
   }
 
@@ -76,7 +76,7 @@ private let day = Duration.seconds(86_400)
     scenario.wall.moveBack(by: .seconds(3600))
     #expect(scenario.wall.now() > mark)
     let result = scenario.decide()
-    #expect(result.seed.status == .fresh)
+    #expect(result.markRule.status == .fresh)
     #expect(result.combined.status == .expired)
     #expect(result.combined.reasons == .clockBehindElapsedTime)
     #expect(result.check.behindFloor == .seconds(3600))

@@ -17,7 +17,7 @@ import Testing
   }
 }
 
-/// The policy cases: DESIGN rule 1 (the seed's model) and rule 2 (no trap, no wrap).
+/// The policy cases: the eligibility rule and typed time (no trap, no wrap).
 @Suite struct EligibilityPolicyRuleTests {
   func at(_ nanoseconds: Int64) -> WallClockInstant {
     WallClockInstant(nanosecondsSinceEpoch: nanoseconds)

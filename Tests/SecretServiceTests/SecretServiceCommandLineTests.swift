@@ -2,7 +2,7 @@
   import Foundation
   import Testing
 
-  /// The seed's rollback-twice scenario end to end: the built `offline-ttl` with
+  /// The rollback-twice scenario end to end: the built `offline-ttl` with
   /// `--backend secret-service`, each run's wall clock frozen by libfaketime
   /// (`FAKETIME_DONT_FAKE_MONOTONIC=1`: the boot clock and the store's watchdog stay real).
   @Suite struct SecretServiceCommandLineTests {

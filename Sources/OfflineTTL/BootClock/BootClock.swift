@@ -97,7 +97,7 @@ public struct BootClockReading: Sendable, Hashable {
 }
 
 /// A clock the user cannot set, used to carry a lower bound on real time forward between
-/// observations (DESIGN rule 9). Injected like ``WallClock``.
+/// observations (<doc:Rules#Boot-clock-floor>). Injected like ``WallClock``.
 ///
 /// Conformers must be safe to call from any thread. The Linux implementation is
 /// ``LinuxBootClock`` (`CLOCK_BOOTTIME` + `/proc/sys/kernel/random/boot_id`); an Apple one would

@@ -13,7 +13,7 @@ import Synchronization
 /// (`mach_continuous_time` and the `kern.bootsessionuuid` sysctl) can be added beside it without
 /// touching the policy. On other platforms the type exists but ``now()`` returns `nil`.
 ///
-/// `CLOCK_BOOTTIME` is read at each call (STYLE 6). The kernel's boot id is read once per
+/// `CLOCK_BOOTTIME` is read at each call. The kernel's boot id is read once per
 /// process and then reused: it names the boot, and no process outlives the boot it started in, so
 /// the value cannot change under a running process (this saves an `open`/`pread`/`close` of a
 /// `/proc` file, about 7 µs, on every decision). Any other ``bootIDPath`` (tests) is read at each

@@ -7,7 +7,7 @@ public struct CacheItem: Sendable, Hashable {
   public let key: CacheItemKey
   /// The item's bytes, exactly as written.
   public let payload: Data
-  /// The wall-clock time the store recorded when the item was written (DESIGN rule 6), exact to
+  /// The wall-clock time the store recorded when the item was written (<doc:Rules#Never-delete-on-expiry>), exact to
   /// the nanosecond; never inferred from a file's modification time.
   public let writtenAt: WallClockInstant
 

@@ -1,6 +1,6 @@
 /// Where a cache's items live: a Sendable backend behind one protocol.
 ///
-/// Every implementation must guarantee (DESIGN rules 6 and 8), and must pass the shared
+/// Every implementation must guarantee (<doc:Rules#Never-delete-on-expiry>, <doc:Rules#Durable-and-private-storage>), and must pass the shared
 /// conformance suite `CacheItemStoreConformance` in `OfflineTTLTesting`:
 /// 1. **Exact times.** ``item(forKey:)`` returns the `writtenAt` given to
 ///    ``commit(_:onlyIf:)``, to the nanosecond; it is recorded by the store, never inferred

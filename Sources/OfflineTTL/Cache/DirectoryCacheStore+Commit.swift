@@ -17,7 +17,7 @@ extension DirectoryCacheStore {
   /// `items/` that is not a readable item of this user (a name that is not a key, a FIFO, a
   /// directory, another user's file, a wrong header or size) is removed; the index is rebuilt.
   /// A store directory that is another user's or writable by others is refused
-  /// (``CacheStoreError/Code/insecureStore``) and nothing is changed.
+  /// (``StoreError/Code/insecureStore``) and nothing is changed.
   ///
   /// - Complexity: O(n + k) for n stored and k changed items; six syncs whatever k is.
   public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)

@@ -50,7 +50,7 @@ extension DirectoryCacheStore {
   /// `nil` when it must be rebuilt (missing, not a regular file, wrong size, failing its
   /// checksum, out of bounds, or older than the items directory).
   ///
-  /// - Throws: ``CacheStoreError/Code/insecureStore`` when the index or the items directory is
+  /// - Throws: ``StoreError/Code/insecureStore`` when the index or the items directory is
   ///   another user's or writable by others.
   /// - Complexity: O(1): one `stat` for the pending marker, one open, `fstat` and 72-byte read,
   ///   one `stat` of the items directory.
@@ -169,10 +169,33 @@ extension DirectoryCacheStore {
       UInt64(file.status.size) == UInt64(CacheFormat.indexHeaderSize) + header.bodyLength,
       let body = try? files.read(
         file.fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize),
-        path: cache.path(of: Self.indexName)),
-      body.count == Int(header.bodyLength), CacheFormat.crc(body[...]) == header.bodyChecksum
+        path: cache.path(of: Self.indexName))
     else { return nil }
-    var catalog = CacheCatalog()
+    return Self.decodeIndexBody(body, header: header)
+  }
+
+  /// The catalog in an index body that agrees with its header (length, checksum, count and
+  /// summary), or `nil` when it must be rebuilt.
+  ///
+  /// - Complexity: O(n) in the body's length.
+  static func decodeIndexBody(_ body: [UInt8], header: CacheIndexHeader) -> CacheCatalog? {
+    guard UInt64(body.count) == header.bodyLength,
+      CacheFormat.crc(body[...]) == header.bodyChecksum,
+      let entries = decodeIndexBody(body), entries.count == header.summary.count
+    else { return nil }
+    let catalog = CacheCatalog(entries: entries)
+    guard catalog.summary == header.summary else { return nil }
+    return catalog
+  }
+
+  /// The entries of an index body (per item `writtenAt` `Int64`, key length `UInt8`, key), or
+  /// `nil` when the body is malformed: cut short, or a key that is not valid UTF-8 or not a
+  /// valid ``CacheItemKey`` (the writer never writes one; decoded with replacement characters it
+  /// could exceed 255 bytes and stop the next commit from encoding the index).
+  ///
+  /// - Complexity: O(n) in the body's length.
+  static func decodeIndexBody(_ body: [UInt8]) -> [String: WallClockInstant]? {
+    var entries: [String: WallClockInstant] = [:]
     var offset = 0
     while offset < body.count {
       guard offset + 9 <= body.count else { return nil }
@@ -180,13 +203,13 @@ extension DirectoryCacheStore {
       let length = Int(body[offset + 8])
       offset += 9
       guard offset + length <= body.count else { return nil }
-      let key = String(decoding: body[offset..<offset + length], as: UTF8.self)
-      guard CacheItemKey.problem(with: key) == nil else { return nil }
+      guard let key = String(validating: body[offset..<offset + length], as: UTF8.self),
+        CacheItemKey.problem(with: key) == nil
+      else { return nil }
       offset += length
-      catalog.entries[key] = WallClockInstant(nanosecondsSinceEpoch: writtenAt)
+      entries[key] = WallClockInstant(nanosecondsSinceEpoch: writtenAt)
     }
-    guard catalog.entries.count == header.summary.count else { return nil }
-    return catalog
+    return entries
   }
 
   /// Reads every item's header (never a payload) to rebuild the catalog.

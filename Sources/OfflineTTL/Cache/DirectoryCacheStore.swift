@@ -23,9 +23,16 @@ import Foundation
 /// - ``commit(_:onlyIf:)`` writes every new file, then makes them durable with *one*
 ///   `syncfs(2)` (Linux; one `fsync` per file elsewhere), renames them into place, syncs the items
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
-/// - No path follows a symbolic link: every component the store opens is opened `O_NOFOLLOW`;
-///   an item that is a link, not a regular file, truncated or failing its checksum is
-///   ``CacheStoreError/Code/itemUnreadable`` and is left where it is.
+/// - No path follows a symbolic link and no open waits: every component is opened
+///   `O_NONBLOCK | O_NOFOLLOW` and checked on its descriptor (the secure open shared with the
+///   mark store). A FIFO, socket, device, directory or link where a file belongs is
+///   ``StoreError/Code/notARegularFile``; a file or directory of another user, or one that
+///   group or others may write, is ``StoreError/Code/insecureStore``; an item of the wrong
+///   size, header or checksum is ``StoreError/Code/itemUnreadable``. Offline paths leave all of
+///   these where they are; the online path (``commit(_:onlyIf:)``) removes what is not an item
+///   and rebuilds the index (but never touches an insecure store).
+/// - Every length read from disk is checked against the file's `fstat` size and a documented
+///   maximum (1 GiB per payload, 1,048,576 items per index) before anything is allocated.
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String

@@ -1,7 +1,7 @@
-/// The gate's answer to "may this cache be used offline now?": a value, never an error (STYLE 4).
+/// The gate's answer to "may this cache be used offline now?": a value, never an error.
 ///
 /// A store failure is a refusal that carries the typed error: the gate fails closed and keeps
-/// the evidence (DESIGN rule 5).
+/// the evidence (<doc:Rules#Fail-closed>).
 public struct OfflineAccessDecision: Sendable, Hashable {
   /// `fresh` (use the cache), `expired` (ask for an online sign-in; the data is kept) or
   /// `unavailable` (nothing is cached).
@@ -26,7 +26,7 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   public let markError: ClockMarkStoreError?
   /// The item store's failure behind `item_unreadable`.
   public let cacheError: CacheStoreError?
-  /// The boot-clock floor after this decision's observation (DESIGN rule 9), when a record was
+  /// The boot-clock floor after this decision's observation (<doc:Rules#Boot-clock-floor>), when a record was
   /// read; the reader carries it forward to check its deadline against `max(wall, L)`.
   public let floor: BootClockFloor?
   /// The floor layer's verdict (the floor `L`, the tolerance, the effective time and which clock

@@ -1,18 +1,19 @@
 extension OfflineAccessGate {
-  /// Applies the boot-clock floor layer (DESIGN rule 9) on top of the seed's evaluation, when
+  /// Applies the boot-clock floor layer (<doc:Rules#Boot-clock-floor>) on top of the mark rule's evaluation, when
   /// ``EligibilityPolicy/usesBootClockFloor`` is on.
   ///
   /// - Parameters:
-  ///   - seed: The seed policy's evaluation against the mark before this observation.
+  ///   - markRule: The mark rule's evaluation against the mark before this observation.
   ///   - record: The record after this observation (its floor carried forward).
   ///   - now: The wall time of the decision.
   /// - Returns: The combined evaluation (stricter or equal) and the check, `nil` when off.
   func applyingFloor(
-    to seed: EligibilityEvaluation, record: ClockMarkRecord, now: WallClockInstant
+    to markRule: EligibilityEvaluation, record: ClockMarkRecord, now: WallClockInstant
   ) -> (EligibilityEvaluation, BootClockFloorCheck?) {
-    guard policy.usesBootClockFloor else { return (seed, nil) }
-    let check = BootClockFloorCheck(record: record, wall: now, items: seed.items, policy: policy)
-    return (check.applied(to: seed), check)
+    guard policy.usesBootClockFloor else { return (markRule, nil) }
+    let check = BootClockFloorCheck(
+      record: record, wall: now, items: markRule.items, policy: policy)
+    return (check.applied(to: markRule), check)
   }
 
   /// The time an opened reader judges its deadline by: `max(wall, L)` with `L` the later of the

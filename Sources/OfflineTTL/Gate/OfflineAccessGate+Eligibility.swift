@@ -1,9 +1,9 @@
 extension OfflineAccessGate {
-  /// Decides whether the cache may be used offline now (DESIGN rules 1, 3 and 5).
+  /// Decides whether the cache may be used offline now (<doc:Rules#Eligibility-rule>, <doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>).
   ///
   /// Summarizes the items (count, oldest, newest: no payload is read); an empty cache is
   /// `unavailable` and nothing is written. Otherwise the clocks are read *under the mark store's
-  /// lock* and observed through it, durably, before `fresh` can be returned, and the seed's rule
+  /// lock* and observed through it, durably, before `fresh` can be returned, and the eligibility rule
   /// is applied against the mark as it was before this observation. Reading the clocks under the
   /// lock, after the summary, means a concurrent process's newer mark or newer items can never
   /// look like a rollback, a future-dated item or a boot clock going backward.
@@ -25,7 +25,7 @@ extension OfflineAccessGate {
       return refusal(cacheError: error)
     }
     guard items.count > 0 else {
-      // The seed's rule: nothing cached is `unavailable`, and the mark is left unchanged.
+      // The eligibility rule: nothing cached is `unavailable`, and the mark is left unchanged.
       let record = try? marks.read()
       let now = clock.now()
       return OfflineAccessDecision(
@@ -42,15 +42,15 @@ extension OfflineAccessGate {
     return decision(items: items, transition: transition)
   }
 
-  /// The decision for an observation that succeeded: the seed's rule against the mark before it,
+  /// The decision for an observation that succeeded: the eligibility rule against the mark before it,
   /// then the boot-clock floor.
   private func decision(items: ItemTimeSummary, transition: ClockMarkTransition)
     -> OfflineAccessDecision
   {
     let now = transition.observation.wall
     assert(transition.current.mark >= transition.previous.mark, "the mark never decreases")
-    let seed = policy.evaluate(items, now: now, mark: transition.previous.mark)
-    let (evaluation, check) = applyingFloor(to: seed, record: transition.current, now: now)
+    let markRule = policy.evaluate(items, now: now, mark: transition.previous.mark)
+    let (evaluation, check) = applyingFloor(to: markRule, record: transition.current, now: now)
     return OfflineAccessDecision(
       status: evaluation.status, reasons: evaluation.reasons, now: now,
       deadline: evaluation.deadline, mark: transition.storedMark,
@@ -96,8 +96,8 @@ extension OfflineAccessGate {
             // than the clocks read above, which is no rollback).
             return decision(items: items, transition: transition)
           }
-          let seed = policy.evaluate(items, now: now, mark: record.mark)
-          let (evaluation, check) = applyingFloor(to: seed, record: record, now: now)
+          let markRule = policy.evaluate(items, now: now, mark: record.mark)
+          let (evaluation, check) = applyingFloor(to: markRule, record: record, now: now)
           return OfflineAccessDecision(
             status: evaluation.status, reasons: evaluation.reasons, now: now,
             deadline: evaluation.deadline, mark: record.mark, previousMark: nil,

@@ -13,10 +13,10 @@
 /// try session.write(key, data)                      // the only place items are written
 /// ```
 ///
-/// Every call reads the wall clock when it is made, never at construction (STYLE 6). The gate
+/// Every call reads the wall clock when it is made, never at construction. The gate
 /// holds no state of its own: any number of gates, threads and processes may share one store.
 /// No offline path (``checkEligibility()``, ``openOffline()``, ``recordObservation()``,
-/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (DESIGN rule 6).
+/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (<doc:Rules#Never-delete-on-expiry>).
 public struct OfflineAccessGate: Sendable {
   /// Where the items live.
   public let cache: any CacheItemStore
@@ -26,7 +26,7 @@ public struct OfflineAccessGate: Sendable {
   public let policy: EligibilityPolicy
   /// The wall clock ("now").
   public let clock: any WallClock
-  /// The boot clock that carries the floor forward (DESIGN rule 9), or `nil` for none. Its
+  /// The boot clock that carries the floor forward (<doc:Rules#Boot-clock-floor>), or `nil` for none. Its
   /// reading goes into every observation, refused or not, even when the policy turns the floor
   /// check off (the record's floor then stays current).
   public let bootClock: (any BootClock)?
@@ -78,7 +78,7 @@ public struct OfflineAccessGate: Sendable {
     return observation(at: now, boot: boot)
   }
 
-  /// Re-evaluates now and, when fresh, opens the cache read-only (DESIGN rule 7). A decision
+  /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
   /// made earlier (a login screen's) is never reused.
   ///
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`

@@ -1,4 +1,4 @@
-/// Read-only access to a cache that was fresh when it was opened (DESIGN rule 7).
+/// Read-only access to a cache that was fresh when it was opened (<doc:Rules#Recheck-at-open-and-at-each-read>).
 ///
 /// It has no write, delete or re-stamp API at all. Every read first checks the wall clock again:
 /// past the opening decision's deadline, or behind the clock mark (the one seen at open or the
@@ -123,7 +123,7 @@ public struct OfflineCacheReader: Sendable {
       throw OfflineReadError(
         .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
     }
-    // DESIGN rule 9: a held-back wall clock cannot keep a reader alive past its deadline.
+    // <doc:Rules#Boot-clock-floor>: a held-back wall clock cannot keep a reader alive past its deadline.
     let effective = gate.effectiveNow(wall: now, stored: stored, openedWith: decision.floor)
     if let deadline = decision.deadline, effective > deadline {
       throw OfflineReadError(

@@ -16,9 +16,9 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     public static let deadlinePassed = Code(.deadlinePassed)
     /// The wall clock went behind the clock mark after the reader was opened.
     public static let clockBehindMark = Code(.clockBehindMark)
-    /// The mark record could not be read to check the clock; see ``OfflineReadError/markError``.
+    /// The mark record could not be read to check the clock; see ``OfflineReadError/storeError``.
     public static let markUnreadable = Code(.markUnreadable)
-    /// The item could not be read; see ``OfflineReadError/cacheError``.
+    /// The item could not be read; see ``OfflineReadError/storeError``.
     public static let itemUnreadable = Code(.itemUnreadable)
     /// The item's own `writtenAt` is older than the decision allowed: before the oldest item the
     /// decision judged, or more than the max age before now (an older copy of the item was put
@@ -31,22 +31,25 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
 
   /// Why the read was refused.
   public let code: Code
-  /// The mark store's error, for `mark_unreadable`.
-  public let markError: ClockMarkStoreError?
-  /// The item store's error, for `item_unreadable`.
-  public let cacheError: CacheStoreError?
+  /// The store's error as the store threw it: the mark store's for `mark_unreadable`, the item
+  /// store's for `item_unreadable`.
+  public let storeError: StoreError?
   /// A sentence for people.
   public let reason: String
 
   init(
-    _ backing: Code.Backing, markError: ClockMarkStoreError? = nil,
-    cacheError: CacheStoreError? = nil, reason: String
+    _ backing: Code.Backing, markError: StoreError? = nil, cacheError: StoreError? = nil,
+    reason: String
   ) {
     self.code = Code(backing)
-    self.markError = markError
-    self.cacheError = cacheError
+    self.storeError = markError ?? cacheError
     self.reason = reason
   }
+
+  /// ``storeError`` for `mark_unreadable`, else `nil`.
+  public var markError: StoreError? { code == .markUnreadable ? storeError : nil }
+  /// ``storeError`` for `item_unreadable`, else `nil`.
+  public var cacheError: StoreError? { code == .itemUnreadable ? storeError : nil }
 
   /// The matching eligibility reason (`too_old` for a passed deadline).
   public var eligibilityReason: EligibilityReasons {

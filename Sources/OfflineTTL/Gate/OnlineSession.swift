@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// The only writer of a cache: created by ``OfflineAccessGate/beginOnlineSession()`` after a
-/// successful server sign-in (DESIGN rule 6).
+/// successful server sign-in (<doc:Rules#Never-delete-on-expiry>).
 ///
 /// Writes are stamped with the wall clock at write time and applied as one durable commit per
 /// call (``write(contentsOf:)`` writes any number of items with a constant number of syncs). Each

@@ -16,9 +16,9 @@ public struct OnlineSessionError: Error, Sendable, Hashable, CustomStringConvert
     public static let closed = Code(.closed)
     /// A newer online session (a later generation) has begun.
     public static let superseded = Code(.superseded)
-    /// The mark store failed; see ``OnlineSessionError/markError``.
+    /// The mark store failed; see ``OnlineSessionError/storeError``.
     public static let markStoreFailed = Code(.markStoreFailed)
-    /// The item store failed; see ``OnlineSessionError/cacheError``.
+    /// The item store failed; see ``OnlineSessionError/storeError``.
     public static let cacheStoreFailed = Code(.cacheStoreFailed)
 
     /// The stable snake_case name.
@@ -27,33 +27,34 @@ public struct OnlineSessionError: Error, Sendable, Hashable, CustomStringConvert
 
   /// The kind of failure.
   public let code: Code
-  /// The mark store's error, for `mark_store_failed`.
-  public let markError: ClockMarkStoreError?
-  /// The item store's error, for `cache_store_failed`.
-  public let cacheError: CacheStoreError?
+  /// The store's error as the store threw it, for `mark_store_failed` and `cache_store_failed`
+  /// (the code says which store).
+  public let storeError: StoreError?
   /// A sentence for people.
   public let reason: String
 
   init(_ backing: Code.Backing, reason: String) {
     self.code = Code(backing)
-    self.markError = nil
-    self.cacheError = nil
+    self.storeError = nil
     self.reason = reason
   }
 
-  init(markError: ClockMarkStoreError) {
+  init(markError: StoreError) {
     self.code = .markStoreFailed
-    self.markError = markError
-    self.cacheError = nil
+    self.storeError = markError
     self.reason = markError.description
   }
 
-  init(cacheError: CacheStoreError) {
+  init(cacheError: StoreError) {
     self.code = .cacheStoreFailed
-    self.markError = nil
-    self.cacheError = cacheError
+    self.storeError = cacheError
     self.reason = cacheError.description
   }
+
+  /// ``storeError`` when the mark store failed (`mark_store_failed`), else `nil`.
+  public var markError: StoreError? { code == .markStoreFailed ? storeError : nil }
+  /// ``storeError`` when the item store failed (`cache_store_failed`), else `nil`.
+  public var cacheError: StoreError? { code == .cacheStoreFailed ? storeError : nil }
 
   /// `"<code>: <reason>"`.
   public var description: String { "\(code): \(reason)" }

@@ -1,5 +1,5 @@
 /// A proven lower bound on real time, carried forward along the boot clock only
-/// (DESIGN rule 9; beyond the seed).
+/// (<doc:Rules#Boot-clock-floor>).
 ///
 /// An online sign-in sets ``lowerBound`` to its wall time, the one moment the wall clock is
 /// trusted, and anchors it at that boot-clock reading. Each observation adds the boot time that
@@ -8,7 +8,7 @@
 /// not accumulate.
 ///
 /// All arithmetic is on whole nanoseconds and saturates instead of trapping or wrapping
-/// (DESIGN rule 2), whatever a decoded record or a reading holds.
+/// (<doc:Rules#Typed-time>), whatever a decoded record or a reading holds.
 public struct BootClockFloor: Sendable, Hashable {
   /// `L`: real time is at least this, as far as the boot clock can prove.
   public var lowerBound: WallClockInstant

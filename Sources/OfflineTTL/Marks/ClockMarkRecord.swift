@@ -6,9 +6,9 @@ public struct ClockMarkRecord: Sendable, Hashable {
   /// Incremented by each online sign-in; never by an offline path.
   public var generation: UInt64
   /// The clock mark: the latest wall-clock time ever observed for this cache (the high-water
-  /// mark). Never decreases except through an online sign-in (DESIGN rule 4).
+  /// mark). Never decreases except through an online sign-in (<doc:Rules#Clock-mark>).
   public var mark: WallClockInstant
-  /// The boot-clock floor (DESIGN rule 9).
+  /// The boot-clock floor (<doc:Rules#Boot-clock-floor>).
   public var floor: BootClockFloor
 
   /// Creates a record.
@@ -40,7 +40,7 @@ public struct ClockObservation: Sendable, Hashable {
 }
 
 extension ClockMarkRecord {
-  /// The record after an observation: mark `max(mark, wall)` (the seed's rule), floor carried
+  /// The record after an observation: mark `max(mark, wall)` (the clock mark rule), floor carried
   /// forward along the boot clock. Generation unchanged. Pure; shared by every store so that all
   /// backends advance the mark identically.
   ///

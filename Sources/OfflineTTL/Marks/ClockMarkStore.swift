@@ -1,6 +1,6 @@
 /// Where a cache's clock mark record lives: a Sendable backend behind one protocol.
 ///
-/// Every implementation must guarantee (DESIGN rules 3, 4, 5 and 8), and must pass the shared
+/// Every implementation must guarantee (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>), and must pass the shared
 /// conformance suite in `OfflineTTLTesting`:
 /// 1. **Atomic read → advance → write.** ``observe(_:)``, ``createFirstMark(_:)`` and
 ///    ``resetAfterOnlineSignIn(_:)`` are each atomic with respect to every thread *and process*
@@ -9,17 +9,17 @@
 /// 2. **Durable before return.** When an operation returns, its record survives a crash or power
 ///    loss. A crash at any instant leaves the old or the new record, never half of one.
 /// 3. **Monotone.** The mark never decreases except through ``resetAfterOnlineSignIn(_:)``.
-/// 4. **Fail closed, keep the evidence.** An absent record is ``ClockMarkStoreError/Code/absent``
+/// 4. **Fail closed, keep the evidence.** An absent record is ``StoreError/Code/absent``
 ///    and ``observe(_:)`` creates nothing. An unreadable record is
-///    ``ClockMarkStoreError/Code/unreadable`` and its bytes are left exactly as they were; only
+///    ``StoreError/Code/unreadable`` and its bytes are left exactly as they were; only
 ///    ``resetAfterOnlineSignIn(_:)`` replaces them. A failed write leaves the old record intact.
-/// 5. **Errors are typed**: every failure is a ``ClockMarkStoreError``.
+/// 5. **Errors are typed**: every failure is a ``StoreError``.
 public protocol ClockMarkStore: Sendable {
   /// The current record, writing nothing.
   ///
   /// - Returns: The stored record.
-  /// - Throws: ``ClockMarkStoreError``: `absent`, `unreadable` (with why), or an I/O failure.
-  func read() throws(ClockMarkStoreError) -> ClockMarkRecord
+  /// - Throws: ``StoreError``: `absent`, `unreadable` (with why), or an I/O failure.
+  func read() throws(StoreError) -> ClockMarkRecord
 
   /// Reads the clocks *while holding the store's lock*, then advances the mark to
   /// `max(stored, observation.wall)` and carries the floor forward, durably, as one atomic step.
@@ -35,9 +35,9 @@ public protocol ClockMarkStore: Sendable {
   ///   stored record was read, and not at all when it is absent or unreadable.
   /// - Returns: The record before and after (equal to what is stored when this returns), and the
   ///   observation that was used.
-  /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created), `unreadable` (bytes left
+  /// - Throws: ``StoreError``: `absent` (nothing is created), `unreadable` (bytes left
   ///   alone), `writeFailed` (old record intact), or a lock or I/O failure.
-  func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
+  func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
     -> ClockMarkTransition
 
   /// Creates the first record (generation 0) at `observation.wall` when none exists, for the
@@ -45,9 +45,9 @@ public protocol ClockMarkStore: Sendable {
   ///
   /// - Parameter observation: The clocks now.
   /// - Returns: The record now stored (the new one, or the existing one unchanged).
-  /// - Throws: ``ClockMarkStoreError``: `unreadable` when a record exists but cannot be read
+  /// - Throws: ``StoreError``: `unreadable` when a record exists but cannot be read
   ///   (it is not replaced), `writeFailed`, or a lock or I/O failure.
-  func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  func createFirstMark(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
 
   /// Writes the record an online sign-in earns: generation + 1, mark = `observation.wall` even
@@ -56,9 +56,9 @@ public protocol ClockMarkStore: Sendable {
   ///
   /// - Parameter observation: The clocks now.
   /// - Returns: The new record.
-  /// - Throws: ``ClockMarkStoreError``: `writeFailed` (old bytes intact), or a lock or I/O
+  /// - Throws: ``StoreError``: `writeFailed` (old bytes intact), or a lock or I/O
   ///   failure.
-  func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
 }
 
@@ -68,27 +68,26 @@ extension ClockMarkStore {
   /// - Parameter observation: The clocks, read by the caller.
   /// - Returns: As ``observe(readingClocks:)``.
   /// - Throws: As ``observe(readingClocks:)``.
-  public func observe(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func observe(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkTransition
   {
     try observe(readingClocks: { observation })
   }
 
   /// ``observe(_:)`` with only a wall-clock reading, writing every rise.
-  public func observe(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkTransition {
+  public func observe(now: WallClockInstant) throws(StoreError) -> ClockMarkTransition {
     try observe(ClockObservation(wall: now))
   }
 
   /// ``resetAfterOnlineSignIn(_:)`` with only a wall-clock reading.
-  public func resetAfterOnlineSignIn(now: WallClockInstant) throws(ClockMarkStoreError)
+  public func resetAfterOnlineSignIn(now: WallClockInstant) throws(StoreError)
     -> ClockMarkRecord
   {
     try resetAfterOnlineSignIn(ClockObservation(wall: now))
   }
 
   /// ``createFirstMark(_:)`` with only a wall-clock reading.
-  public func createFirstMark(now: WallClockInstant) throws(ClockMarkStoreError) -> ClockMarkRecord
-  {
+  public func createFirstMark(now: WallClockInstant) throws(StoreError) -> ClockMarkRecord {
     try createFirstMark(ClockObservation(wall: now))
   }
 }

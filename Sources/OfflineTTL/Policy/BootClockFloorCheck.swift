@@ -1,8 +1,8 @@
-/// The boot-clock floor's verdict on one decision: the layer that DESIGN rule 9 adds on top of the
-/// seed's pure policy, which it leaves unchanged.
+/// The boot-clock floor's verdict on one decision: the layer that <doc:Rules#Boot-clock-floor> adds on top of the
+/// eligibility rule, which it leaves unchanged.
 ///
 /// Given the record *after* the observation (so its floor `L` has been carried forward along the
-/// boot clock), the wall time and the policy, it finds the reasons the seed cannot see:
+/// boot clock), the wall time and the policy, it finds the reasons the mark rule cannot see:
 /// - `clock_behind_elapsed_time` when `wall < L − tolerance`: a rollback even when the wall clock
 ///   is still ahead of the mark (a clock held still, or set back by less than the time that
 ///   passed since the last observation);
@@ -137,7 +137,7 @@ public struct BootClockFloorCheck: Sendable, Hashable {
     return overflow ? .max : sum
   }
 
-  /// The time an opened offline reader judges its deadline by: `max(wall, L)` (DESIGN rules 7
+  /// The time an opened offline reader judges its deadline by: `max(wall, L)` (<doc:Rules#Recheck-at-open-and-at-each-read>
   /// and 9), so a held-back clock cannot keep a reader alive.
   ///
   /// - Parameters:
@@ -152,10 +152,10 @@ public struct BootClockFloorCheck: Sendable, Hashable {
     return Swift.max(wall, floor.lowerBound)
   }
 
-  /// Folds this check into the seed's evaluation: the reasons are united, and `fresh` becomes
+  /// Folds this check into the eligibility rule's evaluation: the reasons are united, and `fresh` becomes
   /// `expired` when this layer found any. `unavailable` stays `unavailable` (nothing cached).
   ///
-  /// - Parameter evaluation: The seed policy's result for the same items, wall time and mark.
+  /// - Parameter evaluation: The eligibility rule's result for the same items, wall time and mark.
   /// - Returns: The combined evaluation; its ``EligibilityEvaluation/deadline`` is kept only when
   ///   the combined status is still `fresh`.
   public func applied(to evaluation: EligibilityEvaluation) -> EligibilityEvaluation {

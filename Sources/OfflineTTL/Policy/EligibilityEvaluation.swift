@@ -1,4 +1,4 @@
-/// The result of applying the pure policy once: a value, never an error (STYLE 4).
+/// The result of applying the pure policy once: a value, never an error.
 ///
 /// It carries the values each reason was judged on, so a caller can say *why* without
 /// recomputing anything.

@@ -1,13 +1,13 @@
 /// The eligibility rule: how old a cache may be, and the options that govern how the gate
 /// applies the rule.
 ///
-/// The pure part, ``evaluate(_:now:mark:)``, is the seed's model exactly (DESIGN rule 1): for
+/// The pure part, ``evaluate(_:now:mark:)``, is the eligibility rule exactly (<doc:Rules#Eligibility-rule>): for
 /// items `w`, time `now`, mark `m` (absent on first use) and max age `A`,
 /// - no items → `unavailable`, mark unchanged;
 /// - otherwise `previous = m ?? now`, `updated = max(previous, now)`, and `fresh` iff
 ///   `now >= previous`, `max(w) <= now` and `now − min(w) <= A` (age == A is fresh).
 ///
-/// Arithmetic never traps or wraps for any representable input (DESIGN rule 2).
+/// Arithmetic never traps or wraps for any representable input (<doc:Rules#Typed-time>).
 public struct EligibilityPolicy: Sendable, Hashable {
   /// The TTL: how long after its oldest item a cache may be used offline. Never negative.
   public let maxAge: Duration
@@ -16,12 +16,12 @@ public struct EligibilityPolicy: Sendable, Hashable {
   public let maxAgeNanoseconds: UInt64
   /// Whether the gate may create the first clock mark when items exist but no mark does (an app
   /// migrating from a version without marks). Off by default: a missing mark is `expired`
-  /// with reason `mark_missing` (DESIGN rule 5).
+  /// with reason `mark_missing` (<doc:Rules#Fail-closed>).
   public var trustOnFirstUse: Bool
-  /// Whether the gate checks the boot-clock floor (DESIGN rule 9; ``BootClockFloorCheck``): a
+  /// Whether the gate checks the boot-clock floor (<doc:Rules#Boot-clock-floor>; ``BootClockFloorCheck``): a
   /// wall clock more than the tolerance behind the floor is refused
   /// (`clock_behind_elapsed_time`) and age is judged from `max(wall, floor)`. On by default.
-  /// Off, decisions are the seed's alone; the floor is still carried forward in the record, so
+  /// Off, the clock mark alone decides; the floor is still carried forward in the record, so
   /// turning it back on loses no elapsed time.
   public var usesBootClockFloor: Bool
   /// The fixed part of the boot-clock floor's tolerance; 500 ppm of the boot time since the last
@@ -71,7 +71,7 @@ public struct EligibilityPolicy: Sendable, Hashable {
 }
 
 extension EligibilityPolicy {
-  /// Applies the seed's rule to a summary of the items (DESIGN rule 1). Pure: reads no clock and
+  /// Applies the eligibility rule to a summary of the items (<doc:Rules#Eligibility-rule>). Pure: reads no clock and
   /// touches no storage.
   ///
   /// - Parameters:
@@ -107,7 +107,7 @@ extension EligibilityPolicy {
       deadline: status == .fresh ? deadline(oldest: oldest) : nil)
   }
 
-  /// Applies the seed's rule to the items' times in one pass.
+  /// Applies the eligibility rule to the items' times in one pass.
   ///
   /// - Parameters:
   ///   - writtenAt: Each item's `writtenAt`, in any order.

@@ -2,27 +2,27 @@
 ///
 /// Codes are stable snake_case strings, always listed in the declaration order below, which is
 /// the order of ``allCases`` and of ``codes``. An `expired` result carries every reason that
-/// applies, not only the first one found (DESIGN rule 1).
+/// applies, not only the first one found (<doc:Rules#Eligibility-rule>).
 public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringConvertible {
   public let rawValue: UInt16
   /// Creates a set from its bits; prefer the named members.
   @inlinable public init(rawValue: UInt16) { self.rawValue = rawValue }
 
-  /// The wall clock reads earlier than the clock mark: a rollback (the seed's rule).
+  /// The wall clock reads earlier than the clock mark: a rollback (<doc:Rules#Clock-mark>).
   public static let clockBehindMark = EligibilityReasons(rawValue: 1 << 0)
-  /// The newest item is dated after now (the seed's rule: a negative age never passes).
+  /// The newest item is dated after now (a negative age never passes: <doc:Rules#Eligibility-rule>).
   public static let itemFromFuture = EligibilityReasons(rawValue: 1 << 1)
   /// The oldest item is older than the max age (`now − oldest > maxAge`).
   public static let tooOld = EligibilityReasons(rawValue: 1 << 2)
-  /// Items exist but no clock mark does (DESIGN rule 5; trust-on-first-use is off by default).
+  /// Items exist but no clock mark does (<doc:Rules#Fail-closed>; trust-on-first-use is off by default).
   public static let markMissing = EligibilityReasons(rawValue: 1 << 3)
   /// The stored clock mark cannot be read or is corrupt; its bytes are left alone.
   public static let markUnreadable = EligibilityReasons(rawValue: 1 << 4)
-  /// The advanced mark could not be made durable, so `fresh` cannot be granted (DESIGN rule 3).
+  /// The advanced mark could not be made durable, so `fresh` cannot be granted (<doc:Rules#Clock-mark>).
   public static let markNotPersisted = EligibilityReasons(rawValue: 1 << 5)
   /// A cached item (or the item index) cannot be read; nothing is deleted.
   public static let itemUnreadable = EligibilityReasons(rawValue: 1 << 6)
-  /// The wall clock is behind the boot-clock floor by more than the tolerance (DESIGN rule 9).
+  /// The wall clock is behind the boot-clock floor by more than the tolerance (<doc:Rules#Boot-clock-floor>).
   public static let clockBehindElapsedTime = EligibilityReasons(rawValue: 1 << 7)
   /// The boot clock went backward within one boot: the floor's anchor is untrusted.
   public static let bootClockInconsistent = EligibilityReasons(rawValue: 1 << 8)

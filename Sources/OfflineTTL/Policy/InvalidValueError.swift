@@ -18,7 +18,7 @@ public struct InvalidValueError: Error, Sendable, Hashable, CustomStringConverti
     /// A number does not fit the type it must become (for example seconds that overflow `Int64`
     /// nanoseconds).
     public static let outOfRange = Code(.outOfRange)
-    /// A max age below zero (DESIGN rule 2).
+    /// A max age below zero (<doc:Rules#Typed-time>).
     public static let negativeMaxAge = Code(.negativeMaxAge)
     /// An item key that breaks the key rules (1–255 bytes of UTF-8, no `/`, NUL or control
     /// characters, not `.` or `..`).

@@ -1,7 +1,7 @@
 /// What eligibility needs to know about a cache's items: how many there are and the oldest and
 /// newest `writtenAt`. Payloads are never needed.
 ///
-/// The seed judges age by the *oldest* item (using the newest would make an older item look
+/// The eligibility rule judges age by the *oldest* item (using the newest would make an older item look
 /// refreshed) and refuses when the *newest* item is dated in the future (checking only the oldest
 /// would miss a newer, future-dated item).
 public struct ItemTimeSummary: Sendable, Hashable {

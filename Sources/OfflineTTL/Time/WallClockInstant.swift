@@ -5,7 +5,7 @@ import Foundation
 /// The wall clock is the settable calendar clock (`CLOCK_REALTIME`, `Date()`): the only clock that
 /// survives a reboot, and the one a user can move. Every timestamp in OfflineTTL is this typed
 /// value, never a bare `Double` or an untyped integer, so seconds, milliseconds and nanoseconds
-/// cannot be mixed by accident (DESIGN rule 2).
+/// cannot be mixed by accident (<doc:Rules#Typed-time>).
 ///
 /// The range is that of `Int64` nanoseconds: about 1677-09-21 to 2262-04-11. Constructors from
 /// coarser units are exact and throw ``InvalidValueError`` when the value does not fit, rather than

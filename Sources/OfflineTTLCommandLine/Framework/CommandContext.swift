@@ -13,7 +13,7 @@ struct CommandContext {
   var clock: any WallClock
   /// Environment variables.
   var environment: [String: String]
-  /// The boot clock that carries the floor forward (DESIGN rule 9); `nil` for none. Tests
+  /// The boot clock that carries the floor forward (the Rules article, "Boot-clock floor"); `nil` for none. Tests
   /// inject a manual one; the process uses ``LinuxBootClock``.
   var bootClock: (any BootClock)? = LinuxBootClock()
 

@@ -44,8 +44,8 @@ final class DemoBootClock: BootClock {
 /// The steps of `offline-ttl demo`, each printed as one row.
 struct DemoStory {
   let gate: OfflineAccessGate
-  /// The same stores with the floor off: what the seed alone decides.
-  let seedOnlyGate: OfflineAccessGate
+  /// The same stores with the floor off: what the mark rule alone decides.
+  let markRuleOnlyGate: OfflineAccessGate
   let clock: DemoClock
   let bootClock: DemoBootClock
   let maxAge: Duration
@@ -55,11 +55,11 @@ struct DemoStory {
   private var itemsAtSignIn: [CacheItemKey: CacheItem] = [:]
 
   init(
-    gate: OfflineAccessGate, seedOnlyGate: OfflineAccessGate, clock: DemoClock,
+    gate: OfflineAccessGate, markRuleOnlyGate: OfflineAccessGate, clock: DemoClock,
     bootClock: DemoBootClock, maxAge: Duration, json: Bool, context: CommandContext
   ) {
     self.gate = gate
-    self.seedOnlyGate = seedOnlyGate
+    self.markRuleOnlyGate = markRuleOnlyGate
     self.clock = clock
     self.bootClock = bootClock
     self.maxAge = maxAge
@@ -95,7 +95,7 @@ struct DemoStory {
     try heldClock()
   }
 
-  /// DESIGN rule 9: the wall clock held one second after the sign-in while two days pass on the
+  /// The boot-clock floor (the Rules article): the wall clock held one second after the sign-in while two days pass on the
   /// boot clock. The mark alone sees nothing wrong; the floor refuses it (when on and the
   /// tolerance is below the hold), then the clock catches up with real time.
   private mutating func heldClock() throws {
@@ -114,8 +114,8 @@ struct DemoStory {
       "hold the clock while 2 real days pass", at: Self.day + .seconds(1),
       expect: caught.isEmpty ? .fresh : .expired, caught)
     try check(
-      "the same, seed alone (--no-boot-floor)", at: Self.day + .seconds(1), expect: .fresh, [],
-      gate: seedOnlyGate)
+      "the same, mark rule only (--no-boot-floor)", at: Self.day + .seconds(1), expect: .fresh, [],
+      gate: markRuleOnlyGate)
     let aged: EligibilityReasons = hold > policy.maxAge ? .tooOld : []
     try check(
       "the clock catches up with real time", at: Self.day + hold,

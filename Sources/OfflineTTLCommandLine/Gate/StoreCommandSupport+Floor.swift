@@ -2,7 +2,7 @@ import OfflineTTL
 
 /// `--clock-tolerance` and `--no-boot-floor`, shared by `status`, `read` and `demo`.
 struct FloorOptions {
-  /// Whether the gate checks the boot-clock floor (DESIGN rule 9); `--no-boot-floor` clears it.
+  /// Whether the gate checks the boot-clock floor (the Rules article, "Boot-clock floor"); `--no-boot-floor` clears it.
   var usesBootClockFloor = true
   /// The fixed part of the floor's tolerance; 500 ppm of boot time since sign-in is added.
   var clockTolerance: Duration = .seconds(2)
@@ -16,7 +16,7 @@ extension StoreCommandSupport {
       help: "How far the wall clock may be behind the boot-clock floor, plus 500 ppm; default 2s."),
     .flag(
       "no-boot-floor",
-      help: "Checks the wall clock against the clock mark only, as the seed does (floor off)."),
+      help: "Checks the wall clock against the clock mark only (floor off)."),
   ]
 
   /// Reads `--clock-tolerance` and `--no-boot-floor`.

@@ -15,7 +15,7 @@ enum StoreCommandSupport {
   /// - Throws: ``CommandFailure`` with exit 74 and the reason when it is a symbolic link, does
   ///   not exist, is not a directory or cannot be listed.
   static func existingStore(_ path: String) throws(CommandFailure) -> String {
-    // The stores never follow a symbolic link (DESIGN rule 8), so a linked store cannot be
+    // The stores never follow a symbolic link (the Rules article, "Durable and private storage"), so a linked store cannot be
     // opened: say so here (exit 74) rather than report every item unreadable (exit 1).
     // Every spelling of the path names the same directory: `link/` and `link/.` are the link.
     var info = stat()

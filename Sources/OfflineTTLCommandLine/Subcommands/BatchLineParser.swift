@@ -110,21 +110,7 @@ struct BatchLineParser {
   private enum Key { case writtenAt, now, mark, maxAge, other }
 
   private mutating func parseKey() throws(Failure) -> Key {
-    try expect(UInt8(ascii: "\""))
-    let start = index
-    var escaped = false
-    while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-      if bytes[index] == UInt8(ascii: "\\") {
-        escaped = true
-        index += 1
-      } else if bytes[index] < 0x20 {
-        throw invalidJSON()
-      }
-      index += 1
-    }
-    guard index < bytes.count else { throw invalidJSON() }
-    let key = UnsafeBufferPointer(rebasing: bytes[start..<index])
-    index += 1
+    let (key, escaped) = try scanString()
     // The four names are plain ASCII; a key written with escapes is treated as another member.
     if escaped { return .other }
     if Self.equal(key, "written_at") { return .writtenAt }
@@ -236,13 +222,7 @@ struct BatchLineParser {
     guard depth < 64, let byte = peek() else { throw invalidJSON() }
     switch byte {
     case UInt8(ascii: "\""):
-      index += 1
-      while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-        if bytes[index] < 0x20 { throw invalidJSON() }
-        index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
-      }
-      guard index < bytes.count else { throw invalidJSON() }
-      index += 1
+      _ = try scanString()
     case UInt8(ascii: "["), UInt8(ascii: "{"):
       let isObject = byte == UInt8(ascii: "{")
       let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
@@ -273,19 +253,123 @@ struct BatchLineParser {
     case UInt8(ascii: "f"): try skipLiteral("false")
     case UInt8(ascii: "n"): try skipLiteral("null")
     default:
-      // A number: JSON's grammar, checked loosely (its value is never used).
-      let start = index
+      // A number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` (its value is never used).
       if peek() == UInt8(ascii: "-") { index += 1 }
-      while let next = peek(),
-        (next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9")) || next == UInt8(ascii: ".")
-          || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") || next == UInt8(ascii: "+")
-          || next == UInt8(ascii: "-")
-      {
+      if peek() == UInt8(ascii: "0") {
         index += 1
+      } else {
+        guard skipDigits() > 0 else { throw invalidJSON() }
       }
-      guard index > start, bytes[index - 1] >= UInt8(ascii: "0"),
-        bytes[index - 1] <= UInt8(ascii: "9")
-      else { throw invalidJSON() }
+      if peek() == UInt8(ascii: ".") {
+        index += 1
+        guard skipDigits() > 0 else { throw invalidJSON() }
+      }
+      if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+        index += 1
+        if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
+        guard skipDigits() > 0 else { throw invalidJSON() }
+      }
+    }
+  }
+
+  /// Moves past ASCII digits and returns how many there were.
+  private mutating func skipDigits() -> Int {
+    let start = index
+    while let byte = peek(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { index += 1 }
+    return index - start
+  }
+
+  /// Moves past the string whose opening quote is at `index`, checked as RFC 8259 says: the
+  /// escapes `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t` and `\uXXXX` (a surrogate only
+  /// in a pair), no control character, and valid UTF-8.
+  ///
+  /// - Returns: The bytes between the quotes, as written, and whether an escape was used.
+  private mutating func scanString() throws(Failure) -> (UnsafeBufferPointer<UInt8>, Bool) {
+    try expect(UInt8(ascii: "\""))
+    let start = index
+    var escaped = false
+    while let byte = peek(), byte != UInt8(ascii: "\"") {
+      switch byte {
+      case 0..<0x20: throw invalidJSON()
+      case UInt8(ascii: "\\"):
+        escaped = true
+        index += 1
+        guard let escape = peek() else { throw invalidJSON() }
+        index += 1
+        switch escape {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+          UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+          break
+        case UInt8(ascii: "u"):
+          let unit = try hexUnit()
+          if (0xDC00...0xDFFF).contains(unit) { throw invalidJSON() }
+          if (0xD800...0xDBFF).contains(unit) {
+            guard peek() == UInt8(ascii: "\\") else { throw invalidJSON() }
+            index += 1
+            guard peek() == UInt8(ascii: "u") else { throw invalidJSON() }
+            index += 1
+            guard (0xDC00...0xDFFF).contains(try hexUnit()) else { throw invalidJSON() }
+          }
+        default: throw invalidJSON()
+        }
+      case 0x20..<0x80: index += 1
+      default: try skipUTF8Scalar()
+      }
+    }
+    guard index < bytes.count else { throw invalidJSON() }
+    let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+    index += 1
+    return (text, escaped)
+  }
+
+  /// The four hex digits of a `\u` escape.
+  private mutating func hexUnit() throws(Failure) -> UInt16 {
+    var unit: UInt16 = 0
+    for _ in 0..<4 {
+      guard let byte = peek() else { throw invalidJSON() }
+      let digit: UInt8
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+      default: throw invalidJSON()
+      }
+      unit = unit << 4 | UInt16(digit)
+      index += 1
+    }
+    return unit
+  }
+
+  /// Moves past one multi-byte UTF-8 scalar (RFC 3629: no overlong form, no surrogate, nothing
+  /// above U+10FFFF).
+  private mutating func skipUTF8Scalar() throws(Failure) {
+    let lead = bytes[index]
+    let continuation: Int
+    var second: ClosedRange<UInt8> = 0x80...0xBF
+    switch lead {
+    case 0xC2...0xDF: continuation = 1
+    case 0xE0:
+      continuation = 2
+      second = 0xA0...0xBF
+    case 0xED:
+      continuation = 2
+      second = 0x80...0x9F
+    case 0xE1...0xEF: continuation = 2
+    case 0xF0:
+      continuation = 3
+      second = 0x90...0xBF
+    case 0xF4:
+      continuation = 3
+      second = 0x80...0x8F
+    case 0xF1...0xF3: continuation = 3
+    default: throw invalidJSON()
+    }
+    index += 1
+    for position in 0..<continuation {
+      guard let byte = peek(), (position == 0 ? second : 0x80...0xBF).contains(byte) else {
+        throw invalidJSON()
+      }
+      index += 1
     }
   }
 

@@ -32,7 +32,7 @@ enum Demo: Subcommand {
       checks that every item's bytes and written_at are unchanged; signs in online again
       (fresh). Then the boot-clock floor: the wall clock is held one second after that sign-in
       while the injected boot clock lets two days pass; the mark alone sees nothing wrong (the
-      seed alone, shown in the next row, says fresh), the floor refuses it
+      mark rule alone, shown in the next row, says fresh), the floor refuses it
       (clock_behind_elapsed_time); the clock then catches up with real time (fresh). One row
       per step: the clock, the status, the reasons, the mark and the floor, as offsets from the
       start time t0. The real files and the real clock-mark store are used; only the clocks are
@@ -64,16 +64,17 @@ enum Demo: Subcommand {
     let bootClock = DemoBootClock()
     let floor = try StoreCommandSupport.floorOptions(arguments)
     let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
-    let seedOnly = try StoreCommandSupport.policy(
+    let markRuleOnly = try StoreCommandSupport.policy(
       maxAge: maxAge, floor: FloorOptions(usesBootClockFloor: false))
     let cache = DirectoryCacheStore(at: path)
     let marks = FileClockMarkStore(atPath: path)
     let gate = OfflineAccessGate(
       cache: cache, marks: marks, policy: policy, clock: clock, bootClock: bootClock)
-    let seedOnlyGate = OfflineAccessGate(
-      cache: cache, marks: marks, policy: seedOnly, clock: clock, bootClock: bootClock)
+    let markRuleOnlyGate = OfflineAccessGate(
+      cache: cache, marks: marks, policy: markRuleOnly, clock: clock, bootClock: bootClock)
     var story = DemoStory(
-      gate: gate, seedOnlyGate: seedOnlyGate, clock: clock, bootClock: bootClock, maxAge: maxAge,
+      gate: gate, markRuleOnlyGate: markRuleOnlyGate, clock: clock, bootClock: bootClock,
+      maxAge: maxAge,
       json: json, context: context)
     if !json {
       context.standardOutput.writeLine(

@@ -7,7 +7,7 @@
   #endif
 
   /// The `flock`ed file that serializes read → advance → write across threads and processes
-  /// (DESIGN rule 4): the Secret Service has no transactions.
+  /// (the Rules article, "Clock mark"): the Secret Service has no transactions.
   ///
   /// Each acquisition opens its own file description, so two threads of one process exclude each
   /// other too (POSIX `fcntl` locks would not). The directory is created 0700 when missing and

@@ -43,9 +43,9 @@
 
     /// The record in a secret's bytes.
     ///
-    /// - Throws: ``ClockMarkStoreError`` `unreadable` with `empty`, `oversized`, `badChecksum`,
+    /// - Throws: ``StoreError`` `unreadable` with `empty`, `oversized`, `badChecksum`,
     ///   `unknownVersion` or `malformed`.
-    static func decode(_ bytes: [UInt8]) throws(ClockMarkStoreError) -> ClockMarkRecord {
+    static func decode(_ bytes: [UInt8]) throws(StoreError) -> ClockMarkRecord {
       guard !bytes.isEmpty else { throw unreadable(.empty, "the mark secret is empty") }
       guard bytes.count <= largestValue else {
         throw unreadable(.oversized, "the mark secret has \(bytes.count) bytes")
@@ -86,10 +86,10 @@
         generation: generation, mark: WallClockInstant(nanosecondsSinceEpoch: mark), floor: floor)
     }
 
-    private static func unreadable(_ why: ClockMarkStoreError.UnreadableReason, _ reason: String)
-      -> ClockMarkStoreError
+    private static func unreadable(_ why: StoreError.UnreadableReason, _ reason: String)
+      -> StoreError
     {
-      ClockMarkStoreError(code: .unreadable, unreadableReason: why, reason: reason)
+      StoreError(code: .unreadable, unreadableReason: why, message: reason)
     }
 
     static func checksum(_ bytes: [UInt8]) -> UInt32 {

@@ -53,7 +53,7 @@ private struct FloorGate {
     #expect(stored.floor.anchorSinceBoot == .seconds(100) + FloorGate.day)
   }
 
-  @Test func floorOffIsTheSeedAloneButTheFloorStillAdvances() throws {
+  @Test func floorOffIsTheMarkRuleAloneButTheFloorStillAdvances() throws {
     let f = try FloorGate(usesBootClockFloor: false)
     try f.signIn()
     f.wall.advance(by: .seconds(1))

@@ -21,8 +21,8 @@ extension FileClockMarkStore {
   ///     is removed and created again: only the online sign-in's reset does this.
   func withLockedDirectory<R>(
     creating: Bool, repairing: Bool = false, lock: LockOperation,
-    _ body: (FileDescriptor) throws(ClockMarkStoreError) -> R
-  ) throws(ClockMarkStoreError) -> R {
+    _ body: (FileDescriptor) throws(StoreError) -> R
+  ) throws(StoreError) -> R {
     let directory = try openDirectory(creating: creating)
     defer { system.closeIgnoringErrors(directory.fd) }
     let lockFD = try openLockFile(in: directory, creating: creating, repairing: repairing)
@@ -30,9 +30,9 @@ extension FileClockMarkStore {
     do {
       try system.flock(lockFD, lock)
     } catch {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .lockFailed, errno: error.rawValue,
-        reason: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
+        message: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
     }
     return try body(directory.fd)
   }
@@ -41,23 +41,23 @@ extension FileClockMarkStore {
   /// descriptor), shared with the cache store.
   var secure: SecureStoreFiles { SecureStoreFiles(system: system) }
 
-  private func openDirectory(creating: Bool) throws(ClockMarkStoreError) -> StoreDirectory {
+  private func openDirectory(creating: Bool) throws(StoreError) -> StoreDirectory {
     do {
       return try secure.openDirectory(atPath: directoryPath, creating: creating)
     } catch  where error.errno == .noSuchFileOrDirectory && !creating {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .absent, reason: "no clock mark record: \(directoryPath) does not exist")
     } catch  where error.isInsecure {
       throw insecure(error)
     } catch {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .storeUnusable, errno: error.errno?.rawValue,
         reason: "cannot open the store directory: \(error)")
     }
   }
 
   private func openLockFile(in directory: StoreDirectory, creating: Bool, repairing: Bool)
-    throws(ClockMarkStoreError) -> FileDescriptor
+    throws(StoreError) -> FileDescriptor
   {
     // flock needs no write access: a read-only descriptor lets `read()` work on a read-only
     // mount.
@@ -71,8 +71,8 @@ extension FileClockMarkStore {
       do {
         _ = try system.fstatat(directory.fd, Self.recordFileName)
       } catch  where error == .noSuchFileOrDirectory {
-        throw ClockMarkStoreError(
-          code: .absent, reason: "no clock mark record in \(directoryPath)")
+        throw StoreError(
+          code: .absent, message: "no clock mark record in \(directoryPath)")
       } catch {}
       do {
         return try secure.openFile(Self.lockFileName, in: directory, flags.union(.create)).fd
@@ -104,7 +104,7 @@ extension FileClockMarkStore {
   /// - Returns: The loaded record; the caller closes its descriptor.
   /// - Throws: `absent`, `unreadable` with its reason, or `writeFailed` when a writable open is
   ///   refused by a read-only file system.
-  func load(in directory: FileDescriptor, writable: Bool) throws(ClockMarkStoreError)
+  func load(in directory: FileDescriptor, writable: Bool) throws(StoreError)
     -> LoadedRecord
   {
     let fd: FileDescriptor
@@ -122,7 +122,7 @@ extension FileClockMarkStore {
     }
   }
 
-  private func loadOpened(_ fd: FileDescriptor) throws(ClockMarkStoreError) -> LoadedRecord {
+  private func loadOpened(_ fd: FileDescriptor) throws(StoreError) -> LoadedRecord {
     let status: FileStatus
     do {
       status = try system.fstat(fd)
@@ -167,7 +167,7 @@ extension FileClockMarkStore {
     return try Self.newest(in: bytes, fd: fd)
   }
 
-  static func newest(in bytes: [UInt8], fd: FileDescriptor) throws(ClockMarkStoreError)
+  static func newest(in bytes: [UInt8], fd: FileDescriptor) throws(StoreError)
     -> LoadedRecord
   {
     var best: LoadedRecord? = nil
@@ -187,14 +187,15 @@ extension FileClockMarkStore {
     }
     // A slot of an unknown version may be newer than a valid one: never fall back past it.
     if let unknown {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .unreadable, unreadableReason: .unknownVersion,
-        reason: "the record has format version \(unknown) (or unknown flags); this library reads 1")
+        message: "the record has format version \(unknown) (or unknown flags); this library reads 1"
+      )
     }
     guard let best else {
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .unreadable, unreadableReason: .badChecksum,
-        reason: "no slot of the record passes its checksum")
+        message: "no slot of the record passes its checksum")
     }
     return best
   }
@@ -223,11 +224,11 @@ extension FileClockMarkStore {
 
   // MARK: Errors
 
-  private func openError(_ error: Errno, writable: Bool) -> ClockMarkStoreError {
+  private func openError(_ error: Errno, writable: Bool) -> StoreError {
     switch error {
     case .noSuchFileOrDirectory:
-      return ClockMarkStoreError(
-        code: .absent, reason: "no clock mark record in \(directoryPath)")
+      return StoreError(
+        code: .absent, message: "no clock mark record in \(directoryPath)")
     case .tooManySymbolicLinks:
       return unreadable(.symbolicLink, "the record is a symbolic link (never followed)")
     case .isDirectory:
@@ -235,37 +236,37 @@ extension FileClockMarkStore {
     case .permissionDenied, .notPermitted:
       return unreadable(.permission, errno: error, "the record cannot be opened")
     case .readOnlyFileSystem where writable:
-      return ClockMarkStoreError(
+      return StoreError(
         code: .writeFailed, errno: error.rawValue,
-        reason: "the record cannot be opened for writing: \(error)")
+        message: "the record cannot be opened for writing: \(error)")
     default:
       return unreadable(.io, errno: error, "the record cannot be opened")
     }
   }
 
   func unreadable(
-    _ why: ClockMarkStoreError.UnreadableReason, errno: Errno? = nil, _ text: String
-  ) -> ClockMarkStoreError {
+    _ why: StoreError.UnreadableReason, errno: Errno? = nil, _ text: String
+  ) -> StoreError {
     var reason = "\(Self.recordFileName) in \(directoryPath): \(text)"
     if let errno { reason += ": \(errno)" }
-    return ClockMarkStoreError(
-      code: .unreadable, unreadableReason: why, errno: errno?.rawValue, reason: reason)
+    return StoreError(
+      code: .unreadable, unreadableReason: why, errno: errno?.rawValue, message: reason)
   }
 
-  func unusable(_ error: Errno, _ text: String) -> ClockMarkStoreError {
-    ClockMarkStoreError(
-      code: .storeUnusable, errno: error.rawValue, reason: "\(text) \(directoryPath): \(error)")
+  func unusable(_ error: Errno, _ text: String) -> StoreError {
+    StoreError(
+      code: .storeUnusable, errno: error.rawValue, message: "\(text) \(directoryPath): \(error)")
   }
 
-  private func lockFailed(_ error: StoreFileError) -> ClockMarkStoreError {
+  private func lockFailed(_ error: StoreFileError) -> StoreError {
     if error.isInsecure { return insecure(error) }
-    return ClockMarkStoreError(
+    return StoreError(
       code: .lockFailed, errno: error.errno?.rawValue,
       reason: "cannot open \(Self.lockFileName) in \(directoryPath): \(error)")
   }
 
-  func insecure(_ error: StoreFileError) -> ClockMarkStoreError {
-    ClockMarkStoreError(
+  func insecure(_ error: StoreFileError) -> StoreError {
+    StoreError(
       code: .insecureStore,
       reason: "\(error); a store must be owned by this user and writable by nobody else: check"
         + " its contents, then remove the write access (chmod go-w), or remove the store and"

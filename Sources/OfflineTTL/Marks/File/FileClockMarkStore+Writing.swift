@@ -6,7 +6,7 @@ extension FileClockMarkStore {
   /// - Returns: The file as it now is, the written slot being the newest.
   @discardableResult
   func writeNextSlot(_ record: ClockMarkRecord, over loaded: LoadedRecord)
-    throws(ClockMarkStoreError) -> LoadedRecord
+    throws(StoreError) -> LoadedRecord
   {
     let target = 1 - loaded.newestSlot
     let offset = MarkRecordCodec.slotOffsets[target]
@@ -16,9 +16,9 @@ extension FileClockMarkStore {
       try system.fdatasync(loaded.fd)
     } catch {
       restoreSlot(target, from: loaded)
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .writeFailed, errno: error.rawValue,
-        reason: "cannot write \(Self.recordFileName) in \(directoryPath): \(error);"
+        message: "cannot write \(Self.recordFileName) in \(directoryPath): \(error);"
           + " the previous record is kept")
     }
     var bytes = loaded.bytes
@@ -34,7 +34,7 @@ extension FileClockMarkStore {
   /// reset. A failure of the second write is not an error (the reset is already durable; that
   /// slot's previous bytes are put back as after any failed write).
   func writeBothSlots(_ record: ClockMarkRecord, over loaded: LoadedRecord)
-    throws(ClockMarkStoreError)
+    throws(StoreError)
   {
     let committed = try writeNextSlot(record, over: loaded)
     do {
@@ -60,7 +60,7 @@ extension FileClockMarkStore {
   /// never followed; a directory there fails with `EISDIR`), `fsync` of the directory. The rename
   /// is the commit point: a failure after it reports `writeFailed` with the new record in place.
   func replaceFile(with record: ClockMarkRecord, in directory: FileDescriptor)
-    throws(ClockMarkStoreError)
+    throws(StoreError)
   {
     let file = MarkRecordCodec.encodeFile(record, sequence: 1)
     var renamed = false
@@ -87,9 +87,9 @@ extension FileClockMarkStore {
       if !renamed {
         do { try system.unlinkat(directory, Self.temporaryFileName) } catch {}
       }
-      throw ClockMarkStoreError(
+      throw StoreError(
         code: .writeFailed, errno: error.rawValue,
-        reason: "cannot \(renamed ? "sync the directory after writing" : "write")"
+        message: "cannot \(renamed ? "sync the directory after writing" : "write")"
           + " \(Self.recordFileName) in \(directoryPath): \(error)"
           + (renamed ? "; the new record is in place" : "; the previous bytes are kept"))
     }

@@ -13,7 +13,7 @@ import Foundation
 ///   use (a new lock file would not exclude holders of the old one).
 /// - ``temporaryFileName`` (`clock-mark.tmp`): exists only while a record is created or replaced.
 ///
-/// ## Guarantees (DESIGN rules 3, 4, 5, 8)
+/// ## Guarantees (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>)
 /// - Every operation holds `flock` on the lock file for its whole read → advance → write
 ///   (exclusive; shared for ``read()``). The lock descriptor is opened afresh for each operation,
 ///   so threads sharing one instance exclude each other too (`flock` locks belong to an open file
@@ -23,7 +23,7 @@ import Foundation
 ///   intact; a torn new slot fails its checksum and the reader takes the old one. The slot that
 ///   holds the last acknowledged record is never overwritten by the next write. If the write or
 ///   the sync fails, the slot's previous bytes are written back (best effort) and
-///   ``ClockMarkStoreError/Code/writeFailed`` is thrown: the store reads back the old record.
+///   ``StoreError/Code/writeFailed`` is thrown: the store reads back the old record.
 /// - A record is created (``createFirstMark(_:)``, or ``resetAfterOnlineSignIn(_:)`` over an absent
 ///   or unreadable one) as a temporary file: write, `fsync`, `rename`, `fsync` of the directory.
 /// - Every open uses `O_NOFOLLOW | O_CLOEXEC`: a symbolic link in place of the record, the lock
@@ -31,7 +31,7 @@ import Foundation
 /// - A record that is a symbolic link, a directory or other non-regular file, of the wrong size
 ///   (a larger one is rejected from `fstat` alone, without reading it), readable or writable by
 ///   group or others, with no slot passing its checksum, or of an unknown version is
-///   ``ClockMarkStoreError/Code/unreadable`` with its reason, and its bytes are left exactly as
+///   ``StoreError/Code/unreadable`` with its reason, and its bytes are left exactly as
 ///   they were: only ``resetAfterOnlineSignIn(_:)`` replaces it.
 /// - **Trade-off of two slots:** a damaged (bit-flipped) *newest* slot is not reported: the
 ///   reader falls back to the other slot, which holds the record before the last write (after a
@@ -94,11 +94,11 @@ public struct FileClockMarkStore: ClockMarkStore {
   /// The current record, under a shared lock, writing nothing.
   ///
   /// - Returns: The newest valid record.
-  /// - Throws: ``ClockMarkStoreError``: `absent` (no directory, or no record), `unreadable`,
+  /// - Throws: ``StoreError``: `absent` (no directory, or no record), `unreadable`,
   ///   `lockFailed` or `storeUnusable`.
-  public func read() throws(ClockMarkStoreError) -> ClockMarkRecord {
+  public func read() throws(StoreError) -> ClockMarkRecord {
     try withLockedDirectory(creating: false, lock: .shared) {
-      directory throws(ClockMarkStoreError) in
+      directory throws(StoreError) in
       let loaded = try load(in: directory, writable: false)
       system.closeIgnoringErrors(loaded.fd)
       return loaded.record
@@ -111,14 +111,14 @@ public struct FileClockMarkStore: ClockMarkStore {
   ///
   /// - Parameter clocks: Reads the clocks; called once, under the lock, after the record was read.
   /// - Returns: The record before and after, and the observation used.
-  /// - Throws: ``ClockMarkStoreError``: `absent` (nothing is created, not even the directory),
+  /// - Throws: ``StoreError``: `absent` (nothing is created, not even the directory),
   ///   `unreadable` (bytes untouched), `writeFailed` with the errno (the old record reads back),
   ///   `lockFailed`, `storeUnusable`.
-  public func observe(readingClocks clocks: () -> ClockObservation) throws(ClockMarkStoreError)
+  public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
     -> ClockMarkTransition
   {
     try withLockedDirectory(creating: false, lock: .exclusive) {
-      directory throws(ClockMarkStoreError) in
+      directory throws(StoreError) in
       let loaded = try load(in: directory, writable: true)
       defer { system.closeIgnoringErrors(loaded.fd) }
       let previous = loaded.record
@@ -141,14 +141,14 @@ public struct FileClockMarkStore: ClockMarkStore {
   ///
   /// - Parameter observation: The clocks now.
   /// - Returns: The new record, or the existing one.
-  /// - Throws: ``ClockMarkStoreError``: `unreadable` (an existing record is not replaced),
+  /// - Throws: ``StoreError``: `unreadable` (an existing record is not replaced),
   ///   `writeFailed`, `lockFailed`, `storeUnusable` (the directory cannot be opened or created).
-  public func createFirstMark(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
   {
     try withLockedDirectory(creating: true, lock: .exclusive) {
-      directory throws(ClockMarkStoreError) in
-      do throws(ClockMarkStoreError) {
+      directory throws(StoreError) in
+      do throws(StoreError) {
         let loaded = try load(in: directory, writable: false)
         system.closeIgnoringErrors(loaded.fd)
         return loaded.record
@@ -168,15 +168,15 @@ public struct FileClockMarkStore: ClockMarkStore {
   ///
   /// - Parameter observation: The clocks now.
   /// - Returns: The new record.
-  /// - Throws: ``ClockMarkStoreError``: `writeFailed` (the old bytes read back; a directory in
+  /// - Throws: ``StoreError``: `writeFailed` (the old bytes read back; a directory in
   ///   the record's place gives `EISDIR` and is left alone), `lockFailed`, `storeUnusable`.
-  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(ClockMarkStoreError)
+  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
     -> ClockMarkRecord
   {
     try withLockedDirectory(creating: true, repairing: true, lock: .exclusive) {
-      directory throws(ClockMarkStoreError) in
+      directory throws(StoreError) in
       let loaded: LoadedRecord
-      do throws(ClockMarkStoreError) {
+      do throws(StoreError) {
         loaded = try load(in: directory, writable: true)
       } catch {
         let generation: UInt64 =

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""An independent model of the seed's eligibility rule, for differential testing.
+"""An independent model of the eligibility rule, for differential testing.
 
-The rule (DESIGN.md rule 1): for item times w, time now, mark m (None on first use) and a
+The rule (the Rules article's eligibility rule): for item times w, time now, mark m (None on first use) and a
 nonnegative max age A, in one unit:
   - no items: "unavailable", the mark unchanged;
   - otherwise previous = m if given else now; the mark becomes the larger of previous and now;

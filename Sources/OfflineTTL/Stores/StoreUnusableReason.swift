@@ -1,8 +1,9 @@
 /// Why a store that lives in an outside service (the Secret Service on Linux, the Keychain on
 /// Apple platforms) cannot be used right now. Carried by a store error whose code says the store
-/// is unusable; the gate turns it into an `expired` refusal and deletes nothing (DESIGN rule 5).
+/// is unusable; the gate turns it into an `expired` refusal and deletes nothing
+/// (<doc:Rules#Fail-closed>).
 ///
-/// An extensible set of stable snake_case names, like ``ClockMarkStoreError/UnreadableReason``.
+/// An extensible set of stable snake_case names, like ``StoreError/UnreadableReason``.
 public struct StoreUnusableReason: Sendable, Hashable, CustomStringConvertible {
   enum Backing: String, Sendable, Hashable {
     case noSessionBus = "no_session_bus"

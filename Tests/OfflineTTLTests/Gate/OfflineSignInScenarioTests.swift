@@ -4,8 +4,8 @@ import OfflineTTLTesting
 import Synchronization
 import Testing
 
-/// Every scenario of the seed, as a named test, on the in-memory cache and on real files.
-@Suite struct SeedScenarioTests {
+/// Every scenario of the offline sign-in story, as a named test, on the in-memory cache and on real files.
+@Suite struct OfflineSignInScenarioTests {
   typealias Fixture = GateFixture
 
   @Test(arguments: Fixture.Backend.allCases)
@@ -201,7 +201,7 @@ import Testing
     let decision = f.gate.checkEligibility()
     #expect(decision.status == .unavailable)
     #expect(decision.mark == session.record.mark)
-    #expect(f.marks.writeCount == writes, "the seed: no items, mark unchanged")
+    #expect(f.marks.writeCount == writes, "no items: mark unchanged")
   }
 }
 

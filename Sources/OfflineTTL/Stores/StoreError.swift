@@ -1,0 +1,139 @@
+/// A store failed: the one error type of every ``ClockMarkStore`` and every ``CacheItemStore``.
+///
+/// The gate fails closed (<doc:Rules#Fail-closed>): it turns each of these into an `expired`
+/// refusal that carries it, and no store deletes or rewrites evidence on any failure. The gate's
+/// own errors (``OnlineSessionError``, ``OfflineReadError``) carry the store's error as it was
+/// thrown instead of re-coding it.
+///
+/// The shape of an error that can grow: ``code`` is a struct backed by a private enum, so adding
+/// a code is not a breaking change (a public enum would break every exhaustive `switch` of a
+/// client). Match on codes with `==` or pattern matching:
+///
+/// ```swift
+/// do {
+///   try marks.observe(now: now)
+/// } catch where error.code == .unreadable {
+///   print(error.unreadableReason!)   // bad_checksum, symbolic_link, ...
+/// } catch {
+///   print(error)                     // "write_failed: cannot write clock-mark in ...: EIO (...)"
+/// }
+/// ```
+///
+/// Equality and hashing use ``code`` and the structured detail (``unreadableReason``,
+/// ``unusableReason``, ``key``, ``errno``), never the ``message`` text, which is for people and may
+/// change between releases.
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The kind of failure: a stable snake_case name.
+  public struct Code: Sendable, Hashable, CustomStringConvertible {
+    enum Backing: String, Sendable, Hashable {
+      case absent
+      case unreadable
+      case itemUnreadable = "item_unreadable"
+      case indexUnreadable = "index_unreadable"
+      case writeFailed = "write_failed"
+      case lockFailed = "lock_failed"
+      case storeUnusable = "store_unusable"
+      case storeFromAnotherMachine = "store_from_another_machine"
+      case insecureStore = "insecure_store"
+      case notARegularFile = "not_a_regular_file"
+    }
+    let backing: Backing
+    init(_ backing: Backing) { self.backing = backing }
+
+    /// No clock mark record exists (a mark store).
+    public static let absent = Code(.absent)
+    /// A clock mark record exists but cannot be trusted; see ``StoreError/unreadableReason``.
+    /// Its bytes are left alone until an online sign-in replaces them.
+    public static let unreadable = Code(.unreadable)
+    /// A cache item exists but cannot be read or fails its checksum; see ``StoreError/key``.
+    public static let itemUnreadable = Code(.itemUnreadable)
+    /// The item index cannot be read and cannot be rebuilt (a read-only directory holding a
+    /// corrupt index is still rebuilt in memory; this code means even that failed).
+    public static let indexUnreadable = Code(.indexUnreadable)
+    /// Writing or syncing failed; the previous record and every committed item are intact. See
+    /// ``StoreError/errno``.
+    public static let writeFailed = Code(.writeFailed)
+    /// The cross-process lock could not be taken.
+    public static let lockFailed = Code(.lockFailed)
+    /// The store itself (its directory, its service) cannot be opened or created; see
+    /// ``StoreError/errno`` or ``StoreError/unusableReason``.
+    public static let storeUnusable = Code(.storeUnusable)
+    /// The clock mark record was written on another machine (a copied store, a network home
+    /// directory); its boot-clock evidence does not apply here. Refused until an online sign-in
+    /// rebinds the record to this machine.
+    public static let storeFromAnotherMachine = Code(.storeFromAnotherMachine)
+    /// A directory or file of the store (the store directory, `cache/`, an item, the index, the
+    /// clock mark record or a lock file) is owned by another user, or group or others may write
+    /// it: nothing in it is trusted. The message names the path. Nothing is changed; the user
+    /// recovers by removing the write access (`chmod go-w`) after checking the contents, or by
+    /// removing the store and signing in online again. The command-line tool exits 74.
+    public static let insecureStore = Code(.insecureStore)
+    /// A FIFO, socket, device, directory or symbolic link stands where a file of a cache store
+    /// belongs (``StoreError/key`` names the item when it is one). It is never waited on or
+    /// followed; an online sign-in removes it.
+    public static let notARegularFile = Code(.notARegularFile)
+
+    /// The stable snake_case name, e.g. `write_failed`.
+    public var description: String { backing.rawValue }
+  }
+
+  /// The kind of failure.
+  public let code: Code
+  /// For ``Code/unreadable``, why the record cannot be trusted.
+  public let unreadableReason: UnreadableReason?
+  /// For a store kept in an outside service (the Secret Service, the Keychain), why that service
+  /// could not be used; usually with ``Code/storeUnusable``, or ``Code/writeFailed`` when a write
+  /// failed or timed out.
+  public let unusableReason: StoreUnusableReason?
+  /// The cache item concerned, when one is (``Code/itemUnreadable``, a failed item write).
+  public let key: CacheItemKey?
+  /// The operating system's error number, when one caused this (`ENOSPC`, `EIO`, `EROFS`, ...).
+  public let errno: Int32?
+  /// A sentence for people; not part of equality, and not stable across releases.
+  public let message: String
+
+  /// Creates an error.
+  ///
+  /// - Parameters:
+  ///   - code: The kind of failure.
+  ///   - unreadableReason: For ``Code/unreadable``, why.
+  ///   - key: The cache item concerned, if any.
+  ///   - errno: The operating system's error number, if any.
+  ///   - unusableReason: Why an outside service could not be used, if that is the cause.
+  ///   - message: A sentence for people.
+  public init(
+    code: Code, unreadableReason: UnreadableReason? = nil, key: CacheItemKey? = nil,
+    errno: Int32? = nil, unusableReason: StoreUnusableReason? = nil, message: String
+  ) {
+    self.code = code
+    self.unreadableReason = unreadableReason
+    self.unusableReason = unusableReason
+    self.key = key
+    self.errno = errno
+    self.message = message
+  }
+
+  /// `"<code>[ (<why>)]: <message>"`, e.g. `unreadable (bad_checksum): ...` or
+  /// `store_unusable (collection_locked): ...`.
+  public var description: String {
+    var text = code.description
+    if let unreadableReason { text += " (\(unreadableReason))" }
+    if let unusableReason { text += " (\(unusableReason))" }
+    return text + ": " + message
+  }
+
+  /// Equal when the code and the structured detail are; the message is not compared.
+  public static func == (lhs: StoreError, rhs: StoreError) -> Bool {
+    lhs.code == rhs.code && lhs.unreadableReason == rhs.unreadableReason
+      && lhs.unusableReason == rhs.unusableReason && lhs.key == rhs.key && lhs.errno == rhs.errno
+  }
+
+  /// Hashes the code and the structured detail, not the message.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(code)
+    hasher.combine(unreadableReason)
+    hasher.combine(unusableReason)
+    hasher.combine(key)
+    hasher.combine(errno)
+  }
+}
