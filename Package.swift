@@ -34,6 +34,13 @@ let package = Package(
       pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"])]
     ),
+    // libsodium, for sealed stores: XChaCha20-Poly1305, keyed BLAKE2b, crypto_kdf (Debian:
+    // libsodium-dev).
+    .systemLibrary(
+      name: "CSodium",
+      pkgConfig: "libsodium",
+      providers: [.apt(["libsodium-dev"])]
+    ),
     // libsecret, for the Secret Service backend (only with the SecretService trait).
     .systemLibrary(
       name: "CLibSecret",
@@ -52,7 +59,7 @@ let package = Package(
     // The library: time, pure policy, mark record and stores, item stores, the gate.
     .target(
       name: "OfflineTTL",
-      dependencies: ["CZlib"],
+      dependencies: ["CZlib", "CSodium"],
       swiftSettings: swiftSettings
     ),
     // Test doubles and conformance suites, shipped as their own product.

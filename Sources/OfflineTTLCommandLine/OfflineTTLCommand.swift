@@ -1,3 +1,5 @@
+import OfflineTTL
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -50,9 +52,19 @@ public enum OfflineTTLCommand {
     guard let first = arguments.first else {
       return toolUsageError("missing subcommand", context: context)
     }
-    if first == "--help" || first == "-h" || first == "help" {
+    if first == "--help" || first == "-h" {
       context.standardOutput.write(HelpFormatter.toolHelp(subcommands: configurations))
       return .success
+    }
+    if first == "--version" {
+      guard arguments.count == 1 else {
+        return toolUsageError("--version takes no arguments", context: context)
+      }
+      context.standardOutput.writeLine("\(HelpFormatter.toolName) \(OfflineTTLVersion.current)")
+      return .success
+    }
+    if first == "help" {
+      return help(Array(arguments.dropFirst()), context: context)
     }
     guard let subcommand = SubcommandRegistry.subcommand(named: first) else {
       let message =
@@ -79,6 +91,43 @@ public enum OfflineTTLCommand {
       context.standardError.write("error: \(error)\n")
       return .software
     }
+  }
+
+  /// `help`, `help <subcommand>`, `help --man`, `help --completion bash|zsh`.
+  private static func help(_ arguments: [String], context: CommandContext) -> ExitCode {
+    let configurations = SubcommandRegistry.all.map { $0.configuration }
+    switch arguments.first {
+    case nil, "--help", "-h":
+      guard arguments.count <= 1 else { break }
+      context.standardOutput.write(HelpFormatter.toolHelp(subcommands: configurations))
+      return .success
+    case "--man":
+      guard arguments.count == 1 else { break }
+      context.standardOutput.write(ManualPage.roff(subcommands: configurations))
+      return .success
+    case "--completion":
+      guard arguments.count == 2 else {
+        return toolUsageError("help --completion needs one shell: bash or zsh", context: context)
+      }
+      switch arguments[1] {
+      case "bash": context.standardOutput.write(Completions.bash(subcommands: configurations))
+      case "zsh": context.standardOutput.write(Completions.zsh(subcommands: configurations))
+      default:
+        return toolUsageError(
+          "help --completion: unknown shell '\(arguments[1])' (use bash or zsh)",
+          context: context)
+      }
+      return .success
+    case let name?:
+      guard arguments.count == 1 else { break }
+      guard let subcommand = SubcommandRegistry.subcommand(named: name) else {
+        return toolUsageError("help: unknown subcommand '\(name)'", context: context)
+      }
+      context.standardOutput.write(HelpFormatter.help(for: subcommand.configuration))
+      return .success
+    }
+    return toolUsageError(
+      "help takes one subcommand name, --man, or --completion bash|zsh", context: context)
   }
 
   private static func toolUsageError(_ message: String, context: CommandContext) -> ExitCode {

@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTL
 import Testing
 
 /// `offline-ttl` as users run it: exit codes and exact output of the built binary.
@@ -60,7 +61,7 @@ import Testing
     #expect(
       run.standardError == """
         error: --max-age: -1 is negative; a max age must be zero or more
-        usage: offline-ttl evaluate [--written-at <t> ...] --now <t> [--mark <t>] --max-age <n> [options]
+        usage: offline-ttl evaluate [--written-at <t> ...] --now <t> [--mark <t>] --max-age <duration|n> [options]
                offline-ttl evaluate --batch [--unit s|ms|ns]
         See 'offline-ttl evaluate --help'.
 
@@ -113,5 +114,13 @@ extension BinaryTests {
       launcher: ["sh", "-c", "exec \"$0\" \"$@\" > /dev/full"])
     #expect(run.exitCode == 74)
     #expect(run.standardError == "error: cannot write standard output\n")
+  }
+}
+
+extension BinaryTests {
+  @Test func versionOfTheBuiltBinaryIsTheLibraryConstant() throws {
+    let run = try binary.run(["--version"])
+    #expect(run.exitCode == 0)
+    #expect(run.standardOutput == "offline-ttl \(OfflineTTLVersion.current)\n")
   }
 }

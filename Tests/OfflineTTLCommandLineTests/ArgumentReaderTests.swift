@@ -32,7 +32,7 @@ import Testing
       Issue.record("expected arguments")
       return
     }
-    #expect(parsed.value("now") == "-100")
+    #expect(parsed.value(.now) == "-100")
     #expect(parsed.positionals == ["k"])
   }
 
@@ -42,7 +42,7 @@ import Testing
       return
     }
     #expect(parsed.positionals == ["--json", "-h"])
-    #expect(!parsed.flag("json"))
+    #expect(!parsed.flag(.json))
   }
 
   @Test(arguments: [["--help"], ["-h"], ["k", "--bogus", "--help"], ["--now", "1", "-h"]])

@@ -102,3 +102,20 @@ import Testing
     }
   }
 }
+
+extension EvaluateTests {
+  @Test(arguments: [("1000", "s"), ("1000s", "s"), ("16m40s", "ms"), ("1000000ms", "ns")])
+  func maxAgeTakesUnitsOrABareCountOfTheUnit(maxAge: String, unit: String) {
+    let scale = ["s": 1, "ms": 1000, "ns": 1_000_000_000][unit]!
+    let run = runCommand([
+      "evaluate", "--unit", unit, "--written-at", "\(100 * scale)", "--now", "\(1100 * scale)",
+      "--max-age", maxAge, "--json",
+    ])
+    #expect(run.exitCode == .fresh, "\(maxAge) \(unit)")
+    let late = runCommand([
+      "evaluate", "--unit", unit, "--written-at", "\(100 * scale)", "--now", "\(1101 * scale)",
+      "--max-age", maxAge,
+    ])
+    #expect(late.exitCode == .expired, "\(maxAge) \(unit)")
+  }
+}

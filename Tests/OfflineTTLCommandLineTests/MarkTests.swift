@@ -82,6 +82,21 @@ import Testing
   @Test func helpGoesToStandardOutput() {
     let run = runCommand(["mark", "--help"])
     #expect(run.exitCode == .success)
-    #expect(run.standardOutput.contains("USAGE: offline-ttl mark observe --dir <d>"))
+    #expect(run.standardOutput.contains("USAGE: offline-ttl mark observe --store <dir>"))
+  }
+}
+
+extension MarkTests {
+  @Test func storeIsTheSpellingAndDirItsAlias() throws {
+    let dir = try TemporaryStoreDirectory()
+    defer { dir.remove() }
+    let reset = runCommand(["mark", "reset", "--store", dir.path, "--now", "100"])
+    #expect(reset.exitCode == .success)
+    #expect(reset.standardOutput == "mark 100 generation 1\n")
+    #expect(
+      runCommand(["mark", "show", "--dir=\(dir.path)"]).standardOutput == reset.standardOutput)
+    let both = runCommand(["mark", "show", "--store", dir.path, "--dir", dir.path])
+    #expect(both.exitCode == .usage)
+    #expect(both.standardError.hasPrefix("error: option '--dir' was given more than once\n"))
   }
 }

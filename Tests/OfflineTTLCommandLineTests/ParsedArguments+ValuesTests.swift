@@ -10,7 +10,7 @@ import Testing
   func instantsAreReadExactlyInTheUnit(symbol: String, nanoseconds: Int64) throws {
     let parsed = ParsedArguments(values: ["now": ["1500000000"], "unit": [symbol]])
     let unit = try parsed.unit()
-    #expect(try parsed.instant("now", unit: unit)?.nanosecondsSinceEpoch == nanoseconds)
+    #expect(try parsed.instant(.now, unit: unit)?.nanosecondsSinceEpoch == nanoseconds)
   }
 
   @Test func defaultUnitIsSeconds() throws {
@@ -29,35 +29,38 @@ import Testing
       throws: UsageError(
         "--now: 9223372037s does not fit in Int64 nanoseconds since the epoch"
           + " (about years 1677 to 2262)")
-    ) { try parsed.instant("now", unit: .seconds) }
+    ) { try parsed.instant(.now, unit: .seconds) }
     // One second less fits.
     #expect(
-      try ParsedArguments(values: ["now": ["9223372036"]]).instant("now", unit: .seconds)
+      try ParsedArguments(values: ["now": ["9223372036"]]).instant(.now, unit: .seconds)
         == WallClockInstant(nanosecondsSinceEpoch: 9_223_372_036_000_000_000))
   }
 
   @Test func instantsReadEveryRepeatedValue() throws {
     let parsed = ParsedArguments(values: ["written-at": ["1", "-2"]])
     #expect(
-      try parsed.instants("written-at", unit: .milliseconds) == [
+      try parsed.instants(.writtenAt, unit: .milliseconds) == [
         WallClockInstant(nanosecondsSinceEpoch: 1_000_000),
         WallClockInstant(nanosecondsSinceEpoch: -2_000_000),
       ])
   }
 
-  @Test func integerDurationTakesAnyInt64Count() throws {
+  @Test func durationOrCountTakesAnyInt64CountOrUnits() throws {
     let parsed = ParsedArguments(values: ["max-age": ["\(Int64.max)"]])
-    #expect(try parsed.integerDuration("max-age", unit: .seconds) == .seconds(Int64.max))
+    #expect(try parsed.durationOrCount(.maxAge, unit: .seconds) == .seconds(Int64.max))
+    let units = ParsedArguments(values: ["max-age": ["1h30m"]])
+    #expect(try units.durationOrCount(.maxAge, unit: .nanoseconds) == .seconds(5400))
   }
 
   @Test func durationRejectsABareIntegerNamingTheOption() throws {
-    let parsed = ParsedArguments(values: ["timeout": ["90"]])
+    let parsed = ParsedArguments(values: ["clock-tolerance": ["90"]])
     #expect(
       throws: UsageError(
-        "--timeout: '90' has no unit; write it with a unit, e.g. 500ms, 90s, 15m, 12h, 7d or 1h30m"
+        "--clock-tolerance: '90' has no unit; write it with a unit, e.g. 500ms, 90s, 15m, 12h, 7d or 1h30m"
       )
-    ) { try parsed.duration("timeout") }
+    ) { try parsed.duration(.clockTolerance) }
     #expect(
-      try ParsedArguments(values: ["timeout": ["1h30m"]]).duration("timeout") == .seconds(5400))
+      try ParsedArguments(values: ["clock-tolerance": ["1h30m"]]).duration(.clockTolerance)
+        == .seconds(5400))
   }
 }

@@ -5,17 +5,17 @@ import Testing
 
 @Suite struct ParsedArgumentsTests {
   @Test func valuesAreInOrderAndAbsentOptionsAreNilOrEmpty() {
-    let parsed = ParsedArguments(values: ["a": ["1", "2"]], flags: ["f"])
-    #expect(parsed.values("a") == ["1", "2"])
-    #expect(parsed.values("b") == [])
-    #expect(parsed.value("b") == nil)
-    #expect(parsed.flag("f"))
-    #expect(!parsed.flag("g"))
+    let parsed = ParsedArguments(values: ["written-at": ["1", "2"]], flags: ["json"])
+    #expect(parsed.values(.writtenAt) == ["1", "2"])
+    #expect(parsed.values(.put) == [])
+    #expect(parsed.value(.now) == nil)
+    #expect(parsed.flag(.json))
+    #expect(!parsed.flag(.keep))
   }
 
   @Test func requiredValueNamesTheMissingOption() {
     #expect(throws: UsageError("missing option '--now'")) {
-      try ParsedArguments().requiredValue("now")
+      try ParsedArguments().requiredValue(.now)
     }
   }
 }

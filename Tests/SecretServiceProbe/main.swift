@@ -6,6 +6,8 @@
 //   offline-ttl-secret-probe <app-id> <lock-dir> reset <wall-ns>
 //   offline-ttl-secret-probe <app-id> <lock-dir> stress <count> <seed> <low-ns> <high-ns>
 //   offline-ttl-secret-probe <app-id> <lock-dir> lock
+//   offline-ttl-secret-probe <app-id> <lock-dir> key-load | key-create   (the sealing key:
+//     prints `ok SealingKey(check <hex>)` or `error <SealingKeyError>`)
 //   offline-ttl-secret-probe <app-id> <lock-dir> exercise <rounds>   (every call of both stores,
 //     failures included: the leak check runs this under valgrind, see Scripts/leak-check.sh)
 //
@@ -104,6 +106,10 @@
           applicationID: arguments[1] + ".absent", lockDirectory: arguments[2]))
       if (try? other.observe(now: .init(nanosecondsSinceEpoch: 1))) != nil { exit(3) }
       print("ok exercised")
+    case "key-load", "key-create":
+      let provider = SecretServiceSealingKeyProvider(configuration: configuration)
+      let key = try arguments[3] == "key-load" ? provider.loadKey() : provider.loadOrCreateKey()
+      print("ok \(key)")
     case "lock":
       try SecretServiceKeyring.lockDefaultCollection(configuration: configuration)
       print("ok locked")

@@ -22,6 +22,8 @@ public enum SyscallKind: String, Sendable, Hashable, CaseIterable, CustomStringC
   case rename
   /// `renameat(2)`.
   case renameat
+  /// `linkat(2)`.
+  case linkat
   /// `unlink(2)`.
   case unlink
   /// `unlinkat(2)`.

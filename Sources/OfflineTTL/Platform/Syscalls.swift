@@ -211,6 +211,13 @@ public struct Syscalls: Sendable {
     _ = try call(.fchmod) { system_fchmod(fd.rawValue, mode_t(mode)) }
   }
 
+  /// `linkat(directory, from, directory, to, 0)`: gives the file `from` a second name `to`,
+  /// failing with `EEXIST` when `to` exists (never replacing it, unlike `renameat`). Used to
+  /// publish a fully written file only if no other process published one first.
+  public func linkat(_ directory: FileDescriptor, _ from: String, to: String) throws(Errno) {
+    _ = try call(.linkat) { system_linkat(directory.rawValue, from, directory.rawValue, to) }
+  }
+
   /// `renameat(fromDirectory, from, toDirectory, to)`: atomically moves a name between two
   /// directories of one file system, replacing `to`.
   public func renameat(
@@ -292,9 +299,9 @@ public struct Syscalls: Sendable {
     return FileStatus(status)
   }
 
-  /// `geteuid()`: the effective user id, which must own every file of a store. Cannot fail.
+  /// `geteuid()`: the effective user id (never fails; not a fault point).
   public func effectiveUserID() -> UInt32 {
-    UInt32(system_geteuid())
+    UInt32(geteuid())
   }
 
   /// `flock(fd, operation)`. The lock belongs to the open file description: two descriptors
@@ -343,6 +350,9 @@ private func system_renameat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: 
   renameat(dir, from, dir2, to)
 }
 private func system_unlink(_ path: String) -> Int32 { unlink(path) }
+private func system_linkat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: String) -> Int32 {
+  linkat(dir, from, dir2, to, 0)
+}
 private func system_unlinkat(_ dir: Int32, _ name: String, _ flags: Int32) -> Int32 {
   unlinkat(dir, name, flags)
 }
@@ -357,7 +367,6 @@ private func system_fstatat(
 ) -> Int32 {
   fstatat(dir, name, &status, flags)
 }
-private func system_geteuid() -> uid_t { geteuid() }
 private func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
 
 extension FileStatus {

@@ -1,6 +1,7 @@
 /// Reads a subcommand's arguments against its ``CommandConfiguration``.
 ///
-/// Accepted forms: `--name value`, `--name=value`, flags `--name`, positionals, and `--` after
+/// Accepted forms: `--name value`, `--name=value` (an option's aliases too, read under its
+/// name), flags `--name`, positionals, and `--` after
 /// which every argument is positional. A lone `-` is a positional (conventionally standard
 /// input). `--help` and `-h` anywhere before `--` ask for help. Anything else starting with `-`
 /// is an unknown option. Every problem is a ``UsageError``.
@@ -51,13 +52,13 @@ enum ArgumentReader {
       } else {
         name = String(body)
       }
-      guard let spec = configuration.options.first(where: { $0.name == name }) else {
+      guard let spec = configuration.option(named: name) else {
         throw UsageError("unknown option '--\(name)'")
       }
       if spec.valueName == nil {
         if inlineValue != nil { throw UsageError("option '--\(name)' takes no value") }
-        if flags.contains(name) { throw UsageError("option '--\(name)' was given twice") }
-        flags.insert(name)
+        if flags.contains(spec.name) { throw UsageError("option '--\(name)' was given twice") }
+        flags.insert(spec.name)
         continue
       }
       let value: String
@@ -70,13 +71,16 @@ enum ArgumentReader {
         value = arguments[index]
         index += 1
       }
-      if !spec.isRepeatable, values[name] != nil {
+      if !spec.isRepeatable, values[spec.name] != nil {
         throw UsageError("option '--\(name)' was given more than once")
       }
-      values[name, default: []].append(value)
+      values[spec.name, default: []].append(value)
     }
     try checkPositionals(positionals, against: configuration.positionals)
-    return .arguments(ParsedArguments(values: values, flags: flags, positionals: positionals))
+    return .arguments(
+      ParsedArguments(
+        values: values, flags: flags, positionals: positionals,
+        declared: Set(configuration.options.map(\.name))))
   }
 
   private static func checkPositionals(_ given: [String], against specs: [PositionalSpec])

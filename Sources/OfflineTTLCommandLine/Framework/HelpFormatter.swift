@@ -1,3 +1,5 @@
+import OfflineTTL
+
 /// Builds the help and usage text for the tool and its subcommands.
 enum HelpFormatter {
   /// The tool's name as users type it.
@@ -14,17 +16,31 @@ enum HelpFormatter {
     if !rows.isEmpty {
       lines += ["", "ARGUMENTS:"] + table(rows)
     }
-    rows = configuration.options.map { spec in
-      var left = "--\(spec.name)"
-      if let valueName = spec.valueName { left += " <\(valueName)>" }
-      return (left, spec.help + (spec.isRepeatable ? " Repeatable." : ""))
-    }
+    rows = configuration.options.map { spec in (optionLabel(spec), spec.fullHelp) }
     rows.append(("-h, --help", "Shows this help."))
     lines += ["", "OPTIONS:"] + table(rows)
     if let discussion = configuration.discussion {
       lines += ["", discussion]
     }
+    if !configuration.exitStatus.isEmpty {
+      lines += ["", "EXIT STATUS:"]
+      lines += table(configuration.exitStatus.map { ("\($0.code)", $0.meaning) })
+    }
+    if !configuration.examples.isEmpty {
+      lines += ["", "EXAMPLES:"]
+      for example in configuration.examples {
+        lines += ["  \(toolName) \(example.command)"]
+        lines += wrap(example.meaning, width: lineWidth - 6).map { "      " + $0 }
+      }
+    }
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// `--name <value>` as help and the manual page show an option.
+  static func optionLabel(_ spec: OptionSpec) -> String {
+    var left = "--\(spec.name)"
+    if let valueName = spec.valueName { left += " <\(valueName)>" }
+    return left
   }
 
   /// What a usage error prints after its `error: ...` line (ends with a newline).
@@ -45,6 +61,17 @@ enum HelpFormatter {
       "SUBCOMMANDS:",
     ]
     lines += table(subcommands.map { ($0.name, $0.abstract) })
+    lines += ["", "OPTIONS:"]
+    lines += table([
+      ("-h, --help", "Shows this help."),
+      ("--version", "Prints the version, e.g. '\(toolName) \(OfflineTTLVersion.current)'."),
+    ])
+    lines += ["", "OTHER COMMANDS:"]
+    lines += table([
+      ("help <subcommand>", "Shows a subcommand's help (the same as '<subcommand> --help')."),
+      ("help --man", "Prints the manual page offline-ttl(1) (roff, for man -l)."),
+      ("help --completion bash|zsh", "Prints the shell completion script."),
+    ])
     lines += ["", "See '\(toolName) <subcommand> --help' for a subcommand's options."]
     return lines.joined(separator: "\n") + "\n"
   }

@@ -17,12 +17,7 @@ enum StoreBackend: Equatable {
   /// The `--backend` option, listed only when the Secret Service backend is built in.
   static var optionSpecs: [OptionSpec] {
     #if SecretService
-      [
-        .option(
-          "backend", value: "file|secret-service",
-          help: "Where items and the clock mark live: files in the store directory (default) or "
-            + "the Secret Service keyring.")
-      ]
+      [.backend]
     #else
       []
     #endif
@@ -32,7 +27,13 @@ enum StoreBackend: Equatable {
   ///
   /// - Throws: ``UsageError`` for any other value.
   static func parse(_ arguments: ParsedArguments) throws(UsageError) -> StoreBackend {
-    switch arguments.value("backend") {
+    #if SecretService
+      let value = arguments.value(.backend)
+    #else
+      // This build does not declare --backend, so the reader rejected it already.
+      let value: String? = nil
+    #endif
+    switch value {
     case nil, "file": return .file
     #if SecretService
       case "secret-service": return .secretService

@@ -10,22 +10,15 @@ struct FloorOptions {
 
 extension StoreCommandSupport {
   /// The two floor options, in the order `--help` lists them.
-  static let floorOptionSpecs: [OptionSpec] = [
-    .option(
-      "clock-tolerance", value: "duration",
-      help: "How far the wall clock may be behind the boot-clock floor, plus 500 ppm; default 2s."),
-    .flag(
-      "no-boot-floor",
-      help: "Checks the wall clock against the clock mark only (floor off)."),
-  ]
+  static let floorOptionSpecs: [OptionSpec] = [.clockTolerance, .noBootFloor]
 
   /// Reads `--clock-tolerance` and `--no-boot-floor`.
   ///
   /// - Throws: ``UsageError`` for a tolerance that is not a duration with units.
   static func floorOptions(_ arguments: ParsedArguments) throws(UsageError) -> FloorOptions {
     var options = FloorOptions()
-    options.usesBootClockFloor = !arguments.flag("no-boot-floor")
-    if let tolerance = try arguments.duration("clock-tolerance") {
+    options.usesBootClockFloor = !arguments.flag(.noBootFloor)
+    if let tolerance = try arguments.duration(.clockTolerance) {
       options.clockTolerance = tolerance
     }
     return options

@@ -127,7 +127,7 @@ enum StoreCommandSupport {
     gate: OfflineAccessGate, maxAge: Duration, store: String
   ) {
     let maxAge = try Self.maxAge(arguments)
-    let path = try existingStore(arguments.requiredValue("store"))
+    let path = try existingStore(arguments.requiredValue(.store))
     let floor = try floorOptions(arguments)
     try checkStoreDirectory(path)
     let gate = try Self.gate(
@@ -138,7 +138,7 @@ enum StoreCommandSupport {
 
   /// The required `--max-age` duration.
   static func maxAge(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
-    guard let maxAge = try arguments.duration("max-age") else {
+    guard let maxAge = try arguments.duration(.maxAge) else {
       throw UsageError("missing option '--max-age'")
     }
     return maxAge

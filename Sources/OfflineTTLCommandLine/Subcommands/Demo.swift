@@ -18,11 +18,9 @@ enum Demo: Subcommand {
         + " [--no-boot-floor]"
     ],
     options: [
-      .option(
-        "max-age", value: "duration",
-        help: "The max age to use, with units, at least 1d; default 7d."),
-      .flag("json", help: "Prints one JSON object per step (JSON Lines) instead of a table."),
-      .flag("keep", help: "Keeps the temporary store directory and prints its path."),
+      .maxAge.with(help: "The max age to use, with units, at least 1d; default 7d."),
+      .json.with(help: "Prints one JSON object per step (JSON Lines) instead of a table."),
+      .keep,
     ] + StoreCommandSupport.floorOptionSpecs,
     discussion: """
       Creates a store directory under the temporary directory and, with a clock that starts at
@@ -36,12 +34,21 @@ enum Demo: Subcommand {
       (clock_behind_elapsed_time); the clock then catches up with real time (fresh). One row
       per step: the clock, the status, the reasons, the mark and the floor, as offsets from the
       start time t0. The real files and the real clock-mark store are used; only the clocks are
-      injected. Exit status: 0 the story went as described; 70 it did not (a bug);
-      74 the temporary store could not be created.
-      """)
+      injected. The store is created in $TMPDIR (/tmp when TMPDIR is unset or empty).
+      """,
+    exitStatus: [
+      (0, "the story went as described."),
+      (64, "usage error (a max age under 1d, or too long for the story's clock, included)."),
+      (70, "the story did not go as described: a bug."),
+      (74, "the temporary store could not be created."),
+    ],
+    examples: [
+      ("demo", "Tells the story with a max age of 7d."),
+      ("demo --json --max-age 30d", "The same as JSON Lines, with a max age of 30d."),
+    ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
-    let maxAge = try arguments.duration("max-age") ?? .seconds(7 * 86_400)
+    let maxAge = try arguments.duration(.maxAge) ?? .seconds(7 * 86_400)
     // The story checks at t0+1h and t0+1d expecting no too_old: a shorter max age would make it
     // "fail" (exit 70, a bug) on valid input, so it is a usage error instead.
     guard maxAge >= .seconds(86_400) else {
@@ -49,7 +56,7 @@ enum Demo: Subcommand {
         "--max-age: the demo needs at least 1d (its story checks at t0+1h and t0+1d), got "
           + StoreCommandSupport.durationText(maxAge))
     }
-    let json = arguments.flag("json")
+    let json = arguments.flag(.json)
     let base = FileManager.default.temporaryDirectory.path
     let path = base + "/offline-ttl-demo-" + UUID().uuidString
     // mkdir(2) rather than FileManager: its error is a one-line reason, not an NSError dump.
@@ -58,7 +65,7 @@ enum Demo: Subcommand {
       throw CommandFailure(.ioError, "cannot create a temporary store in \(base): \(reason)")
     }
     defer {
-      if !arguments.flag("keep") { try? FileManager.default.removeItem(atPath: path) }
+      if !arguments.flag(.keep) { try? FileManager.default.removeItem(atPath: path) }
     }
     let clock = DemoClock(context.clock.now())
     let bootClock = DemoBootClock()
@@ -89,7 +96,7 @@ enum Demo: Subcommand {
     } catch {
       throw CommandFailure(.software, "the demo failed: \(error)")
     }
-    if arguments.flag("keep") && !json {
+    if arguments.flag(.keep) && !json {
       context.standardOutput.writeLine("store kept: \(path)")
     }
     return .success

@@ -7,59 +7,69 @@ enum Evaluate: Subcommand {
     name: "evaluate",
     abstract: "Applies the eligibility rule to given times, without touching any store.",
     usage: [
-      "evaluate [--written-at <t> ...] --now <t> [--mark <t>] --max-age <n> [options]",
+      "evaluate [--written-at <t> ...] --now <t> [--mark <t>] --max-age <duration|n> [options]",
       "evaluate --batch [--unit s|ms|ns]",
     ],
     options: [
-      .option(
-        "written-at", value: "t", repeatable: true,
-        help: "When an item was written; give one per item (none: nothing is cached)."),
-      .option("now", value: "t", help: "The wall-clock time of the decision."),
-      .option("mark", value: "t", help: "The stored clock mark; leave out for first use."),
-      .option("max-age", value: "n", help: "How long after its oldest item a cache may be used."),
-      .option(
-        "unit", value: "unit",
-        help: "The unit of every time and duration: s (default), ms or ns."),
-      .flag("json", help: "Prints one JSON object, the same as one line of --batch output."),
-      .flag(
-        "batch",
-        help: "Reads one JSON case per line from standard input and writes one result per line."),
+      .writtenAt, .now.with(help: "The wall-clock time of the decision."), .mark,
+      .maxAge.with(
+        help: "How long after its oldest item a cache may be used: with units (7d, 90s) or a"
+          + " bare integer count of --unit."),
+      .unit, .json.with(help: "Prints one JSON object, the same as one line of --batch output."),
+      .batch,
     ],
     discussion: """
       Times are integer counts of the unit since the Unix epoch. The result is fresh when the
       clock is not behind the mark, no item is dated after now, and now - oldest <= max age;
-      the mark becomes max(mark, now). Exit status: 0 fresh, 1 expired, 2 unavailable (no
-      items), 64 usage error; with --batch, 0 when every line was valid and 65 otherwise;
-      74 standard input could not be read or standard output not written.
+      the mark becomes max(mark, now).
 
       --batch input, one case a line (blank lines are skipped):
         {"written_at":[100],"now":190,"mark":200,"max_age":1000}
       output, one line per case in order (or {"error":"..."} for a malformed line):
         {"status":"expired","mark":200,"reasons":["clock_behind_mark"]}
-      """)
+      """,
+    exitStatus: [
+      (0, "fresh; with --batch, every line was a valid case."),
+      (1, "expired."),
+      (2, "unavailable: no items."),
+      (64, "usage error."),
+      (65, "with --batch, at least one line was malformed."),
+      (74, "standard input could not be read, or standard output not written."),
+    ],
+    examples: [
+      (
+        "evaluate --written-at 100 --now 190 --mark 200 --max-age 1000",
+        "expired: clock_behind_mark (the clock reads before the mark)."
+      ),
+      ("evaluate --written-at 100 --now 1100 --max-age 1000s --json", "fresh, as JSON."),
+      ("evaluate --batch < cases.jsonl", "One result line per case line."),
+    ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let unit = try arguments.unit()
-    if arguments.flag("batch") {
-      for name in ["written-at", "now", "mark", "max-age"] where arguments.value(name) != nil {
-        throw UsageError("--\(name) cannot be combined with --batch (cases come from stdin)")
+    if arguments.flag(.batch) {
+      for option in [OptionSpec.writtenAt, .now, .mark, .maxAge]
+      where !arguments.values(option).isEmpty {
+        throw UsageError(
+          "--\(option.name) cannot be combined with --batch (cases come from stdin)")
       }
       return try EvaluateBatch.run(unit: unit, context: context)
     }
-    let writtenAt = try arguments.instants("written-at", unit: unit)
-    guard let now = try arguments.instant("now", unit: unit) else {
+    let writtenAt = try arguments.instants(.writtenAt, unit: unit)
+    guard let now = try arguments.instant(.now, unit: unit) else {
       throw UsageError("missing option '--now'")
     }
-    let mark = try arguments.instant("mark", unit: unit)
-    guard let maxAgeCount = try arguments.int64("max-age") else {
+    let mark = try arguments.instant(.mark, unit: unit)
+    guard let maxAge = try arguments.durationOrCount(.maxAge, unit: unit) else {
       throw UsageError("missing option '--max-age'")
     }
-    guard maxAgeCount >= 0 else {
-      throw UsageError("--max-age: \(maxAgeCount) is negative; a max age must be zero or more")
+    guard maxAge >= .zero else {
+      throw UsageError(
+        "--max-age: \(arguments.value(.maxAge) ?? "") is negative; a max age must be zero or more")
     }
-    let policy = try EligibilityPolicy(maxAge: unit.duration(maxAgeCount))
+    let policy = try EligibilityPolicy(maxAge: maxAge)
     let evaluation = policy.evaluate(writtenAt: writtenAt, now: now, mark: mark)
-    if arguments.flag("json") {
+    if arguments.flag(.json) {
       var line = resultLine(evaluation, unit: unit)
       line.append(UInt8(ascii: "\n"))
       context.standardOutput.write(bytes: line)

@@ -7,18 +7,17 @@ enum Mark: Subcommand {
     name: "mark",
     abstract: "Observes, resets or shows the clock mark stored in a directory.",
     usage: [
-      "mark observe --dir <d> --now <t> [--now <t> ...] [--unit s|ms|ns] [--json]",
-      "mark reset --dir <d> --now <t> [--unit s|ms|ns] [--json]",
-      "mark show --dir <d> [--unit s|ms|ns] [--json]",
+      "mark observe --store <dir> --now <t> [--now <t> ...] [--unit s|ms|ns] [--json]",
+      "mark reset --store <dir> --now <t> [--unit s|ms|ns] [--json]",
+      "mark show --store <dir> [--unit s|ms|ns] [--json]",
     ],
     options: [
-      .option("dir", value: "d", help: "The store directory."),
-      .option(
-        "now", value: "t", repeatable: true,
-        help: "The wall-clock time; observe takes several and observes each in order."),
-      .option(
-        "unit", value: "unit", help: "The unit of --now and of the output: s (default), ms or ns."),
-      .flag("json", help: "Prints {\"mark\":N,\"generation\":G} instead of a line of text."),
+      .store.with(help: "The store directory.").aliased("dir"),
+      .now.repeatable().with(
+        help: "The wall-clock time, an integer count of --unit; observe takes several and"
+          + " observes each in order."),
+      .unit.with(help: "The unit of --now and of the output: s (default), ms or ns."),
+      .json.with(help: "Prints {\"mark\":N,\"generation\":G} instead of a line of text."),
     ] + StoreBackend.optionSpecs,
     positionals: [
       PositionalSpec(name: "action", help: "observe, reset or show.")
@@ -30,19 +29,36 @@ enum Mark: Subcommand {
       Each prints the resulting mark (in --unit, rounded down) and generation on one line:
         mark 1700000000 generation 1
       Observe and show never create anything. These commands do not anchor the boot-clock floor.
-      Exit status: 0 done; 1 the record is absent or unreadable, or writing it failed (the typed
-      reason is on stderr, e.g. "error: unreadable (bad_checksum): ..."); 74 the directory cannot
-      be opened or created; 64 usage error.
-      """)
+      --dir is accepted for --store (the older spelling).
+      """,
+    exitStatus: [
+      (0, "done."),
+      (
+        1,
+        "the record is absent or unreadable, or writing it failed (the typed reason is on"
+          + " stderr, e.g. \"error: unreadable (bad_checksum): ...\")."
+      ),
+      (
+        3,
+        "observe or reset wrote the record, but the result could not be written to standard"
+          + " output."
+      ),
+      (64, "usage error."),
+      (74, "the directory cannot be opened or created, or its lock file cannot be used."),
+    ],
+    examples: [
+      ("mark reset --store /tmp/store --now 1700000000", "Starts generation 1 at that time."),
+      ("mark observe --store /tmp/store --now 1700000100 --json", "Raises the mark, as JSON."),
+    ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     guard let action = arguments.positionals.first else {
       throw UsageError("missing action (observe, reset or show)")
     }
     let unit = try arguments.unit()
-    let directory = try arguments.requiredValue("dir")
-    let nows = try arguments.instants("now", unit: unit)
-    let json = arguments.flag("json")
+    let directory = try arguments.requiredValue(.store)
+    let nows = try arguments.instants(.now, unit: unit)
+    let json = arguments.flag(.json)
     let store = try StoreBackend.parse(arguments).marks(at: directory)
     switch action {
     case "observe":

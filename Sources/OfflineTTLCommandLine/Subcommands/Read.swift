@@ -11,13 +11,10 @@ enum Read: Subcommand {
         + " [--no-boot-floor] <key>"
     ],
     options: [
-      .option("store", value: "dir", help: "The store directory (items and clock mark)."),
-      .option(
-        "max-age", value: "duration",
-        help: "How long after its oldest item the cache may be used, with units: 7d, 12h, 1h30m."),
-      .flag(
-        "json",
-        help: "Prints one JSON object (the decision, the item's written_at and base64 payload)."),
+      .store, .maxAge,
+      .json.with(
+        help: "Prints one JSON object: the decision, and the item's written_at and base64 payload;"
+          + " on a refusal, the decision."),
     ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs,
     positionals: [
       PositionalSpec(
@@ -27,17 +24,31 @@ enum Read: Subcommand {
     discussion: """
       The decision is made at this moment (never reused), and the read is refused when the
       cache is not fresh; no item is changed either way. The bytes are written exactly, with
-      no newline added.
-      Exit status: 0 the item was written; 1 expired (the reason is on stderr); 2 unavailable
-      (nothing cached, or no item with that key); 74 the store directory does not exist or
-      cannot be opened, or the store is insecure (insecure_store); 64 usage error (an invalid key included).
-      """)
+      no newline added. With --json every refusal prints the decision's object too (an
+      unreadable item and a missing key included), and the reason goes to stderr.
+      """,
+    exitStatus: [
+      (0, "the item's bytes were written."),
+      (1, "expired: refused, or the item cannot be read (the reason is on stderr)."),
+      (2, "unavailable: nothing is cached, or no item has that key."),
+      (64, "usage error (an invalid key included)."),
+      (
+        74,
+        "the store cannot be used: its directory (or its cache directory, or the mark's lock"
+          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
+          + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
+          + " may write it)."
+      ),
+    ],
+    examples: [
+      ("read --store /var/tmp/app-cache --max-age 7d token", "Writes the item token to stdout.")
+    ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     guard let keyText = arguments.positionals.first else { throw UsageError("missing <key>") }
     let key = try StoreCommandSupport.key(keyText)
     let (gate, maxAge, _) = try StoreCommandSupport.gate(arguments, context: context)
-    let json = arguments.flag("json")
+    let json = arguments.flag(.json)
     switch gate.openOffline() {
     case .refused(let decision):
       if json {

@@ -8,29 +8,41 @@ enum SignIn: Subcommand {
     abstract: "Stands for a successful online sign-in: resets the clock mark and writes items.",
     usage: ["sign-in --store <dir> [--put <key>=<path> ...] [--json]"],
     options: [
-      .option(
-        "store", value: "dir",
+      .store.with(
         help: "The store directory; created (mode 0700) when missing, its parent must exist."),
-      .option(
-        "put", value: "key=path", repeatable: true,
-        help: "Writes the file at path as the item key; give each key once."),
-      .flag("json", help: "Prints one JSON object instead of a line of text."),
+      .put, .json.with(help: "Prints one JSON object instead of a line of text."),
     ] + StoreBackend.optionSpecs,
     discussion: """
       Resets the clock mark to the real wall clock now, in a new generation (even when now is
       earlier than the old mark: the recovery after a fast clock was corrected), then writes
       every --put item in one durable commit, each stamped with the wall clock at write time.
       Items not named are kept. Every file is read before anything is written.
-      Exit status: 0 signed in; 74 the store cannot be opened or written, or a file cannot be
-      read; 64 usage error (an invalid key included).
-      """)
+      """,
+    exitStatus: [
+      (0, "signed in: the mark was reset and the items written, and the confirmation printed."),
+      (
+        3,
+        "signed in (committed), but the confirmation could not be written to standard output;"
+          + " stderr says what was committed. Do not sign in again to retry the output."
+      ),
+      (64, "usage error (an invalid or repeated key included)."),
+      (
+        74,
+        "nothing was committed: the store cannot be opened or written, or an input file cannot"
+          + " be read (with the reason)."
+      ),
+    ],
+    examples: [
+      ("sign-in --store /var/tmp/app-cache --put token=token.txt", "Signs in and writes token."),
+      ("sign-in --store /var/tmp/app-cache --json", "Resets the mark only, printing JSON."),
+    ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
-    let path = try arguments.requiredValue("store")
+    let path = try arguments.requiredValue(.store)
     let backend = try StoreBackend.parse(arguments)
     var items: [(CacheItemKey, Data)] = []
     var keysSeen: Set<[UInt8]> = []
-    for put in arguments.values("put") {
+    for put in arguments.values(.put) {
       guard let equals = put.firstIndex(of: "=") else {
         throw UsageError("--put: expected <key>=<path>, got \(put.debugDescription)")
       }
@@ -60,7 +72,7 @@ enum SignIn: Subcommand {
     } catch {
       throw CommandFailure(.ioError, "sign-in failed: \(error)")
     }
-    if arguments.flag("json") {
+    if arguments.flag(.json) {
       var object = JSONObject()
       object["store"] = .string(path)
       object["generation"] = .unsignedInteger(session.generation)

@@ -10,14 +10,8 @@ enum Status: Subcommand {
         + " [--clock-tolerance <duration>] [--no-boot-floor]"
     ],
     options: [
-      .option("store", value: "dir", help: "The store directory (items and clock mark)."),
-      .option(
-        "max-age", value: "duration",
-        help: "How long after its oldest item the cache may be used, with units: 7d, 12h, 1h30m."),
-      .flag("json", help: "Prints one JSON object instead of name: value lines."),
-      .flag(
-        "verify",
-        help: "Also reads every item's header and checksum (slower) and names those that disagree."),
+      .store, .maxAge, .json.with(help: "Prints one JSON object instead of name: value lines."),
+      .verify,
     ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs,
     discussion: """
       Observes the real wall clock through the clock mark (durably, before answering fresh) and
@@ -27,22 +21,39 @@ enum Status: Subcommand {
       The boot-clock floor (on unless --no-boot-floor) also refuses a wall clock more than the
       tolerance behind the time the boot clock proves has passed since the last sign-in
       (clock_behind_elapsed_time), and judges age from the later of the two; the output adds
-      floor, boot_id, tolerance, effective_now and effective_clock (wall or floor).
+      floor, boot_id, tolerance, effective_now and effective_clock (wall or floor). Ages,
+      "in ..." and the deadline are measured from effective_now, the time that decided.
       By default status reads the index header only, whatever the number of items; --verify
       also reads every item (header, payload and checksum, O(n)) and lists each item whose own
       written_at or bytes disagree with the decision (disagrees: lines; "verify" in JSON).
-      Exit status: 0 fresh (and, with --verify, every item agrees); 1 expired (including every
-      failure inside the store: missing, unreadable or unwritable mark, unreadable item, and an
-      item that disagrees under --verify); 2 unavailable (nothing cached); 74 the store
-      directory does not exist or cannot be opened, or the store is insecure (insecure_store:
-      another user owns a file or directory of it, or may write it); 64 usage error.
-      """)
+      """,
+    exitStatus: [
+      (0, "fresh: the cache may be used offline (with --verify: and every item agrees)."),
+      (
+        1,
+        "expired, including every failure inside the store: a missing, unreadable or unwritable"
+          + " mark, an unreadable item, an item that disagrees under --verify."
+      ),
+      (2, "unavailable: nothing is cached."),
+      (64, "usage error."),
+      (
+        74,
+        "the store cannot be used: its directory (or its cache directory, or the mark's lock"
+          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
+          + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
+          + " may write it)."
+      ),
+    ],
+    examples: [
+      ("status --store /var/tmp/app-cache --max-age 7d", "Says whether the cache is fresh."),
+      ("status --store /var/tmp/app-cache --max-age 12h --json", "The same as one JSON object."),
+    ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let decision = gate.checkEligibility()
-    let verification = arguments.flag("verify") ? gate.verifyItems(against: decision) : nil
-    if arguments.flag("json") {
+    let verification = arguments.flag(.verify) ? gate.verifyItems(against: decision) : nil
+    if arguments.flag(.json) {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)
       object["store"] = .string(path)
       if let verification {

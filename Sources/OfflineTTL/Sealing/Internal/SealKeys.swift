@@ -1,0 +1,34 @@
+/// The subkeys of one ``SealingKey``, each derived with `crypto_kdf` for one purpose, so that no
+/// key serves two algorithms or two kinds of file.
+struct SealKeys: Sendable {
+  /// The `crypto_kdf` subkey ids. Never renumber: stored seals depend on them.
+  enum Purpose: UInt64 {
+    /// XChaCha20-Poly1305 key of item payloads.
+    case items = 1
+    /// BLAKE2b key of the item index's MAC.
+    case index = 2
+    /// BLAKE2b key of each clock-mark slot's MAC.
+    case mark = 3
+    /// The public key check value (not a key).
+    case check = 4
+  }
+
+  /// Bytes of ``check``.
+  static let checkLength = 8
+
+  let items: [UInt8]
+  let index: [UInt8]
+  let mark: [UInt8]
+  /// A public 8-byte value that names the key: stored beside seals so that a reader can tell
+  /// "sealed with another key" (`seal_mismatch`) from "altered" (`*_unauthentic`). A forger can
+  /// copy it but cannot make a seal verify with it.
+  let check: [UInt8]
+
+  init(_ key: SealingKey) {
+    items = Sodium.deriveSubkey(key.bytes, id: Purpose.items.rawValue)
+    index = Sodium.deriveSubkey(key.bytes, id: Purpose.index.rawValue)
+    mark = Sodium.deriveSubkey(key.bytes, id: Purpose.mark.rawValue)
+    check = Array(
+      Sodium.deriveSubkey(key.bytes, id: Purpose.check.rawValue).prefix(Self.checkLength))
+  }
+}

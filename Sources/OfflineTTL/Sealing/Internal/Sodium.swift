@@ -1,0 +1,172 @@
+import CSodium
+
+/// The only file that calls libsodium: authenticated encryption (XChaCha20-Poly1305, IETF
+/// construction), keyed BLAKE2b (`crypto_generichash`) as a MAC, `crypto_kdf` subkeys and
+/// `randombytes_buf`. No cryptography of our own: every function here is one libsodium call with
+/// typed, length-checked arguments.
+///
+/// `sodium_init()` runs once per process, on first use, through a `static let` (Swift runs a
+/// global's initializer exactly once, thread-safely); libsodium's own `sodium_init` is also safe
+/// to call from several threads.
+enum Sodium {
+  /// Bytes in a key for every primitive here (XChaCha20-Poly1305, the MAC, `crypto_kdf`): 32.
+  static let keyLength = 32
+  /// Bytes in an XChaCha20-Poly1305 nonce: 24, random (collisions are negligible at that size).
+  static let nonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
+  /// Bytes the AEAD adds to a message (the Poly1305 tag): 16.
+  static let tagLength = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+  /// Bytes in a MAC (BLAKE2b-256): 32.
+  static let macLength = 32
+  /// The `crypto_kdf` context of every subkey of a store key: 8 bytes.
+  static let kdfContext: [CChar] = Array("OTLSeal1".utf8).map { CChar(bitPattern: $0) }
+
+  /// Whether `sodium_init()` succeeded (0: initialized now; 1: already initialized).
+  private static let initialized: Bool = sodium_init() >= 0
+
+  /// Initializes libsodium on first use; traps only if libsodium cannot initialize at all (it
+  /// then has no usable random source, and nothing can be sealed or opened safely).
+  @inline(__always)
+  static func ready() {
+    precondition(initialized, "libsodium failed to initialize (sodium_init() < 0)")
+  }
+
+  /// `count` bytes from libsodium's CSPRNG (`randombytes_buf`: `getrandom(2)` on Linux).
+  static func randomBytes(_ count: Int) -> [UInt8] {
+    ready()
+    var bytes = [UInt8](repeating: 0, count: count)
+    guard count > 0 else { return [] }
+    bytes.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, $0.count) }
+    return bytes
+  }
+
+  /// `crypto_kdf_derive_from_key`: the 32-byte subkey number `id` of `key` in this library's
+  /// context. Different ids (purposes) give independent keys.
+  ///
+  /// - Precondition: `key.count == keyLength`.
+  static func deriveSubkey(_ key: [UInt8], id: UInt64) -> [UInt8] {
+    ready()
+    precondition(key.count == keyLength)
+    var subkey = [UInt8](repeating: 0, count: keyLength)
+    let status = subkey.withUnsafeMutableBufferPointer { out in
+      key.withUnsafeBufferPointer { master in
+        kdfContext.withUnsafeBufferPointer { context in
+          crypto_kdf_derive_from_key(
+            out.baseAddress!, keyLength, id, context.baseAddress!, master.baseAddress!)
+        }
+      }
+    }
+    precondition(status == 0, "crypto_kdf_derive_from_key failed")
+    return subkey
+  }
+
+  /// `crypto_aead_xchacha20poly1305_ietf_encrypt`: `message` encrypted and authenticated
+  /// together with `associatedData`, written to `output` (which must hold
+  /// `message.count + tagLength` bytes): the ciphertext, then the tag.
+  ///
+  /// - Complexity: O(message + associated data).
+  static func seal(
+    _ message: UnsafeRawBufferPointer, associatedData: [UInt8], nonce: [UInt8], key: [UInt8],
+    into output: UnsafeMutableRawBufferPointer
+  ) {
+    ready()
+    precondition(nonce.count == nonceLength && key.count == keyLength)
+    precondition(output.count == message.count + tagLength)
+    var written: UInt64 = 0
+    let status = associatedData.withUnsafeBufferPointer { ad in
+      nonce.withUnsafeBufferPointer { npub in
+        key.withUnsafeBufferPointer { k in
+          crypto_aead_xchacha20poly1305_ietf_encrypt(
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), &written,
+            message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count),
+            ad.baseAddress, UInt64(ad.count), nil, npub.baseAddress!, k.baseAddress!)
+        }
+      }
+    }
+    precondition(status == 0 && written == UInt64(output.count), "AEAD encryption failed")
+  }
+
+  /// `crypto_aead_xchacha20poly1305_ietf_decrypt`: checks the tag of `sealed` (ciphertext then
+  /// tag) against `associatedData`, `nonce` and `key`, and decrypts into `output` (which must
+  /// hold `sealed.count - tagLength` bytes).
+  ///
+  /// - Returns: `false` when the tag does not verify (any byte changed, another key, nonce or
+  ///   associated data); `output` then holds nothing usable (libsodium leaves it unwritten or
+  ///   zeroed).
+  /// - Complexity: O(sealed + associated data).
+  static func open(
+    _ sealed: UnsafeRawBufferPointer, associatedData: [UInt8], nonce: [UInt8], key: [UInt8],
+    into output: UnsafeMutableRawBufferPointer
+  ) -> Bool {
+    ready()
+    precondition(nonce.count == nonceLength && key.count == keyLength)
+    guard sealed.count >= tagLength, output.count == sealed.count - tagLength else { return false }
+    var written: UInt64 = 0
+    let status = associatedData.withUnsafeBufferPointer { ad in
+      nonce.withUnsafeBufferPointer { npub in
+        key.withUnsafeBufferPointer { k in
+          crypto_aead_xchacha20poly1305_ietf_decrypt(
+            output.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
+            sealed.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(sealed.count),
+            ad.baseAddress, UInt64(ad.count), npub.baseAddress!, k.baseAddress!)
+        }
+      }
+    }
+    return status == 0 && written == UInt64(output.count)
+  }
+
+  /// Keyed BLAKE2b (`crypto_generichash` with a key) over the concatenation of `parts`.
+  ///
+  /// - Parameters:
+  ///   - parts: The message, in pieces (hashed as if concatenated).
+  ///   - key: 16 to 64 bytes (32 for every key this library derives).
+  ///   - length: The output length, 16 to 64 bytes; default 32.
+  /// - Complexity: O(total length).
+  static func mac(_ parts: [UnsafeRawBufferPointer], key: [UInt8], length: Int = macLength)
+    -> [UInt8]
+  {
+    ready()
+    precondition((16...64).contains(key.count) && (16...64).contains(length))
+    let state = UnsafeMutableRawPointer.allocate(
+      byteCount: crypto_generichash_statebytes(), alignment: 64)
+    defer {
+      sodium_memzero(state, crypto_generichash_statebytes())
+      state.deallocate()
+    }
+    // The state type is 64-byte aligned in C and reaches Swift as an opaque pointer.
+    let typed = OpaquePointer(state)
+    var out = [UInt8](repeating: 0, count: length)
+    key.withUnsafeBufferPointer { k in
+      _ = crypto_generichash_init(typed, k.baseAddress, k.count, length)
+    }
+    for part in parts where part.count > 0 {
+      _ = crypto_generichash_update(
+        typed, part.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(part.count))
+    }
+    out.withUnsafeMutableBufferPointer {
+      _ = crypto_generichash_final(typed, $0.baseAddress!, length)
+    }
+    return out
+  }
+
+  /// ``mac(_:key:length:)`` over byte arrays.
+  static func mac(_ parts: [[UInt8]], key: [UInt8], length: Int = macLength) -> [UInt8] {
+    func go(_ index: Int, _ buffers: [UnsafeRawBufferPointer]) -> [UInt8] {
+      if index == parts.count { return mac(buffers, key: key, length: length) }
+      return parts[index].withUnsafeBytes { go(index + 1, buffers + [$0]) }
+    }
+    return go(0, [])
+  }
+
+  /// Compares two MACs in constant time (`sodium_memcmp`); `false` when the lengths differ.
+  static func equalInConstantTime(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>)
+    -> Bool
+  {
+    let left = Array(lhs)
+    let right = Array(rhs)
+    guard left.count == right.count else { return false }
+    guard !left.isEmpty else { return true }
+    return left.withUnsafeBytes { l in
+      right.withUnsafeBytes { r in sodium_memcmp(l.baseAddress, r.baseAddress, l.count) == 0 }
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/// Every option of `offline-ttl`, declared once: its name, value, kind and help sentence.
+///
+/// Subcommands list these in their ``CommandConfiguration`` (a subcommand may reword the help
+/// sentence with ``OptionSpec/with(help:)`` or add an alias with ``OptionSpec/aliased(_:)``) and
+/// read values through them, so a misspelt option name is a compile error, not a silent `nil`.
+/// The parser, `--help`, the manual page (`offline-ttl help --man`) and the bash and zsh
+/// completions are all built from these declarations.
+extension OptionSpec {
+  /// `--store <dir>`: the store directory.
+  static let store = OptionSpec.option(
+    "store", value: "dir", kind: .directory, help: "The store directory (items and clock mark).")
+  /// `--max-age <duration>`: the max age, with units.
+  static let maxAge = OptionSpec.option(
+    "max-age", value: "duration",
+    help: "How long after its oldest item the cache may be used, with units: 7d, 12h, 1h30m.")
+  /// `--json`: one JSON object instead of text.
+  static let json = OptionSpec.flag("json", help: "Prints one JSON object instead of text.")
+  /// `--verify`: `status` also reads every item and names those that disagree.
+  static let verify = OptionSpec.flag(
+    "verify",
+    help: "Also reads every item's header and checksum (O(n)) and names those that disagree.")
+  /// `--clock-tolerance <duration>`: the fixed part of the boot-clock floor's tolerance.
+  static let clockTolerance = OptionSpec.option(
+    "clock-tolerance", value: "duration",
+    help: "How far the wall clock may be behind the boot-clock floor, plus 500 ppm; default 2s.")
+  /// `--no-boot-floor`: the clock mark alone.
+  static let noBootFloor = OptionSpec.flag(
+    "no-boot-floor",
+    help: "Checks the wall clock against the clock mark only (the boot-clock floor off).")
+  /// `--backend file|secret-service` (only in a build with the Secret Service backend).
+  static let backend = OptionSpec.option(
+    "backend", value: "file|secret-service", kind: .choice(["file", "secret-service"]),
+    help: "Where items and the clock mark live: files in the store directory (default) or the"
+      + " Secret Service keyring.")
+  /// `--put <key>=<path>`: an item to write at sign-in.
+  static let put = OptionSpec.option(
+    "put", value: "key=path", kind: .file, repeatable: true,
+    help: "Writes the file at path as the item key; give each key once.")
+  /// `--keep`: the demo keeps its store.
+  static let keep = OptionSpec.flag(
+    "keep", help: "Keeps the temporary store directory and prints its path.")
+  /// `--written-at <t>`: an item's write time, an integer count of `--unit`.
+  static let writtenAt = OptionSpec.option(
+    "written-at", value: "t", repeatable: true,
+    help: "When an item was written; give one per item (none: nothing is cached).")
+  /// `--now <t>`: the wall-clock time, an integer count of `--unit`.
+  static let now = OptionSpec.option(
+    "now", value: "t", help: "The wall-clock time, an integer count of --unit since the epoch.")
+  /// `--mark <t>`: the stored clock mark, an integer count of `--unit`.
+  static let mark = OptionSpec.option(
+    "mark", value: "t", help: "The stored clock mark; leave out for first use.")
+  /// `--unit s|ms|ns`: the unit of integer times.
+  static let unit = OptionSpec.option(
+    "unit", value: "s|ms|ns", kind: .choice(["s", "ms", "ns"]),
+    help: "The unit of every integer time and duration: s (default), ms or ns.")
+  /// `--batch`: JSON Lines cases on standard input.
+  static let batch = OptionSpec.flag(
+    "batch",
+    help: "Reads one JSON case per line from standard input and writes one result per line.")
+}

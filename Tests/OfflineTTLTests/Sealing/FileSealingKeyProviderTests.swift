@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+@_spi(Testing) @testable import OfflineTTL
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The key file: created only on the online path, every unusable file a typed refusal.
+@Suite struct FileSealingKeyProviderTests {
+  let directory: String
+
+  init() throws {
+    directory = NSTemporaryDirectory() + "offline-ttl-key-" + UUID().uuidString
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+  }
+
+  func write(_ bytes: [UInt8], to name: String = "key", mode: Int = 0o600) throws -> String {
+    let path = directory + "/" + name
+    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+    return path
+  }
+
+  /// The code `body` fails with; `nil` when it succeeds.
+  func code(_ body: () throws -> SealingKey) -> SealingKeyError.Code? {
+    do {
+      _ = try body()
+      return nil
+    } catch {
+      return (error as? SealingKeyError)?.code ?? .init(.io)
+    }
+  }
+
+  @Test func aMissingKeyIsRefusedOfflineAndCreatedOnline() throws {
+    let provider = FileSealingKeyProvider(path: directory + "/key")
+    #expect(code { try provider.loadKey() } == .missing)
+    #expect(!FileManager.default.fileExists(atPath: directory + "/key"))
+    let created = try provider.loadOrCreateKey()
+    let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/key")
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    #expect((attributes[.size] as? Int) == 32)
+    #expect(try provider.loadKey().bytes == created.bytes)
+    #expect(try provider.loadOrCreateKey().bytes == created.bytes)
+    // No temporary file is left behind.
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["key"])
+  }
+
+  @Test func aValidKeyFileLoadsExactly() throws {
+    let bytes = (0..<32).map { UInt8($0 * 3) }
+    let provider = FileSealingKeyProvider(path: try write(bytes))
+    #expect(try provider.loadKey().bytes == bytes)
+  }
+
+  @Test(arguments: [0, 1, 31, 33, 64])
+  func aKeyFileOfTheWrongSizeIsRefused(_ size: Int) throws {
+    let provider = FileSealingKeyProvider(path: try write([UInt8](repeating: 7, count: size)))
+    #expect(code { try provider.loadKey() } == .wrongSize)
+    // The online path does not replace it either: a damaged key is the caller's to fix.
+    #expect(code { try provider.loadOrCreateKey() } == .wrongSize)
+  }
+
+  @Test(arguments: [0o644, 0o640, 0o604, 0o660, 0o666, 0o700])
+  func aKeyFileOpenToOthersIsRefused(_ mode: Int) throws {
+    let provider = FileSealingKeyProvider(
+      path: try write([UInt8](repeating: 7, count: 32), mode: mode))
+    if mode & 0o077 != 0 {
+      #expect(code { try provider.loadKey() } == .insecureMode)
+    } else {
+      #expect(code { try provider.loadKey() } == nil)
+    }
+  }
+
+  @Test func aSymbolicLinkIsNeverFollowed() throws {
+    let target = try write([UInt8](repeating: 7, count: 32), to: "real")
+    try FileManager.default.createSymbolicLink(
+      atPath: directory + "/link", withDestinationPath: target)
+    let provider = FileSealingKeyProvider(path: directory + "/link")
+    #expect(code { try provider.loadKey() } == .symbolicLink)
+    #expect(code { try provider.loadOrCreateKey() } == .symbolicLink)
+    // A dangling link is not "missing": the online path must not create a key through it.
+    try FileManager.default.createSymbolicLink(
+      atPath: directory + "/dangling", withDestinationPath: directory + "/nowhere")
+    let dangling = FileSealingKeyProvider(path: directory + "/dangling")
+    #expect(code { try dangling.loadOrCreateKey() } == .symbolicLink)
+    #expect(!FileManager.default.fileExists(atPath: directory + "/nowhere"))
+  }
+
+  @Test func aDirectoryOrAFifoIsRefusedWithoutWaiting() throws {
+    try FileManager.default.createDirectory(
+      atPath: directory + "/dir", withIntermediateDirectories: false)
+    #expect(
+      code { try FileSealingKeyProvider(path: directory + "/dir").loadKey() } == .notRegularFile)
+    // A FIFO with no writer would block a plain open(2) forever.
+    #expect(mkfifo(directory + "/fifo", 0o600) == 0)
+    #expect(
+      code { try FileSealingKeyProvider(path: directory + "/fifo").loadKey() } == .notRegularFile)
+  }
+
+  @Test func aKeyFileOfAnotherUserIsRefused() throws {
+    let path: String
+    if geteuid() == 0 {
+      path = try write([UInt8](repeating: 7, count: 32))
+      #expect(chown(path, 65_534, 65_534) == 0)
+    } else {
+      // A file root owns, readable by everyone: the owner is checked before mode and size.
+      path = "/etc/hostname"
+    }
+    #expect(code { try FileSealingKeyProvider(path: path).loadKey() } == .wrongOwner)
+  }
+
+  @Test func aFailedReadIsTypedWithItsErrno() throws {
+    let path = try write([UInt8](repeating: 7, count: 32))
+    let faults = SyscallFaultPlan()
+    faults.fail(.pread, with: .ioError)
+    do {
+      _ = try FileSealingKeyProvider(path: path, faults: faults).loadKey()
+      Issue.record("read despite the fault")
+    } catch {
+      #expect(error.code == .io)
+      #expect(error.errno == EIO)
+    }
+  }
+
+  @Test func creatingInAMissingDirectoryFailsTyped() {
+    let provider = FileSealingKeyProvider(path: directory + "/no/such/key")
+    #expect(code { try provider.loadOrCreateKey() } == .io)
+  }
+
+  @Test func concurrentCreatorsEndWithOneKey() async throws {
+    let provider = FileSealingKeyProvider(path: directory + "/key")
+    let checks = await withTaskGroup(of: [UInt8]?.self) { group in
+      for _ in 0..<8 { group.addTask { try? provider.loadOrCreateKey().bytes } }
+      var all: [[UInt8]?] = []
+      for await check in group { all.append(check) }
+      return all
+    }
+    #expect(checks.allSatisfy { $0 != nil })
+    #expect(Set(checks.compactMap { $0 }).count == 1)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["key"])
+  }
+
+  @Test func aKeyInsideTheStoreItSealsIsRefused() throws {
+    let store = directory + "/store"
+    try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
+    try FileManager.default.createSymbolicLink(
+      atPath: directory + "/alias", withDestinationPath: store)
+    for inside in [store + "/key", store + "/sub/key", directory + "/alias/key"] {
+      #expect(throws: SealingKeyError.self) {
+        try FileSealingKeyProvider(path: inside).checkKeptOutside(storeDirectory: store)
+      }
+    }
+    #expect(throws: SealingKeyError.self) {
+      try FileSealingKeyProvider(path: store + "/key").checkKeptOutside(
+        storeDirectory: directory + "/alias")
+    }
+    for outside in [directory + "/key", directory + "/store-key", directory + "/storekey"] {
+      try FileSealingKeyProvider(path: outside).checkKeptOutside(storeDirectory: store)
+    }
+  }
+}
