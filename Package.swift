@@ -17,6 +17,7 @@ let package = Package(
     .executable(name: "offline-ttl", targets: ["offline-ttl"]),
     .executable(name: "offline-ttl-bench", targets: ["offline-ttl-bench"]),
     .library(name: "OfflineTTLSecretService", targets: ["OfflineTTLSecretService"]),
+    .library(name: "OfflineTTLTPM", targets: ["OfflineTTLTPM"]),
   ],
   traits: [
     .trait(
@@ -25,7 +26,14 @@ let package = Package(
         Builds the Linux keyring backend (Secret Service via libsecret; Debian: libsecret-1-dev). \
         Off by default so that the core package and the CLI need no libsecret headers.
         """
-    )
+    ),
+    .trait(
+      name: "TPM",
+      description: """
+        Builds the TPM 2.0 clock (TPM Software Stack ESYS API; Debian: libtss2-dev) and the \
+        command line's --tpm option. Off by default so that the core package needs no TSS headers.
+        """
+    ),
   ],
   targets: [
     // zlib's crc32 for record checksums (Debian: zlib1g-dev).
@@ -46,6 +54,22 @@ let package = Package(
       name: "CLibSecret",
       pkgConfig: "libsecret-1",
       providers: [.apt(["libsecret-1-dev"])]
+    ),
+    // The TPM Software Stack: ESYS, the TCTI loader and the response-code decoder (only with
+    // the TPM trait).
+    .systemLibrary(
+      name: "CTSS2",
+      pkgConfig: "tss2-esys",
+      providers: [.apt(["libtss2-dev"])]
+    ),
+    // The TPM 2.0 clock over ESYS; an empty module unless the TPM trait is enabled.
+    .target(
+      name: "OfflineTTLTPM",
+      dependencies: [
+        "OfflineTTL",
+        .target(name: "CTSS2", condition: .when(traits: ["TPM"])),
+      ],
+      swiftSettings: swiftSettings
     ),
     // The Linux keyring backend; an empty module unless the SecretService trait is enabled.
     .target(
@@ -74,6 +98,7 @@ let package = Package(
       dependencies: [
         "OfflineTTL",
         .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
+        .target(name: "OfflineTTLTPM", condition: .when(traits: ["TPM"])),
       ],
       swiftSettings: swiftSettings
     ),
@@ -87,6 +112,7 @@ let package = Package(
       dependencies: [
         "OfflineTTL",
         .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
+        .target(name: "OfflineTTLTPM", condition: .when(traits: ["TPM"])),
       ],
       path: "Benchmarks/offline-ttl-bench",
       swiftSettings: swiftSettings
@@ -121,6 +147,12 @@ let package = Package(
         "OfflineTTL", "OfflineTTLTesting", "OfflineTTLSecretService", "offline-ttl-secret-probe",
         "offline-ttl",
       ],
+      swiftSettings: swiftSettings
+    ),
+    // The TPM clock against swtpm; empty without the TPM trait.
+    .testTarget(
+      name: "TPMTests",
+      dependencies: ["OfflineTTL", "OfflineTTLTesting", "OfflineTTLTPM"],
       swiftSettings: swiftSettings
     ),
     .testTarget(

@@ -6,6 +6,10 @@
 # a private session bus with an unlocked keyring and a fresh HOME / XDG_RUNTIME_DIR
 # (Scripts/with-secret-service.sh). Otherwise one line says they were skipped and why. Every
 # other test runs exactly once either way.
+#
+# When the TPM Software Stack is installed (`pkg-config --exists tss2-esys`), the TPM trait is
+# enabled too: the TPM clock, `--tpm` on the command line, and the tests against swtpm (each
+# skipped, with the reason, when swtpm or tpm2-tools is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +25,12 @@ else
       break
     fi
   done
+fi
+
+if command -v pkg-config >/dev/null && pkg-config --exists tss2-esys tss2-tctildr tss2-rc; then
+  if [ ${#traits[@]} -eq 0 ]; then traits=(--traits TPM); else traits=(--traits SecretService,TPM); fi
+else
+  echo "TPM trait off: tss2-esys not found by pkg-config (Debian: libtss2-dev)"
 fi
 
 swift build --build-tests "${traits[@]}"

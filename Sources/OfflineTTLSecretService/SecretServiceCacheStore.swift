@@ -231,6 +231,19 @@
       return decoded
     }
 
+    /// Runs `body` holding the `items` lock file that serializes every commit, without
+    /// connecting to the service and writing nothing.
+    ///
+    /// - Parameter body: The work to serialize with the writers.
+    /// - Returns: What `body` returned.
+    /// - Throws: ``StoreError`` `lockFailed` when the lock file cannot be taken in time.
+    public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
+      try SecretServiceLockFile.withLock(
+        path: configuration.lockFilePath(for: "items"), timeout: configuration.lockTimeout,
+        failure: { StoreError(code: .lockFailed, errno: $0.errno, message: $0.message) }
+      ) { () throws(StoreError) -> Result in body() }
+    }
+
     private static func locked() -> StoreError {
       StoreError(
         code: .storeUnusable, unusableReason: .collectionLocked,

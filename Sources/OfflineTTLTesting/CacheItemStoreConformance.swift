@@ -27,6 +27,7 @@ public enum CacheItemStoreConformance {
     try keysThatLookLikeStoreFilesDoNotClash(makeStore())
     try readsChangeNothing(makeStore())
     try concurrentCommitsAreSerialized(makeStore())
+    try writerLockExcludesCommitsAndItself(makeStore())
   }
 
   static func t(_ nanoseconds: Int64) -> WallClockInstant {
@@ -199,5 +200,44 @@ public enum CacheItemStoreConformance {
     }
     #expect(overlaps.load(ordering: .relaxed) == 0, "preconditions never overlap")
     #expect(try store.summary().count == 40)
+  }
+
+  /// `withWriterLock` and the commits' preconditions never overlap (4 threads lock, 4 commit),
+  /// the lock writes nothing, and its body's result is returned.
+  static func writerLockExcludesCommitsAndItself(_ store: any CacheItemStore) throws {
+    let inside = Atomic<Int>(0)
+    let overlaps = Atomic<Int>(0)
+    let bodies = Atomic<Int>(0)
+    @Sendable func enter() {
+      if inside.add(1, ordering: .sequentiallyConsistent).newValue > 1 {
+        overlaps.add(1, ordering: .relaxed)
+      }
+      usleep(200)
+      inside.subtract(1, ordering: .sequentiallyConsistent)
+    }
+    runConcurrently(8) { worker in
+      for round in 0..<5 {
+        if worker % 2 == 0 {
+          let returned = try? store.withWriterLock { () -> Int in
+            enter()
+            bodies.add(1, ordering: .relaxed)
+            return worker * 10 + round
+          }
+          if returned != worker * 10 + round { overlaps.add(1000, ordering: .relaxed) }
+        } else {
+          var changes = CacheChanges()
+          let name = "w\(worker)-r\(round)"
+          changes.write(
+            try! CacheItemKey(name), Data(name.utf8), writtenAt: t(Int64(worker * 10 + round)))
+          _ = try? store.commit(changes) {
+            enter()
+            return true
+          }
+        }
+      }
+    }
+    #expect(overlaps.load(ordering: .relaxed) == 0, "the writer lock excludes commits and itself")
+    #expect(bodies.load(ordering: .relaxed) == 20, "every locked body ran once")
+    #expect(try store.summary().count == 20, "the writer lock wrote nothing")
   }
 }

@@ -100,6 +100,15 @@ public final class InMemoryCacheItemStore: CacheItemStore {
     }
   }
 
+  /// Runs `body` holding the same exclusion as `commit(_:onlyIf:)`, writing nothing. An injected
+  /// commit failure is not consumed.
+  ///
+  /// - Parameter body: The work to serialize with the writers.
+  /// - Returns: What `body` returned.
+  public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
+    writer.withLock { _ in body() }
+  }
+
   private static func unreadable(_ key: CacheItemKey) -> StoreError {
     StoreError(code: .itemUnreadable, key: key, message: "item \(key) is unreadable (injected)")
   }

@@ -45,7 +45,7 @@ public protocol CacheItemStore: Sendable {
   ///
   /// - Parameters:
   ///   - changes: The writes and deletions; may be empty (then only the precondition runs, under
-  ///     the exclusion, which lets a caller serialize other work with the writers).
+  ///     the exclusion). To serialize other work with the writers, use ``withWriterLock(_:)``.
   ///   - precondition: Checked after the exclusion is taken and before anything is written.
   /// - Returns: Whether the changes were applied (`false`: the precondition refused, nothing
   ///   was written).
@@ -54,6 +54,19 @@ public protocol CacheItemStore: Sendable {
   /// - Complexity: O(n + k) for k changes; a constant number of durable syncs, not one per item.
   func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool) throws(CacheStoreError)
     -> Bool
+
+  /// Runs `body` while holding the writer exclusion that serializes ``commit(_:onlyIf:)`` across
+  /// threads and processes, and writes nothing.
+  ///
+  /// An online sign-in resets the clock mark inside it, so that no commit of an older session
+  /// interleaves with the reset (a commit checks the generation under the same exclusion).
+  ///
+  /// - Parameter body: The work to serialize with the writers; it must not call back into this
+  ///   store's ``commit(_:onlyIf:)`` or ``withWriterLock(_:)`` (the exclusion is not reentrant).
+  /// - Returns: What `body` returned.
+  /// - Throws: ``StoreError``: `lockFailed`, or `storeUnusable` when the store cannot be opened
+  ///   or created; `body` has not run then.
+  func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result
 }
 
 extension CacheItemStore {

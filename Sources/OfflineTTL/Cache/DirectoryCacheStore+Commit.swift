@@ -30,6 +30,35 @@ extension DirectoryCacheStore {
         reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
           + " nothing was written")
     }
+    return try withLockedCache { cache throws(CacheStoreError) -> Bool in
+      guard precondition() else { return false }
+      do {
+        try apply(changes, cache: cache)
+      } catch {
+        throw CacheStoreError(
+          code: error.isInsecure ? .insecureStore : .writeFailed, errno: error.errno?.rawValue,
+          reason: "commit failed, items already committed are intact: \(error)"
+            + (error.isInsecure ? Self.insecureAdvice : ""))
+      }
+      return true
+    }
+  }
+
+  /// See ``CacheItemStore/withWriterLock(_:)``: holds the `flock(2)` writer lock on
+  /// `cache/lock` (creating the store directory and `cache/` with mode 0700 when missing) while
+  /// `body` runs, and writes no item. Only the online sign-in takes it, so like a commit it
+  /// replaces a `cache/` or `cache/lock` of the wrong type (a FIFO, a file, a link) first.
+  public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
+    try withLockedCache { _ in body() }
+  }
+
+  /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and
+  /// runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
+  /// lock). The store directory must be this user's and writable by nobody else
+  /// (`insecure_store`); a `cache/` or lock file of the wrong type is replaced (online path).
+  private func withLockedCache<Result>(
+    _ body: (StoreDirectory) throws(CacheStoreError) -> Result
+  ) throws(CacheStoreError) -> Result {
     let store: StoreDirectory
     let cache: StoreDirectory
     do {
@@ -56,16 +85,7 @@ extension DirectoryCacheStore {
     } catch {
       throw failure(error, .lockFailed)
     }
-    guard precondition() else { return false }
-    do {
-      try apply(changes, cache: cache)
-    } catch {
-      throw CacheStoreError(
-        code: error.isInsecure ? .insecureStore : .writeFailed, errno: error.errno?.rawValue,
-        reason: "commit failed, items already committed are intact: \(error)"
-          + (error.isInsecure ? Self.insecureAdvice : ""))
-    }
-    return true
+    return try body(cache)
   }
 
   /// The lock file, for the online path: anything but a regular file under its name (a FIFO, a

@@ -107,27 +107,31 @@ public struct OfflineAccessGate: Sendable {
   /// session's write can interleave.
   ///
   /// - Returns: The session, the only type that can write, replace or delete items.
+  /// Then, as this session's first commit (empty), the item store repairs itself (for
+  /// ``DirectoryCacheStore``: entries that are not items are removed and the index is rebuilt).
+  ///
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
-  ///   opened or locked; nothing is written then.
+  ///   opened, locked or repaired; no item is written then.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
-    var reset: Result<ClockMarkRecord, ClockMarkStoreError>?
+    let reset: Result<ClockMarkRecord, StoreError>
     do {
-      _ = try cache.commit(CacheChanges()) {
+      reset = try cache.withWriterLock {
         let now = clock.now()
-        reset = Result { () throws(ClockMarkStoreError) in
+        return Result { () throws(StoreError) in
           try marks.resetAfterOnlineSignIn(observation(at: now))
         }
-        return true
       }
     } catch {
       throw OnlineSessionError(cacheError: error)
     }
     switch reset {
-    case .success(let record): return OnlineSession(gate: self, record: record)
+    case .success(let record):
+      let session = OnlineSession(gate: self, record: record)
+      // The online path repairs the item store (an empty commit): whatever is not an item is
+      // removed and the index rebuilt, so a sign-in without writes also recovers the store.
+      try session.commit(CacheChanges())
+      return session
     case .failure(let error): throw OnlineSessionError(markError: error)
-    case nil:
-      throw OnlineSessionError(
-        cacheError: CacheStoreError(code: .lockFailed, reason: "the store ran no writer step"))
     }
   }
 }
