@@ -32,7 +32,7 @@ extension DirectoryCacheStore {
     }
     return try withLockedCache { cache throws(CacheStoreError) -> Bool in
       guard precondition() else { return false }
-      do {
+      do throws(StoreFileError) {
         try apply(changes, cache: cache)
       } catch {
         throw CacheStoreError(
