@@ -75,7 +75,7 @@ enum GateBenchmark {
         repeatedRuns,
         measured: { try expectFresh(repeated.checkEligibility()) },
         floor: {
-          _ = try marks.observe(ClockObservation(wall: clock.now(), markResolution: .seconds(1)))
+          _ = try marks.observe(ClockObservation(wall: clock.now()), resolution: .seconds(1))
         })
       let wP50 = BenchStats.median(w.measured)
       let rP50 = BenchStats.median(r.measured)

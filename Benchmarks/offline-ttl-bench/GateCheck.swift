@@ -117,7 +117,7 @@ final class GateCheck {
         try BenchClock.time {
           blackHole(
             try marks.observe(
-              ClockObservation(wall: clock.now(), boot: boot.now(), markResolution: .seconds(1))))
+              ClockObservation(wall: clock.now(), boot: boot.now()), resolution: .seconds(1)))
         })
     }
     return (summary, bootClock, observe)

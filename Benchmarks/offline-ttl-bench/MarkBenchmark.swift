@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) import OfflineTTL
 import Synchronization
 
 /// `mark`: the clock-mark store. Every figure beside its floor, measured in the same run and the

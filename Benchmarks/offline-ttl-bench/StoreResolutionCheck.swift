@@ -38,7 +38,7 @@ enum StoreResolutionCheck {
           var wrote = false
           samples.append(
             try BenchClock.time {
-              wrote = try store.observe(ClockObservation(wall: clock.now(), markResolution: .zero))
+              wrote = try store.observe(ClockObservation(wall: clock.now()), resolution: .zero)
                 .wrote
             })
           if wrote { result.writingWrote += 1 }
@@ -53,7 +53,7 @@ enum StoreResolutionCheck {
           samples.append(
             try BenchClock.time {
               wrote = try store.observe(
-                ClockObservation(wall: clock.now(), markResolution: .seconds(1))
+                ClockObservation(wall: clock.now()), resolution: .seconds(1)
               ).wrote
             })
           if wrote { result.repeatedWrote += 1 }

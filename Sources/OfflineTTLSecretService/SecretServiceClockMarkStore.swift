@@ -51,20 +51,22 @@
     /// Advances the mark to `max(stored, observation.wall)` under the lock file, writing only when
     /// ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says so.
     ///
-    /// - Parameter clocks: Reads the clocks; called once, under the lock file, after the record
-    ///   was read.
+    /// - Parameters:
+    ///   - resolution: The smallest rise worth a write; zero writes every rise.
+    ///   - clocks: Reads the clocks; called once, under the lock file, after the record was
+    ///     read.
     /// - Returns: The record before and after, and the observation used.
     /// - Throws: ``StoreError``: `absent` (nothing is created), `unreadable` (left
     ///   alone), `writeFailed`, `lockFailed`, or `storeUnusable`.
-    public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
-      -> ClockMarkTransition
+    public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+      throws(StoreError) -> ClockMarkTransition
     {
       try run(locked: true) { session throws(StoreError) in
         guard let found = try Self.findRecord(session) else { throw Self.absent() }
         let previous = try Self.decode(found)
         let observation = clocks()
         let next = previous.observing(observation)
-        let wrote = previous.needsWrite(becoming: next, resolution: observation.markResolution)
+        let wrote = previous.needsWrite(becoming: next, resolution: resolution)
         if wrote {
           try Self.perform { () throws(SecretServiceFault) in
             try session.write(
@@ -78,19 +80,20 @@
       }
     }
 
-    /// Creates the first record (generation 0, mark and floor at `observation.wall`) when none
+    /// Creates the first record (generation 0, mark and floor at the wall reading) when none
     /// exists; an existing readable record is returned unchanged.
     ///
-    /// - Parameter observation: The clocks now.
+    /// - Parameter clocks: Reads the clocks; called under the lock file, only when no record
+    ///   exists.
     /// - Returns: The record now stored.
     /// - Throws: ``StoreError``: `unreadable` (not replaced), `writeFailed`,
     ///   `lockFailed`, or `storeUnusable`.
-    public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
-      -> ClockMarkRecord
+    public func createFirstMark(readingClocks clocks: () -> ClockObservation)
+      throws(StoreError) -> ClockMarkRecord
     {
       try run(locked: true) { session throws(StoreError) in
         if let found = try Self.findRecord(session) { return try Self.decode(found) }
-        let record = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: observation)
+        let record = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: clocks())
         try Self.perform { () throws(SecretServiceFault) in
           try session.create(
             kind: Self.kind, key: Self.key, label: label,
@@ -102,18 +105,19 @@
     }
 
     /// Writes the record an online sign-in earns: generation + 1 (1 over an absent or unreadable
-    /// record), mark = `observation.wall`, floor re-anchored. Where several secrets carry the
+    /// record), mark = the wall reading, floor re-anchored. Where several secrets carry the
     /// record's attributes, the first is rewritten and the others deleted: this is the one path
     /// allowed to replace evidence.
     ///
-    /// - Parameter observation: The clocks now.
+    /// - Parameter clocks: Reads the clocks; called once, under the lock file.
     /// - Returns: The new record.
     /// - Throws: ``StoreError``: `writeFailed` (old secret intact), `lockFailed`, or
     ///   `storeUnusable`.
-    public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
-      -> ClockMarkRecord
+    public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
+      throws(StoreError) -> ClockMarkRecord
     {
       try run(locked: true) { session throws(StoreError) in
+        let observation = clocks()
         let found = try Self.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.kind, key: Self.key)
         }

@@ -189,15 +189,15 @@ public enum ClockMarkStoreConformance {
   static func checkMarkResolution(_ store: any ClockMarkStore, _ backend: Backend) throws {
     _ = try store.resetAfterOnlineSignIn(now: t(1_000))
     let small = try store.observe(
-      ClockObservation(
-        wall: t(1_000).saturatingAdvanced(by: .milliseconds(300)), markResolution: .seconds(1)))
+      ClockObservation(wall: t(1_000).saturatingAdvanced(by: .milliseconds(300))),
+      resolution: .seconds(1))
     #expect(!small.wrote, "a rise below the resolution is not written")
     #expect(try store.read().mark == t(1_000))
     let zero = try store.observe(
       ClockObservation(wall: t(1_000).saturatingAdvanced(by: .nanoseconds(1))))
     #expect(zero.wrote, "resolution zero writes every rise")
     #expect(try store.read().mark == t(1_000).saturatingAdvanced(by: .nanoseconds(1)))
-    let big = try store.observe(ClockObservation(wall: t(1_002), markResolution: .seconds(1)))
+    let big = try store.observe(ClockObservation(wall: t(1_002)), resolution: .seconds(1))
     #expect(big.wrote)
     #expect(try store.read().mark == t(1_002))
   }

@@ -113,19 +113,21 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
   /// Advances the mark with `ClockMarkRecord/observing(_:)`, writing only when
   /// `ClockMarkRecord/needsWrite(becoming:resolution:)` says so.
   ///
-  /// - Parameter clocks: Reads the clocks; called once, under the store's mutex, after the
-  ///   record was read.
+  /// - Parameters:
+  ///   - resolution: The smallest rise worth a write; zero writes every rise.
+  ///   - clocks: Reads the clocks; called once, under the store's mutex, after the record was
+  ///     read.
   /// - Returns: The record before and after, and the observation used.
   /// - Throws: An injected error, `absent` (nothing is created), or `unreadable`.
-  public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
-    -> ClockMarkTransition
+  public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkTransition
   {
     try state.withLock { state throws(StoreError) in
       if let error = state.failure(for: .observe) { throw error }
       let previous = try Self.record(in: state.stored)
       let observation = clocks()
       let next = previous.observing(observation)
-      guard previous.needsWrite(becoming: next, resolution: observation.markResolution) else {
+      guard previous.needsWrite(becoming: next, resolution: resolution) else {
         return ClockMarkTransition(
           previous: previous, current: next, wrote: false, observation: observation)
       }
@@ -138,13 +140,13 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     }
   }
 
-  /// Creates generation 0 at `observation.wall` when absent; leaves an existing record alone.
+  /// Creates generation 0 at the wall reading when absent; leaves an existing record alone.
   ///
-  /// - Parameter observation: The clocks now.
+  /// - Parameter clocks: Reads the clocks; called under the mutex, only when no record exists.
   /// - Returns: The record now stored.
   /// - Throws: An injected error, or `unreadable` (the record is not replaced).
-  public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
-    -> ClockMarkRecord
+  public func createFirstMark(readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkRecord
   {
     try state.withLock { state throws(StoreError) in
       if let error = state.failure(for: .createFirstMark) { throw error }
@@ -154,7 +156,7 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
       case .unreadable:
         return try Self.record(in: state.stored)
       case .absent:
-        let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: observation)
+        let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: clocks())
         state.stored = .record(first)
         state.writes += 1
         return first
@@ -162,16 +164,17 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     }
   }
 
-  /// Writes generation + 1 (1 over an absent or unreadable record) with mark = `observation.wall`.
+  /// Writes generation + 1 (1 over an absent or unreadable record) with mark = the wall reading.
   ///
-  /// - Parameter observation: The clocks now.
+  /// - Parameter clocks: Reads the clocks; called once, under the mutex.
   /// - Returns: The new record.
   /// - Throws: An injected error (the old state stays).
-  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
-    -> ClockMarkRecord
+  public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkRecord
   {
     try state.withLock { state throws(StoreError) in
       if let error = state.failure(for: .reset) { throw error }
+      let observation = clocks()
       let generation: UInt64
       if case .record(let old) = state.stored {
         generation = ClockMarkRecord.generation(after: old.generation)

@@ -84,11 +84,11 @@
       let store = try makeStore()
       let start = try store.resetAfterOnlineSignIn(now: .at(1_000))
       let small = try store.observe(
-        ClockObservation(wall: .at(1_001), markResolution: .seconds(60)))
+        ClockObservation(wall: .at(1_001)), resolution: .seconds(60))
       #expect(!small.wrote)
       #expect(try store.read() == start)
       let large = try store.observe(
-        ClockObservation(wall: .at(1_061), markResolution: .seconds(60)))
+        ClockObservation(wall: .at(1_061)), resolution: .seconds(60))
       #expect(large.wrote)
       #expect(try store.read().mark == .at(1_061))
     }

@@ -21,15 +21,15 @@ extension OfflineAccessGate {
   /// (in memory; nothing is written). Just `wall` when the policy turns the floor off.
   ///
   /// - Parameters:
-  ///   - wall: The wall clock now.
+  ///   - reading: The clocks, read after `stored`.
   ///   - stored: The mark record read now.
   ///   - openedWith: The floor of the decision the reader was opened with.
   /// - Returns: The effective time.
-  func effectiveNow(wall: WallClockInstant, stored: ClockMarkRecord, openedWith: BootClockFloor?)
-    -> WallClockInstant
-  {
+  func effectiveNow(
+    reading: ClockObservation, stored: ClockMarkRecord, openedWith: BootClockFloor?
+  ) -> WallClockInstant {
+    let (wall, boot) = (reading.wall, reading.boot)
     guard policy.usesBootClockFloor else { return wall }
-    let boot = bootClock?.now()
     var effective = BootClockFloorCheck.effectiveNow(
       wall: wall, floor: stored.floor.advanced(to: boot))
     if let openedWith {

@@ -26,18 +26,19 @@ extension OfflineAccessGate {
     }
     guard items.count > 0 else {
       // The eligibility rule: nothing cached is `unavailable`, and the mark is left unchanged.
+      // The stored mark is read first, the clocks after it.
       let record = try? marks.read()
-      let now = clock.now()
+      let now = clocks.readForDecision().wall
       return OfflineAccessDecision(
         status: .unavailable, reasons: [], now: now, deadline: nil, mark: record?.mark,
         previousMark: record?.mark, generation: record?.generation, items: items)
     }
     let transition: ClockMarkTransition
     do {
-      transition = try marks.observe(readingClocks: currentObservation)
+      transition = try marks.observe(
+        resolution: policy.markResolution, readingClocks: clocks.readForDecision)
     } catch {
-      let (now, boot) = readClocks()
-      return refusal(markError: error, items: items, now: now, boot: boot)
+      return refusal(markError: error, items: items)
     }
     return decision(items: items, transition: transition)
   }
@@ -61,8 +62,10 @@ extension OfflineAccessGate {
   /// The refusal for an item store failure. The clock is still observed (best effort), so that
   /// the time is seen.
   private func refusal(cacheError: CacheStoreError) -> OfflineAccessDecision {
-    let transition = try? marks.observe(readingClocks: currentObservation)
-    let now = transition?.observation.wall ?? clock.now()
+    let transition = try? marks.observe(
+      resolution: policy.markResolution, readingClocks: clocks.readForDecision)
+    // Without a transition the clocks are read after the store's attempt to read the mark.
+    let now = transition?.observation.wall ?? clocks.readForDecision().wall
     var reasons: EligibilityReasons = .itemUnreadable
     if let previous = transition?.previous.mark, now < previous {
       reasons.insert(.clockBehindMark)
@@ -73,11 +76,10 @@ extension OfflineAccessGate {
       generation: transition?.current.generation, items: nil, cacheError: cacheError)
   }
 
-  /// The refusal (or, with trust-on-first-use, the first mark) for a mark store failure.
-  private func refusal(
-    markError: ClockMarkStoreError, items: ItemTimeSummary, now: WallClockInstant,
-    boot: BootClockReading?
-  )
+  /// The refusal (or, with trust-on-first-use, the first mark) for a mark store failure. Every
+  /// clock reading here comes after the store's failed attempt to read the stored mark, or (for
+  /// the first mark and a stored mark read again) under the lock.
+  private func refusal(markError: ClockMarkStoreError, items: ItemTimeSummary)
     -> OfflineAccessDecision
   {
     var error = markError
@@ -86,16 +88,21 @@ extension OfflineAccessGate {
     case .absent:
       if policy.trustOnFirstUse {
         do {
-          let first = observation(at: now, boot: boot)
-          let record = try marks.createFirstMark(first)
-          if record != ClockMarkRecord.afterOnlineSignIn(generation: 0, at: first),
-            let transition = try? marks.observe(readingClocks: currentObservation)
-          {
+          var created: ClockObservation?
+          let record = try marks.createFirstMark(readingClocks: {
+            let reading = clocks.readForDecision()
+            created = reading
+            return reading
+          })
+          guard let first = created else {
             // Another process created the first mark after this one found none: observe it like
             // any existing mark, with the clocks read under the lock (its mark may be later
-            // than the clocks read above, which is no rollback).
+            // than any clock read before, which is no rollback).
+            let transition = try marks.observe(
+              resolution: policy.markResolution, readingClocks: clocks.readForDecision)
             return decision(items: items, transition: transition)
           }
+          let now = first.wall
           let markRule = policy.evaluate(items, now: now, mark: record.mark)
           let (evaluation, check) = applyingFloor(to: markRule, record: record, now: now)
           return OfflineAccessDecision(
@@ -114,11 +121,14 @@ extension OfflineAccessGate {
     default:
       reason = .markNotPersisted
     }
-    // Judge the other reasons against the stored mark when it can still be read.
+    // Judge the other reasons against the stored mark when it can still be read, with the
+    // clocks read after it.
     let stored = reason == .markNotPersisted ? try? marks.read() : nil
+    let reading = clocks.readForDecision()
+    let (now, boot) = (reading.wall, reading.boot)
     var evaluation = policy.evaluate(items, now: now, mark: stored?.mark)
     // The floor's reasons too, from the stored floor carried forward in memory (not written).
-    let advanced = stored?.observing(observation(at: now, boot: boot))
+    let advanced = stored?.observing(ClockObservation(wall: now, boot: boot))
     var check: BootClockFloorCheck?
     if let advanced {
       (evaluation, check) = applyingFloor(to: evaluation, record: advanced, now: now)

@@ -13,7 +13,9 @@
 /// try session.write(key, data)                      // the only place items are written
 /// ```
 ///
-/// Every call reads the wall clock when it is made, never at construction. The gate
+/// Every call reads its clocks when it is made, never at construction, and only through
+/// ``clocks``; a reading compared with a clock mark is taken under the mark store's lock or after
+/// the stored mark was read (each method says which). The gate
 /// holds no state of its own: any number of gates, threads and processes may share one store.
 /// No offline path (``checkEligibility()``, ``openOffline()``, ``recordObservation()``,
 /// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (<doc:Rules#Never-delete-on-expiry>).
@@ -24,12 +26,12 @@ public struct OfflineAccessGate: Sendable {
   public let marks: any ClockMarkStore
   /// Max age and the gate's options.
   public let policy: EligibilityPolicy
-  /// The wall clock ("now").
-  public let clock: any WallClock
-  /// The boot clock that carries the floor forward (<doc:Rules#Boot-clock-floor>), or `nil` for none. Its
-  /// reading goes into every observation, refused or not, even when the policy turns the floor
-  /// check off (the record's floor then stays current).
-  public let bootClock: (any BootClock)?
+  /// Every clock the gate, its readers and its sessions read, through named reads only
+  /// (``Clocks/readForDecision()``, ``Clocks/readForSignIn()``, ``Clocks/readForItemStamp()``).
+  /// The boot clock carries the floor forward (<doc:Rules#Boot-clock-floor>); its reading goes
+  /// into every observation, refused or not, even when the policy turns the floor check off (the
+  /// record's floor then stays current).
+  public let clocks: Clocks
 
   /// Creates a gate.
   ///
@@ -37,45 +39,33 @@ public struct OfflineAccessGate: Sendable {
   ///   - cache: The item store, for example ``DirectoryCacheStore``.
   ///   - marks: The clock-mark store, usually in the same directory as the items.
   ///   - policy: Max age and options (`trustOnFirstUse` is off by default).
+  ///   - clocks: The wall and boot clocks.
+  public init(
+    cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
+    clocks: Clocks
+  ) {
+    self.cache = cache
+    self.marks = marks
+    self.policy = policy
+    self.clocks = clocks
+  }
+
+  /// Creates a gate from a wall clock and a boot clock.
+  ///
+  /// - Parameters:
+  ///   - cache: The item store, for example ``DirectoryCacheStore``.
+  ///   - marks: The clock-mark store, usually in the same directory as the items.
+  ///   - policy: Max age and options (`trustOnFirstUse` is off by default).
   ///   - clock: The wall clock; the system clock by default.
   ///   - bootClock: The boot clock; ``LinuxBootClock`` by default (whose readings are `nil`
-  ///     off Linux, which leaves the floor where the last online sign-in put it).
+  ///     off Linux: with the floor on, decisions are then refused with `boot_clock_unavailable`).
   public init(
     cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
     clock: any WallClock = SystemWallClock(),
     bootClock: (any BootClock)? = LinuxBootClock()
   ) {
-    self.cache = cache
-    self.marks = marks
-    self.policy = policy
-    self.clock = clock
-    self.bootClock = bootClock
-  }
-
-  /// The observation this gate hands the mark store for a reading of the wall clock, with the
-  /// boot clock read now, after the wall clock (for an online sign-in: the floor is anchored at
-  /// a boot reading no earlier than its wall time, so it never overstates real time).
-  func observation(at now: WallClockInstant) -> ClockObservation {
-    observation(at: now, boot: bootClock?.now())
-  }
-
-  /// The observation for clocks already read. Offline decisions read the boot clock *before*
-  /// the wall clock (``readClocks()``), so the floor is a lower bound on real time at `now`.
-  func observation(at now: WallClockInstant, boot: BootClockReading?) -> ClockObservation {
-    ClockObservation(wall: now, boot: boot, markResolution: policy.markResolution)
-  }
-
-  /// Reads the boot clock, then the wall clock (see ``observation(at:boot:)``).
-  func readClocks() -> (now: WallClockInstant, boot: BootClockReading?) {
-    let boot = bootClock?.now()
-    return (clock.now(), boot)
-  }
-
-  /// The clocks read now, as an observation: what offline paths hand to
-  /// ``ClockMarkStore/observe(readingClocks:)`` so that the reading happens under its lock.
-  func currentObservation() -> ClockObservation {
-    let (now, boot) = readClocks()
-    return observation(at: now, boot: boot)
+    self.init(
+      cache: cache, marks: marks, policy: policy, clocks: Clocks(wall: clock, boot: bootClock))
   }
 
   /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
@@ -96,15 +86,21 @@ public struct OfflineAccessGate: Sendable {
   /// - Returns: The record before and after.
   /// - Throws: ``ClockMarkStoreError`` (for example `absent` before the first online sign-in);
   ///   nothing is created or deleted.
+  ///
+  /// The clocks are read under the mark store's lock.
   @discardableResult
   public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
-    try marks.observe(readingClocks: currentObservation)
+    try marks.observe(resolution: policy.markResolution, readingClocks: clocks.readForDecision)
   }
 
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets
   /// the mark to the wall clock now (even below the old mark: the recovery after a fast clock
   /// was corrected), in a new generation, under the cache's writer lock so that no older
   /// session's write can interleave.
+  ///
+  /// The clocks are read under the mark store's lock (``Clocks/readForSignIn()`` handed to
+  /// ``ClockMarkStore/resetAfterOnlineSignIn(readingClocks:)``), so the mark and floor it writes
+  /// are never older than a record another process wrote before it.
   ///
   /// - Returns: The session, the only type that can write, replace or delete items.
   /// Then, as this session's first commit (empty), the item store repairs itself (for
@@ -116,9 +112,8 @@ public struct OfflineAccessGate: Sendable {
     let reset: Result<ClockMarkRecord, StoreError>
     do {
       reset = try cache.withWriterLock {
-        let now = clock.now()
-        return Result { () throws(StoreError) in
-          try marks.resetAfterOnlineSignIn(observation(at: now))
+        Result { () throws(StoreError) in
+          try marks.resetAfterOnlineSignIn(readingClocks: clocks.readForSignIn)
         }
       }
     } catch {

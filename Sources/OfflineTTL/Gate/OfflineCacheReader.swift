@@ -98,6 +98,10 @@ public struct OfflineCacheReader: Sendable {
 
   /// Refuses when the wall clock is past the deadline or behind the mark.
   ///
+  /// Reads the stored mark record first and the clocks after it (``Clocks/readForDecision()``),
+  /// so a mark that another process raised while this reader waited is never later than the
+  /// reading it is compared with.
+  ///
   /// - Throws: ``OfflineReadError`` saying which.
   public func checkStillFresh() throws(OfflineReadError) {
     _ = try recheck()
@@ -106,25 +110,27 @@ public struct OfflineCacheReader: Sendable {
   /// ``checkStillFresh()``, returning the effective time it judged by (`max(wall, L)` with the
   /// floor on, else the wall clock).
   func recheck() throws(OfflineReadError) -> WallClockInstant {
-    let now = gate.clock.now()
-    if let deadline = decision.deadline, now > deadline {
-      throw OfflineReadError(
-        .deadlinePassed,
-        reason: "the cache expired at its deadline (\(deadline)); now is \(now)")
-    }
     let stored: ClockMarkRecord
     do {
       stored = try gate.marks.read()
     } catch {
       throw OfflineReadError(.markUnreadable, markError: error, reason: error.reason)
     }
+    let reading = gate.clocks.readForDecision()
+    let now = reading.wall
+    if let deadline = decision.deadline, now > deadline {
+      throw OfflineReadError(
+        .deadlinePassed,
+        reason: "the cache expired at its deadline (\(deadline)); now is \(now)")
+    }
     let mark = Swift.max(stored.mark, decision.mark ?? stored.mark)
     if now < mark {
       throw OfflineReadError(
         .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
     }
-    // <doc:Rules#Boot-clock-floor>: a held-back wall clock cannot keep a reader alive past its deadline.
-    let effective = gate.effectiveNow(wall: now, stored: stored, openedWith: decision.floor)
+    // A held-back wall clock cannot keep a reader alive past its deadline
+    // (<doc:Rules#Boot-clock-floor>).
+    let effective = gate.effectiveNow(reading: reading, stored: stored, openedWith: decision.floor)
     if let deadline = decision.deadline, effective > deadline {
       throw OfflineReadError(
         .deadlinePassed,

@@ -58,7 +58,7 @@ public final class OnlineSession: Sendable {
   public func write(contentsOf items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> WallClockInstant
   {
-    let now = gate.clock.now()
+    let now = gate.clocks.readForItemStamp()
     var changes = CacheChanges()
     for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
     try commit(changes)

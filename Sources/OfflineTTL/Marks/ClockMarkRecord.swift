@@ -19,23 +19,24 @@ public struct ClockMarkRecord: Sendable, Hashable {
   }
 }
 
-/// One reading of the clocks, as handed to a ``ClockMarkStore``.
+/// One reading of the clocks, as handed to a ``ClockMarkStore``: what ``Clocks`` returns.
+///
+/// It holds readings only; how much a mark must rise to be written is an argument of the store
+/// operation (``ClockMarkStore/observe(resolution:readingClocks:)``), not part of a reading.
 public struct ClockObservation: Sendable, Hashable {
   /// The wall clock now.
   public var wall: WallClockInstant
-  /// The boot clock now, or `nil` when it is not used.
+  /// The boot clock now, or `nil` when this process has no readable boot clock.
   public var boot: BootClockReading?
-  /// The smallest rise of the mark worth a durable write (see
-  /// ``EligibilityPolicy/markResolution``); zero writes every observation.
-  public var markResolution: Duration
 
   /// Creates an observation.
-  public init(
-    wall: WallClockInstant, boot: BootClockReading? = nil, markResolution: Duration = .zero
-  ) {
+  ///
+  /// - Parameters:
+  ///   - wall: The wall-clock reading.
+  ///   - boot: The boot-clock reading, or `nil` for none.
+  public init(wall: WallClockInstant, boot: BootClockReading? = nil) {
     self.wall = wall
     self.boot = boot
-    self.markResolution = markResolution
   }
 }
 

@@ -2,17 +2,17 @@
 ///
 /// Every implementation must guarantee (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>), and must pass the shared
 /// conformance suite in `OfflineTTLTesting`:
-/// 1. **Atomic read → advance → write.** ``observe(_:)``, ``createFirstMark(_:)`` and
-///    ``resetAfterOnlineSignIn(_:)`` are each atomic with respect to every thread *and process*
+/// 1. **Atomic read → advance → write.** ``observe(resolution:readingClocks:)``,
+///    ``createFirstMark(readingClocks:)`` and ``resetAfterOnlineSignIn(readingClocks:)`` are each atomic with respect to every thread *and process*
 ///    using the same store. Two observers never overwrite a higher mark with a lower one, and an
 ///    online sign-in's reset is never undone by a writer that read the record before it.
 /// 2. **Durable before return.** When an operation returns, its record survives a crash or power
 ///    loss. A crash at any instant leaves the old or the new record, never half of one.
-/// 3. **Monotone.** The mark never decreases except through ``resetAfterOnlineSignIn(_:)``.
+/// 3. **Monotone.** The mark never decreases except through ``resetAfterOnlineSignIn(readingClocks:)``.
 /// 4. **Fail closed, keep the evidence.** An absent record is ``StoreError/Code/absent``
-///    and ``observe(_:)`` creates nothing. An unreadable record is
+///    and ``observe(resolution:readingClocks:)`` creates nothing. An unreadable record is
 ///    ``StoreError/Code/unreadable`` and its bytes are left exactly as they were; only
-///    ``resetAfterOnlineSignIn(_:)`` replaces them. A failed write leaves the old record intact.
+///    ``resetAfterOnlineSignIn(readingClocks:)`` replaces them. A failed write leaves the old record intact.
 /// 5. **Errors are typed**: every failure is a ``StoreError``.
 public protocol ClockMarkStore: Sendable {
   /// The current record, writing nothing.
@@ -23,7 +23,7 @@ public protocol ClockMarkStore: Sendable {
 
   /// Reads the clocks *while holding the store's lock*, then advances the mark to
   /// `max(stored, observation.wall)` and carries the floor forward, durably, as one atomic step.
-  /// May skip the write when the rise is below `observation.markResolution` (see
+  /// Skips the write when the rise is below `resolution` (see
   /// ``ClockMarkRecord/needsWrite(becoming:resolution:)``).
   ///
   /// Reading the clocks under the lock is what keeps concurrent observers honest: clocks read
@@ -31,59 +31,97 @@ public protocol ClockMarkStore: Sendable {
   /// which would look like a rollback (`clock_behind_mark`) or like a boot clock going backward
   /// (and mark the floor untrusted) although no clock moved.
   ///
-  /// - Parameter clocks: Reads the clocks now; called exactly once, under the lock, after the
-  ///   stored record was read, and not at all when it is absent or unreadable.
+  /// - Parameters:
+  ///   - resolution: The smallest rise of the mark (or of the floor) worth a durable write
+  ///     (``EligibilityPolicy/markResolution``); zero or less writes every rise.
+  ///   - clocks: Reads the clocks now (usually ``Clocks/readForDecision()``); called exactly
+  ///     once, under the lock, after the stored record was read, and not at all when it is
+  ///     absent or unreadable.
   /// - Returns: The record before and after (equal to what is stored when this returns), and the
   ///   observation that was used.
   /// - Throws: ``StoreError``: `absent` (nothing is created), `unreadable` (bytes left
   ///   alone), `writeFailed` (old record intact), or a lock or I/O failure.
-  func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
-    -> ClockMarkTransition
+  func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkTransition
 
-  /// Creates the first record (generation 0) at `observation.wall` when none exists, for the
-  /// gate's trust-on-first-use option. An existing record, readable or not, is left untouched.
+  /// Creates the first record (generation 0) at the wall reading when none exists, for the
+  /// gate's trust-on-first-use step, reading the clocks under the lock. An existing record,
+  /// readable or not, is left untouched.
   ///
-  /// - Parameter observation: The clocks now.
+  /// - Parameter clocks: Reads the clocks now; called at most once, under the lock, and only
+  ///   when no record exists (so the caller knows it created the record exactly when it was
+  ///   called).
   /// - Returns: The record now stored (the new one, or the existing one unchanged).
   /// - Throws: ``StoreError``: `unreadable` when a record exists but cannot be read
   ///   (it is not replaced), `writeFailed`, or a lock or I/O failure.
-  func createFirstMark(_ observation: ClockObservation) throws(StoreError)
+  func createFirstMark(readingClocks clocks: () -> ClockObservation) throws(StoreError)
     -> ClockMarkRecord
 
-  /// Writes the record an online sign-in earns: generation + 1, mark = `observation.wall` even
-  /// when lower than the stored mark, floor re-anchored. Works over an absent or unreadable
-  /// record (each implementation documents which generation it writes then).
+  /// Writes the record an online sign-in earns, reading the clocks under the lock: generation
+  /// + 1, mark = the wall reading even when lower than the stored mark, floor re-anchored. Works
+  /// over an absent or unreadable record (each implementation documents which generation it
+  /// writes then).
   ///
-  /// - Parameter observation: The clocks now.
+  /// - Parameter clocks: Reads the clocks now (usually ``Clocks/readForSignIn()``); called
+  ///   exactly once, under the lock, unless the lock cannot be taken.
   /// - Returns: The new record.
   /// - Throws: ``StoreError``: `writeFailed` (old bytes intact), or a lock or I/O
   ///   failure.
-  func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
-    -> ClockMarkRecord
+  func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkRecord
 }
 
 extension ClockMarkStore {
-  /// ``observe(readingClocks:)`` with clocks already read (the command line's `mark observe`, tests).
+  /// ``observe(resolution:readingClocks:)`` writing every rise.
   ///
-  /// - Parameter observation: The clocks, read by the caller.
-  /// - Returns: As ``observe(readingClocks:)``.
-  /// - Throws: As ``observe(readingClocks:)``.
-  public func observe(_ observation: ClockObservation) throws(StoreError)
+  /// - Parameter clocks: Reads the clocks now, under the lock.
+  /// - Returns: As ``observe(resolution:readingClocks:)``.
+  /// - Throws: As ``observe(resolution:readingClocks:)``.
+  public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
     -> ClockMarkTransition
   {
-    try observe(readingClocks: { observation })
+    try observe(resolution: .zero, readingClocks: clocks)
   }
 
-  /// ``observe(_:)`` with only a wall-clock reading, writing every rise.
+  /// ``observe(resolution:readingClocks:)`` with clocks already read (the command line's
+  /// `mark observe`, tests). Clocks read before the lock can be older than the stored mark: the
+  /// gate never uses this form.
+  ///
+  /// - Parameters:
+  ///   - observation: The clocks, read by the caller.
+  ///   - resolution: The smallest rise worth a write; zero (the default) writes every rise.
+  /// - Returns: As ``observe(resolution:readingClocks:)``.
+  /// - Throws: As ``observe(resolution:readingClocks:)``.
+  public func observe(_ observation: ClockObservation, resolution: Duration = .zero)
+    throws(StoreError) -> ClockMarkTransition
+  {
+    try observe(resolution: resolution, readingClocks: { observation })
+  }
+
+  /// ``observe(_:resolution:)`` with only a wall-clock reading, writing every rise.
   public func observe(now: WallClockInstant) throws(StoreError) -> ClockMarkTransition {
     try observe(ClockObservation(wall: now))
   }
 
-  /// ``resetAfterOnlineSignIn(_:)`` with only a wall-clock reading.
+  /// ``resetAfterOnlineSignIn(readingClocks:)`` with clocks already read.
+  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
+    -> ClockMarkRecord
+  {
+    try resetAfterOnlineSignIn(readingClocks: { observation })
+  }
+
+  /// ``resetAfterOnlineSignIn(readingClocks:)`` with only a wall-clock reading.
   public func resetAfterOnlineSignIn(now: WallClockInstant) throws(StoreError)
     -> ClockMarkRecord
   {
     try resetAfterOnlineSignIn(ClockObservation(wall: now))
+  }
+
+  /// ``createFirstMark(readingClocks:)`` with clocks already read.
+  public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
+    -> ClockMarkRecord
+  {
+    try createFirstMark(readingClocks: { observation })
   }
 
   /// ``createFirstMark(_:)`` with only a wall-clock reading.

@@ -7,10 +7,10 @@
 /// An error number from the C library (`errno`), typed so that it cannot be mixed with other
 /// integers (the shape of apple/swift-system's `Errno`).
 ///
-/// Thrown by the internal syscall seam (`Syscalls`); stores turn it into their own typed errors
-/// and keep the raw value (for example ``ClockMarkStoreError/errno``). Public under the
-/// `Testing` SPI so that fault plans (``SyscallFaultPlan``) can name the error to inject.
-@_spi(Testing)
+/// Thrown by the syscall seam (`Syscalls`); stores turn it into ``StoreError`` and keep the raw
+/// value (``StoreError/errno``). Public under the `SystemCalls` SPI, with the rest of the seam,
+/// for the package's other modules; fault plans (``SyscallFaultPlan``) name the error to inject.
+@_spi(SystemCalls)
 public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
   /// The raw C value, e.g. `5` for `EIO` on Linux.
   public let rawValue: Int32

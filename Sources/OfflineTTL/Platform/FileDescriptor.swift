@@ -2,7 +2,7 @@
 ///
 /// A plain value: copying it does not duplicate the descriptor, and it is closed only by
 /// `Syscalls.close(_:)`. Every descriptor the seam opens has `O_CLOEXEC` set.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct FileDescriptor: Sendable, Hashable, CustomStringConvertible {
   /// The raw C descriptor.
   public let rawValue: Int32

@@ -1,5 +1,5 @@
 /// What `fstat` / `fstatat` report about a file, reduced to the fields the stores check.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct FileStatus: Sendable, Hashable {
   /// The kind of file.
   public enum Kind: Sendable, Hashable {

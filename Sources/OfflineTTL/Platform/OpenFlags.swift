@@ -6,7 +6,7 @@
 
 /// The access mode and options of an `open` through the seam. `O_NOFOLLOW | O_CLOEXEC` are
 /// always added by the seam and cannot be left out.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct OpenFlags: OptionSet, Sendable, Hashable {
   /// The raw C flags.
   public let rawValue: Int32
@@ -35,7 +35,7 @@ public struct OpenFlags: OptionSet, Sendable, Hashable {
 }
 
 /// A `flock(2)` operation.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct LockOperation: Sendable, Hashable {
   /// The raw C operation.
   public let rawValue: Int32

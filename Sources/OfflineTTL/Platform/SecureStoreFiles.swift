@@ -1,5 +1,5 @@
 /// An open directory of a store, with the path it was opened by (for messages).
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct StoreDirectory: Sendable {
   /// The open directory (`O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC`).
   public let fd: FileDescriptor
@@ -26,7 +26,7 @@ public struct StoreDirectory: Sendable {
 }
 
 /// A store file opened by ``SecureStoreFiles``, with what `fstat` said about it.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct OpenedStoreFile: Sendable {
   /// The descriptor; the caller closes it.
   public let fd: FileDescriptor
@@ -49,7 +49,7 @@ public struct OpenedStoreFile: Sendable {
 /// - a new file is created with `O_CREAT | O_EXCL`, mode 0600.
 ///
 /// Every call goes through the ``Syscalls`` seam, so fault plans cover these steps too.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct SecureStoreFiles: Sendable {
   /// The seam every call goes through.
   public let system: Syscalls

@@ -3,7 +3,7 @@
 /// Each store turns it into its own typed error (for example
 /// ``CacheStoreError/Code/insecureStore`` or ``CacheStoreError/Code/notARegularFile``), keeping
 /// ``path`` in the reason.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What is wrong.
   public enum Problem: Sendable, Hashable {

@@ -4,7 +4,8 @@
   import Darwin
 #endif
 
-/// The one seam through which every libc call of OfflineTTL's stores goes (the role of
+/// The one seam through which every file-system and lock call of every OfflineTTL module goes
+/// (the role of
 /// apple/swift-system's `Internals/Syscalls.swift`): typed arguments and results, `EINTR`
 /// retried (never for `close`), `O_NOFOLLOW | O_CLOEXEC` added to every open, and a per-instance
 /// ``SyscallFaultPlan`` that tests use to fail any call with any ``Errno``.
@@ -12,19 +13,27 @@
 /// Each store keeps one `Syscalls` value (pass the same plan to every component that should share
 /// one script). Production code uses `Syscalls()`, which has no plan and costs one `nil` check per
 /// call. No other file in the package calls these C functions; add a method here rather than
-/// calling libc elsewhere, so fault injection keeps covering every step.
+/// calling libc elsewhere, so fault injection keeps covering every step. What stays outside, and
+/// why, is listed in `docs/syscall-seam.md`. Public under the `SystemCalls` SPI for the package's
+/// other modules (the Secret Service backend, the command line); fault injection is under the
+/// `Testing` SPI.
 ///
 /// Methods throw ``Errno`` and never trap. Short reads and writes are returned as counts; use the
 /// `…All` helpers in `Syscalls+Loops.swift` to loop.
-@_spi(Testing)
+@_spi(SystemCalls)
 public struct Syscalls: Sendable {
   /// The fault plan consulted before (or after) every call, or `nil` in production.
-  public let faults: SyscallFaultPlan?
+  @_spi(Testing) public let faults: SyscallFaultPlan?
 
-  /// Creates the seam.
+  /// Creates the seam that makes real calls only (production).
+  public init() {
+    self.faults = nil
+  }
+
+  /// Creates the seam with a test's fault plan.
   ///
-  /// - Parameter faults: A test's fault plan; `nil` (the default) for real calls only.
-  public init(faults: SyscallFaultPlan? = nil) {
+  /// - Parameter faults: The plan every call consults; `nil` for real calls only.
+  @_spi(Testing) public init(faults: SyscallFaultPlan?) {
     self.faults = faults
   }
 

@@ -1,11 +1,5 @@
 import Foundation
-import OfflineTTL
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
+@_spi(SystemCalls) import OfflineTTL
 
 /// What `status`, `read`, `sign-in` and `demo` share: opening a store directory, formatting a
 /// decision as text or JSON, durations with units, key checks.
@@ -15,26 +9,32 @@ enum StoreCommandSupport {
   /// - Throws: ``CommandFailure`` with exit 74 and the reason when it is a symbolic link, does
   ///   not exist, is not a directory or cannot be listed.
   static func existingStore(_ path: String) throws(CommandFailure) -> String {
-    // The stores never follow a symbolic link (the Rules article, "Durable and private storage"), so a linked store cannot be
-    // opened: say so here (exit 74) rather than report every item unreadable (exit 1).
-    // Every spelling of the path names the same directory: `link/` and `link/.` are the link.
-    var info = stat()
-    if lstat(lastName(of: path), &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+    // The stores never follow a symbolic link (the Rules article, "Durable and private
+    // storage"), so a linked store cannot be opened: say so here (exit 74) rather than report
+    // every item unreadable (exit 1). Every check goes through the syscall seam. Every spelling of
+    // the path names the same directory: `link/` and `link/.` are the link.
+    let system = Syscalls()
+    let status: FileStatus
+    do {
+      status = try system.lstat(lastName(of: path))
+    } catch  where error == .noSuchFileOrDirectory || error == .notDirectory {
+      throw CommandFailure(.ioError, "store directory '\(path)' does not exist")
+    } catch {
+      throw CommandFailure(
+        .ioError, "store directory '\(path)' cannot be opened: \(error.message.lowercased())")
+    }
+    if status.kind == .symbolicLink {
       throw CommandFailure(
         .ioError, "store '\(path)' is a symbolic link (symbolic links are not followed)")
     }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-      throw CommandFailure(.ioError, "store directory '\(path)' does not exist")
-    }
-    guard isDirectory.boolValue else {
+    guard status.kind == .directory else {
       throw CommandFailure(.ioError, "store '\(path)' is not a directory")
     }
     do {
-      _ = try FileManager.default.contentsOfDirectory(atPath: path)
+      system.closeIgnoringErrors(try system.open(path, [.readOnly, .directory, .nonBlocking]))
     } catch {
       throw CommandFailure(
-        .ioError, "store directory '\(path)' cannot be opened: permission denied")
+        .ioError, "store directory '\(path)' cannot be opened: \(error.message.lowercased())")
     }
     return path
   }

@@ -1,40 +1,28 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
+@_spi(SystemCalls) import OfflineTTL
 
-/// The only place the command-line module calls `read(2)` and `write(2)`; both retry on `EINTR`.
+/// The command line's `read(2)` and `write(2)` on standard input and output, through the syscall
+/// seam (both retry on `EINTR`).
 enum FileDescriptorCalls {
   /// Writes every byte, retrying short writes and `EINTR`.
   ///
   /// - Returns: `errno` of the first failure, or `nil` when everything was written.
   static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
-    var offset = 0
-    while offset < bytes.count {
-      let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-      if written < 0 {
-        if errno == EINTR { continue }
-        return errno
-      }
-      offset += written
+    do {
+      try Syscalls().writeAll(FileDescriptor(rawValue: fd), bytes)
+      return nil
+    } catch {
+      return error.rawValue
     }
-    return nil
   }
 
   /// Reads up to `buffer.count` bytes, retrying `EINTR`.
   ///
   /// - Returns: The number of bytes read (0 at end of file), or `-errno` on failure.
   static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-    while true {
-      #if canImport(Glibc)
-        let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
-      #else
-        let count = Darwin.read(fd, buffer.baseAddress, buffer.count)
-      #endif
-      if count >= 0 { return count }
-      if errno == EINTR { continue }
-      return -Int(errno)
+    do {
+      return try Syscalls().read(FileDescriptor(rawValue: fd), into: buffer)
+    } catch {
+      return -Int(error.rawValue)
     }
   }
 }

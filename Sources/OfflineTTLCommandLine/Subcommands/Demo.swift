@@ -1,11 +1,5 @@
 import Foundation
-import OfflineTTL
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
+@_spi(SystemCalls) import OfflineTTL
 
 /// `offline-ttl demo`: the whole story on a fresh temporary store with real files and an
 /// injected clock. The README's main-job command.
@@ -59,10 +53,13 @@ enum Demo: Subcommand {
     let json = arguments.flag(.json)
     let base = FileManager.default.temporaryDirectory.path
     let path = base + "/offline-ttl-demo-" + UUID().uuidString
-    // mkdir(2) rather than FileManager: its error is a one-line reason, not an NSError dump.
-    guard mkdir(path, 0o700) == 0 else {
-      let reason = String(cString: strerror(errno))
-      throw CommandFailure(.ioError, "cannot create a temporary store in \(base): \(reason)")
+    // mkdir(2) through the syscall seam rather than FileManager: its error is a one-line
+    // reason, not an NSError dump.
+    do {
+      try Syscalls().mkdir(path, mode: 0o700)
+    } catch {
+      throw CommandFailure(
+        .ioError, "cannot create a temporary store in \(base): \(error.message)")
     }
     defer {
       if !arguments.flag(.keep) { try? FileManager.default.removeItem(atPath: path) }

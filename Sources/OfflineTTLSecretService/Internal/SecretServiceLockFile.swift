@@ -1,6 +1,6 @@
 #if SecretService
   import CLibSecret
-  import OfflineTTL
+  @_spi(SystemCalls) import OfflineTTL
 
   #if canImport(Glibc)
     import Glibc
@@ -12,7 +12,8 @@
   /// Each acquisition opens its own file description, so two threads of one process exclude each
   /// other too (POSIX `fcntl` locks would not). The directory is created 0700 when missing and
   /// refused when it is a symbolic link, not a directory, not ours, or open to others; the file is
-  /// opened with `O_NOFOLLOW`, mode 0600.
+  /// opened with `O_NOFOLLOW`, mode 0600. Every file-system and lock call goes through the
+  /// syscall seam (`Syscalls`); only the sleep between two tries stays outside it.
   enum SecretServiceLockFile {
     /// Why the lock could not be taken.
     struct Failure: Error {
@@ -38,62 +39,73 @@
       path: String, timeout: Duration, failure: (Failure) -> Failed,
       _ body: () throws(Failed) -> Result
     ) throws(Failed) -> Result {
-      let fd: Int32
-      do { fd = try acquire(path: path, timeout: timeout) } catch { throw failure(error) }
-      defer { close(fd) }  // releases the flock
+      let system = Syscalls()
+      let fd: FileDescriptor
+      do { fd = try acquire(path: path, timeout: timeout, system) } catch { throw failure(error) }
+      defer { system.closeIgnoringErrors(fd) }  // releases the flock
       return try body()
     }
 
-    private static func acquire(path: String, timeout: Duration) throws(Failure) -> Int32 {
+    private static func acquire(path: String, timeout: Duration, _ system: Syscalls)
+      throws(Failure) -> FileDescriptor
+    {
       let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-      try Self.prepareDirectory(directory.isEmpty ? "." : directory)
-      var fd: Int32
-      repeat {
-        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-      } while fd < 0 && errno == EINTR
-      guard fd >= 0 else {
-        throw Failure(errno: errno, message: "cannot open the lock file \(path) (errno \(errno))")
+      try Self.prepareDirectory(directory.isEmpty ? "." : directory, system)
+      let fd: FileDescriptor
+      do {
+        fd = try system.open(path, [.readWrite, .create, .nonBlocking], mode: 0o600)
+      } catch {
+        throw Failure(errno: error.rawValue, message: "cannot open the lock file \(path): \(error)")
       }
       let limit = timeout.exactNanoseconds ?? .max
       var waited: Int64 = 0
       var pause: Int64 = 200_000  // 0.2 ms, doubling to 5 ms
-      while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-        let code = errno
-        if code == EINTR { continue }
-        guard code == EWOULDBLOCK, waited < limit else {
-          close(fd)
-          throw Failure(
-            errno: code,
-            message: code == EWOULDBLOCK
-              ? "the lock file \(path) stayed locked past the time limit"
-              : "cannot lock \(path) (errno \(code))")
+      while true {
+        do {
+          try system.flock(fd, LockOperation.exclusive.nonBlocking)
+          return fd
+        } catch {
+          guard error == .wouldBlock, waited < limit else {
+            system.closeIgnoringErrors(fd)
+            throw Failure(
+              errno: error.rawValue,
+              message: error == .wouldBlock
+                ? "the lock file \(path) stayed locked past the time limit"
+                : "cannot lock \(path): \(error)")
+          }
         }
+        // Sleeping is not a file-system call: it stays outside the syscall seam.
         var request = timespec(tv_sec: 0, tv_nsec: Int(pause))
         nanosleep(&request, nil)
         waited += pause
         pause = min(pause * 2, 5_000_000)
       }
-      return fd
     }
 
-    private static func prepareDirectory(_ directory: String) throws(Failure) {
-      if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+    private static func prepareDirectory(_ directory: String, _ system: Syscalls) throws(Failure) {
+      do {
+        try system.mkdir(directory, mode: 0o700)
+      } catch  where error == .fileExists {
+        // Already there: checked below.
+      } catch {
         throw Failure(
-          errno: errno, message: "cannot create the lock directory \(directory) (errno \(errno))")
+          errno: error.rawValue,
+          message: "cannot create the lock directory \(directory): \(error)")
       }
-      var status = stat()
-      guard lstat(directory, &status) == 0 else {
-        throw Failure(errno: errno, message: "cannot inspect \(directory) (errno \(errno))")
+      let status: FileStatus
+      do {
+        status = try system.lstat(directory)
+      } catch {
+        throw Failure(errno: error.rawValue, message: "cannot inspect \(directory): \(error)")
       }
-      let kind = status.st_mode & S_IFMT
-      guard kind == S_IFDIR else {
+      guard status.kind == .directory else {
         throw Failure(
           errno: nil,
-          message: kind == S_IFLNK
+          message: status.kind == .symbolicLink
             ? "the lock directory \(directory) is a symbolic link; it is not followed"
             : "the lock directory \(directory) is not a directory")
       }
-      guard status.st_uid == geteuid(), status.st_mode & 0o077 == 0 else {
+      guard status.ownerID == system.effectiveUserID(), !status.isAccessibleByOthers else {
         throw Failure(
           errno: nil,
           message: "the lock directory \(directory) must be owned by this user with mode 0700")

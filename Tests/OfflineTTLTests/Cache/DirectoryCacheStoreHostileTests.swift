@@ -2,7 +2,7 @@ import Foundation
 import OfflineTTLTesting
 import Testing
 
-@_spi(Testing) @testable import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) import OfflineTTL
 import OfflineTTLTesting
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import OfflineTTLTesting
 import Testing
 
-@_spi(Testing) @testable import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 /// The item served is the item judged: an item file put in place behind the index (a replayed
 /// older copy, a crafted later one) is refused at read with its own time.

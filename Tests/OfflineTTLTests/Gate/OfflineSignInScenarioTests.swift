@@ -120,13 +120,14 @@ import Testing
   }
 
   /// Trust-on-first-use racing another process that creates the first mark between this check's
-  /// failed observation and its `createFirstMark`: the other mark (later than the clocks this
-  /// check read before) is observed under the lock like any existing mark, so no rollback is seen.
+  /// failed observation and its `createFirstMark`: the other mark is observed under the lock like
+  /// any existing mark, with the clocks read there (no clock was read before), so no rollback is
+  /// seen; the first reading equals their mark, the latest an honest process can have written.
   @Test func firstMarkCreatedByAnotherProcessMeanwhileIsObservedNotCalledARollback() throws {
     let f = try Fixture(.memory, trustOnFirstUse: true)
     defer { f.remove() }
     try f.signIn()
-    let clock = TickingWallClock(Fixture.start.advanced(by: .seconds(60))!)
+    let clock = TickingWallClock(Fixture.start.advanced(by: .seconds(61))!)
     let theirs = ClockMarkRecord.afterOnlineSignIn(
       generation: 0, at: ClockObservation(wall: Fixture.start.advanced(by: .seconds(62))!))
     f.marks.setStored(.record(theirs))

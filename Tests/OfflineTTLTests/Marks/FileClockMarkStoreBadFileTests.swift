@@ -2,7 +2,7 @@ import Foundation
 import OfflineTTLTesting
 import Testing
 
-@_spi(Testing) @testable import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 /// A bad file in place of the record, and the unreadable reason it must give.
 struct BadFile: CustomTestStringConvertible, Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import OfflineTTLTesting
 import Testing
 
-@_spi(Testing) @testable import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 /// One store operation from a known starting state, for fault injection at each of its steps.
 struct FaultScenario: CustomTestStringConvertible, Sendable {

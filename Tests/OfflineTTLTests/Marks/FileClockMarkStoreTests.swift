@@ -4,7 +4,7 @@ import OfflineTTLTesting
 import Synchronization
 import Testing
 
-@_spi(Testing) @testable import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 func instant(_ seconds: Int64) -> WallClockInstant {
   WallClockInstant(nanosecondsSinceEpoch: seconds * 1_000_000_000)

@@ -2,7 +2,7 @@ import Foundation
 import OfflineTTLTesting
 import Testing
 
-@_spi(Testing) @testable import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 /// A crafted generation at `UInt64.max` never wraps to 0 (the trust-on-first-use generation) on
 /// the next online sign-in, in every backend.

@@ -29,12 +29,11 @@ import Testing
     let store = InMemoryClockMarkStore()
     _ = try store.resetAfterOnlineSignIn(now: instant(100))
     let small = try store.observe(
-      ClockObservation(
-        wall: instant(100).saturatingAdvanced(by: .milliseconds(500)),
-        markResolution: .seconds(1)))
+      ClockObservation(wall: instant(100).saturatingAdvanced(by: .milliseconds(500))),
+      resolution: .seconds(1))
     #expect(!small.wrote)
     #expect(try store.read().mark == instant(100))
-    let big = try store.observe(ClockObservation(wall: instant(102), markResolution: .seconds(1)))
+    let big = try store.observe(ClockObservation(wall: instant(102)), resolution: .seconds(1))
     #expect(big.wrote)
     #expect(try store.read().mark == instant(102))
   }

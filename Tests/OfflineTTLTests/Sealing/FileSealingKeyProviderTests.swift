@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@_spi(Testing) @testable import OfflineTTL
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 #if canImport(Glibc)
   import Glibc

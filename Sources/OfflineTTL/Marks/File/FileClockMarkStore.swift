@@ -107,15 +107,17 @@ public struct FileClockMarkStore: ClockMarkStore {
 
   /// Advances the mark (``ClockMarkRecord/observing(_:)``) under an exclusive lock and writes it
   /// durably into the other slot, unless ``ClockMarkRecord/needsWrite(becoming:resolution:)``
-  /// says the rise is below `observation.markResolution`.
+  /// says the rise is below `resolution`.
   ///
-  /// - Parameter clocks: Reads the clocks; called once, under the lock, after the record was read.
+  /// - Parameters:
+  ///   - resolution: The smallest rise worth a write; zero writes every rise.
+  ///   - clocks: Reads the clocks; called once, under the lock, after the record was read.
   /// - Returns: The record before and after, and the observation used.
   /// - Throws: ``StoreError``: `absent` (nothing is created, not even the directory),
   ///   `unreadable` (bytes untouched), `writeFailed` with the errno (the old record reads back),
   ///   `lockFailed`, `storeUnusable`.
-  public func observe(readingClocks clocks: () -> ClockObservation) throws(StoreError)
-    -> ClockMarkTransition
+  public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkTransition
   {
     try withLockedDirectory(creating: false, lock: .exclusive) {
       directory throws(StoreError) in
@@ -124,7 +126,7 @@ public struct FileClockMarkStore: ClockMarkStore {
       let previous = loaded.record
       let observation = clocks()
       let next = previous.observing(observation)
-      guard previous.needsWrite(becoming: next, resolution: observation.markResolution) else {
+      guard previous.needsWrite(becoming: next, resolution: resolution) else {
         return ClockMarkTransition(
           previous: previous, current: next, wrote: false, observation: observation)
       }
@@ -136,15 +138,15 @@ public struct FileClockMarkStore: ClockMarkStore {
     }
   }
 
-  /// Creates the first record (generation 0, mark = `observation.wall`) when none exists, by
+  /// Creates the first record (generation 0, mark = the wall reading) when none exists, by
   /// temporary file and rename; leaves an existing record, readable or not, untouched.
   ///
-  /// - Parameter observation: The clocks now.
+  /// - Parameter clocks: Reads the clocks; called under the lock, only when no record exists.
   /// - Returns: The new record, or the existing one.
   /// - Throws: ``StoreError``: `unreadable` (an existing record is not replaced),
   ///   `writeFailed`, `lockFailed`, `storeUnusable` (the directory cannot be opened or created).
-  public func createFirstMark(_ observation: ClockObservation) throws(StoreError)
-    -> ClockMarkRecord
+  public func createFirstMark(readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkRecord
   {
     try withLockedDirectory(creating: true, lock: .exclusive) {
       directory throws(StoreError) in
@@ -153,28 +155,29 @@ public struct FileClockMarkStore: ClockMarkStore {
         system.closeIgnoringErrors(loaded.fd)
         return loaded.record
       } catch  where error.code == .absent {
-        let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: observation)
+        let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: clocks())
         try replaceFile(with: first, in: directory)
         return first
       }
     }
   }
 
-  /// Writes generation + 1 with mark = `observation.wall` (even when lower than the stored
+  /// Writes generation + 1 with mark = the wall reading (even when lower than the stored
   /// mark) and the floor re-anchored. Over a readable record it writes both slots in place, one
   /// after the other, each synced (so a damaged slot can never fall back to the record before
   /// the reset); over an absent or unreadable one it replaces the file (temporary file and rename) with
   /// generation `1 + highest valid slot generation`, else 1.
   ///
-  /// - Parameter observation: The clocks now.
+  /// - Parameter clocks: Reads the clocks; called once, under the lock, before the record is read.
   /// - Returns: The new record.
   /// - Throws: ``StoreError``: `writeFailed` (the old bytes read back; a directory in
   ///   the record's place gives `EISDIR` and is left alone), `lockFailed`, `storeUnusable`.
-  public func resetAfterOnlineSignIn(_ observation: ClockObservation) throws(StoreError)
-    -> ClockMarkRecord
+  public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkRecord
   {
     try withLockedDirectory(creating: true, repairing: true, lock: .exclusive) {
       directory throws(StoreError) in
+      let observation = clocks()
       let loaded: LoadedRecord
       do throws(StoreError) {
         loaded = try load(in: directory, writable: true)

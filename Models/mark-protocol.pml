@@ -1,0 +1,349 @@
+/*
+ * The clock-mark protocol of FileClockMarkStore, with the lock-free validated read.
+ *
+ * Checked by Scripts/model-check.sh. The protocol in words: docs/sign-in-protocol.md, section
+ * "The mark protocol".
+ *
+ * What is modelled
+ *   - The record file: two slots (MarkRecordCodec.slotOffsets), each with a checksum (`valid`), a
+ *     sequence, a generation and a mark. `page` is what processes read (the page cache); `disk`
+ *     is what survives a power loss. A pwrite changes `page`; fdatasync copies the slot to `disk`.
+ *   - A write in flight: between the start and the end of a pwrite, a concurrent pread may see a
+ *     torn slot (its checksum fails: valid = 0).
+ *   - The write counter `ctr` that makes the lock-free read possible: odd while a write is in
+ *     flight, even when every write has been made durable (a seqlock kept in the page cache).
+ *   - Real time `T` (the honest wall clock every process reads), which may move forward before
+ *     any clock read (readClock); an
+ *     initial mark written by a clock that ran fast (`fast` = 1: ahead of real time), which only
+ *     a sign-in may lower.
+ *   - OBSERVERS processes observing under flock (FileClockMarkStore.observe), one resetting
+ *     sign-in (FileClockMarkStore.resetAfterOnlineSignIn), READERS lock-free readers (the repeated
+ *     check: read the slots, validate checksum and counter, read the clocks after the mark, take
+ *     the lock only when a write is needed or the read did not validate), and a power loss that
+ *     may strike between any two steps of any process (`unless { crashed }`): an unsynced slot
+ *     is then old, new or torn on disk.
+ *
+ * Properties (assertions; the ghost variables below record what was acknowledged):
+ *   P1 the mark is never lowered within a generation (every durable write, and the state after a
+ *      power loss, against the last acknowledged record);
+ *   P2 a reset is never undone (every record read, before and after a power loss, has a
+ *      generation >= the last acknowledged reset);
+ *   P3 generations only grow (every record read has a generation >= every one read before);
+ *   P4 observe before you grant: a fresh answer at time t with mark resolution RES leaves a
+ *      durable mark >= t - RES in its generation, across a power loss;
+ *   P5 no false rollback: with honest clocks, a clock read after the stored mark is never behind
+ *      a mark that an honest clock wrote;
+ *   P6 after a power loss the newest valid slot exists (the record is readable).
+ *   LTL reset_never_undone: [] (acked_reset_gen <= gen_on_disk).
+ *
+ * Switches that turn the model into a negative model (each must produce a counterexample):
+ *   NO_LOCK            observe reads, advances and writes without the lock;
+ *   CLOCK_BEFORE_MARK  the lock-free reader reads the clock before the stored mark;
+ *   NO_VALIDATION      the lock-free reader trusts the newest slot without checking the counter.
+ */
+
+#ifndef OBSERVERS
+#define OBSERVERS 2
+#endif
+#ifndef READERS
+#define READERS 1
+#endif
+#ifndef ROUNDS
+#define ROUNDS 1 /* observations per observer and reader */
+#endif
+#define RES 1 /* EligibilityPolicy.markResolution, in ticks */
+#ifndef MAXT
+#define MAXT 4 /* real time runs 0..MAXT */
+#endif
+
+typedef Slot {
+  bit valid;
+  byte seq;
+  byte gen;
+  byte mark;
+  bit fast
+}
+
+Slot page[2];
+Slot disk[2];
+byte ctr = 0;
+byte T = 0;
+byte lockholder = 0;
+bool crashed = false;
+
+/* ghosts: what was acknowledged or seen */
+byte ack_gen = 0;
+byte ack_mark = 3;
+byte acked_reset_gen = 0;
+byte max_read_gen = 0;
+bool granted = false;
+byte grant_gen = 0;
+byte grant_at = 0;
+byte gen_on_disk = 0;
+
+ltl reset_never_undone { [] (acked_reset_gen <= gen_on_disk) }
+
+inline copySlot(dst, src) {
+  dst.valid = src.valid; dst.seq = src.seq; dst.gen = src.gen; dst.mark = src.mark; dst.fast = src.fast
+}
+
+/* MarkRecordCodec / FileClockMarkStore.load: the valid slot with the highest sequence */
+inline newest(r, ri, sa, sb) {
+  if
+  :: sa.valid && (!sb.valid || sa.seq > sb.seq) -> copySlot(r, sa); ri = 0
+  :: sb.valid && (!sa.valid || sb.seq > sa.seq) -> copySlot(r, sb); ri = 1
+  :: else -> r.valid = 0; ri = 0
+  fi
+}
+
+/* ghost: remember the latest fresh answer of the newest generation (P4) */
+inline grant(gg, gt) {
+  if
+  :: !granted || gg > grant_gen -> granted = true; grant_gen = gg; grant_at = gt
+  :: gg == grant_gen && gt > grant_at -> grant_at = gt
+  :: else -> skip
+  fi
+}
+
+/* ghost: a read that starts after a reset was acknowledged, or after another read returned
+   generation g, sees at least that generation (P2, P3). `fl` is taken when the read starts. */
+inline beginRead(fl) {
+  fl = (acked_reset_gen > max_read_gen -> acked_reset_gen : max_read_gen)
+}
+
+inline checkRead(r, fl) {
+  assert(r.gen >= fl);
+  if
+  :: r.gen > max_read_gen -> max_read_gen = r.gen
+  :: else -> skip
+  fi
+}
+
+/* A clock read: real time may have moved forward (by any amount up to MAXT) since the last
+   read by anyone; every clock is honest and reads real time. */
+inline readClock(now) {
+  if
+  :: T < MAXT -> T++
+  :: true -> skip
+  fi;
+  now = T
+}
+
+/* Forgets a process's local copies once they are dead (keeps the state space small). */
+inline forget(r, ri, now, fl) {
+  r.valid = 0; r.seq = 0; r.gen = 0; r.mark = 0; r.fast = 0; ri = 0; now = 0; fl = 0
+}
+
+/* FileClockMarkStore.withLockedDirectory: flock(clock-mark.lock, LOCK_EX) */
+inline lock() {
+#ifndef NO_LOCK
+  atomic { lockholder == 0 -> lockholder = _pid }
+#else
+  skip
+#endif
+}
+
+inline unlock() {
+#ifndef NO_LOCK
+  lockholder = 0
+#else
+  skip
+#endif
+}
+
+/* FileClockMarkStore.load under the lock, then the clocks (the closure observe(readingClocks:)
+   calls after load): one step, since under the lock only time could move in between, which
+   changes nothing below. */
+inline loadThenClocks(r, ri, fl, now) {
+  atomic {
+    beginRead(fl);
+    newest(r, ri, page[0], page[1]);
+    assert(r.valid);
+    checkRead(r, fl);
+    readClock(now)
+  }
+}
+
+/* FileClockMarkStore.writeNextSlot: the counter turns odd and the pwrite starts (a concurrent
+   pread sees a torn slot); the pwrite completes; fdatasync returns (the slot is durable) and
+   the counter turns even. */
+inline writeSlot(wt, wsq, wg, wm, wf) {
+  d_step { ctr++; page[wt].valid = 0 }
+  d_step { page[wt].seq = wsq; page[wt].gen = wg; page[wt].mark = wm; page[wt].fast = wf; page[wt].valid = 1 }
+  d_step {
+    disk[wt].valid = 1; disk[wt].seq = wsq; disk[wt].gen = wg; disk[wt].mark = wm; disk[wt].fast = wf;
+    /* P1: the durable record never lowers the mark within a generation */
+    assert(wg > ack_gen || (wg == ack_gen && wm >= ack_mark));
+    ack_gen = wg; ack_mark = wm; gen_on_disk = wg;
+    ctr++
+  }
+}
+
+/* FileClockMarkStore.observe: load, clocks, ClockMarkRecord.observing and needsWrite, the write,
+   then OfflineAccessGate.decision (fresh when the clock is not behind the mark). */
+proctype Observer() {
+  Slot r; byte ri; byte now; byte n = 0; byte fl;
+  {
+    do
+    :: n < ROUNDS ->
+       lock();
+#ifndef NO_LOCK
+       loadThenClocks(r, ri, fl, now);
+#else
+       d_step { beginRead(fl); newest(r, ri, page[0], page[1]); checkRead(r, fl) }
+       atomic { readClock(now) };
+#endif
+       assert(r.fast || now >= r.mark);          /* P5 */
+       if
+       :: now >= r.mark + RES ->                 /* needsWrite */
+          writeSlot(1 - ri, r.seq + 1, r.gen, now, 0)
+       :: else -> skip
+       fi;
+       d_step {
+         if
+         :: now >= r.mark -> grant(r.gen, now)
+         :: else -> skip
+         fi;
+         n++;
+         forget(r, ri, now, fl)
+       }
+       unlock()
+    :: else -> break
+    od
+  } unless { crashed }
+}
+
+/* FileClockMarkStore.resetAfterOnlineSignIn: generation + 1, mark = now (even when lower than
+   the stored mark), written into both slots (writeBothSlots), the first fdatasync being the
+   commit point. */
+proctype SignIn() {
+  Slot r; byte ri; byte now; byte fl;
+  {
+    lock();
+    loadThenClocks(r, ri, fl, now);
+    writeSlot(1 - ri, r.seq + 1, r.gen + 1, now, 0);
+    acked_reset_gen = r.gen + 1;                 /* the commit point has returned */
+    writeSlot(ri, r.seq + 2, r.gen + 1, now, 0);
+    d_step { unlock(); forget(r, ri, now, fl) }
+  } unless { crashed }
+}
+
+/* The repeated check without the lock: read the counter, the two slots (one 8 KiB pread, not
+   atomic against a writer: each slot is read at its own instant), the counter again; use the
+   newest valid slot only when both counter readings are equal and even; read the clocks after
+   it; take the lock (FileClockMarkStore.observe) only when a write is needed or the read did not
+   validate. */
+proctype LockFreeReader() {
+  Slot a; Slot b; Slot r; byte ri; byte c1; byte c2; byte now; byte n = 0; byte fl;
+  {
+    do
+    :: n < ROUNDS ->
+#ifdef CLOCK_BEFORE_MARK
+       atomic { readClock(now) };
+#endif
+       d_step { beginRead(fl); c1 = ctr }
+       copySlot(a, page[0]);
+       copySlot(b, page[1]);
+       c2 = ctr;
+       d_step { newest(r, ri, a, b); a.valid = 0; b.valid = 0; a.seq = 0; b.seq = 0 }
+#ifndef NO_VALIDATION
+       if
+       :: c1 != c2 || c1 % 2 == 1 || !r.valid -> goto locked
+       :: else -> skip
+       fi;
+#else
+       if
+       :: !r.valid -> goto locked
+       :: else -> skip
+       fi;
+#endif
+       d_step { checkRead(r, fl) }
+#ifndef CLOCK_BEFORE_MARK
+       atomic { readClock(now) };                /* the clocks after the stored mark */
+#endif
+       assert(r.fast || now >= r.mark);          /* P5 */
+       if
+       :: now >= r.mark + RES -> goto locked     /* a write is needed */
+       :: now < r.mark -> skip                   /* behind the mark: refuse, write nothing */
+       :: else -> d_step { grant(r.gen, now) }   /* fresh, no write needed */
+       fi;
+       goto next;
+locked:
+       lock();
+       loadThenClocks(r, ri, fl, now);
+       assert(r.fast || now >= r.mark);
+       if
+       :: now >= r.mark + RES -> writeSlot(1 - ri, r.seq + 1, r.gen, now, 0)
+       :: else -> skip
+       fi;
+       d_step {
+         if
+         :: now >= r.mark -> grant(r.gen, now)
+         :: else -> skip
+         fi
+       }
+       unlock();
+next:
+       skip;
+       d_step { n++; forget(r, ri, now, fl); c1 = 0; c2 = 0 }
+    :: else -> break
+    od
+  } unless { crashed }
+}
+
+/* A power loss between any two steps: every slot whose last write was not made durable is old,
+   new or torn on disk; then the store is read back (the next process to open it). */
+proctype PowerLoss() {
+  Slot r; byte ri;
+  crashed = true;
+  atomic {
+    if
+    :: page[0].valid != disk[0].valid || page[0].seq != disk[0].seq ->
+       if
+       :: skip                                   /* the write never reached the disk */
+       :: copySlot(disk[0], page[0])             /* it did */
+       :: disk[0].valid = 0                      /* it was torn */
+       fi
+    :: else -> skip
+    fi;
+    if
+    :: page[1].valid != disk[1].valid || page[1].seq != disk[1].seq ->
+       if
+       :: skip
+       :: copySlot(disk[1], page[1])
+       :: disk[1].valid = 0
+       fi
+    :: else -> skip
+    fi
+  }
+  d_step {
+    newest(r, ri, disk[0], disk[1]);
+    assert(r.valid);                                                     /* P6 */
+    assert(r.gen >= acked_reset_gen);                                    /* P2 */
+    assert(r.gen > ack_gen || (r.gen == ack_gen && r.mark >= ack_mark)); /* P1 */
+    assert(!granted || r.gen > grant_gen || r.mark + RES > grant_at);    /* P4 */
+    gen_on_disk = r.gen
+  }
+}
+
+init {
+  byte k = 0;
+  /* The initial record: generation 0, mark 3, written by a clock that ran fast. */
+  d_step {
+    page[0].valid = 1; page[0].seq = 1; page[0].gen = 0; page[0].mark = 3; page[0].fast = 1;
+    copySlot(disk[0], page[0])
+  }
+  atomic {
+    do
+    :: k < OBSERVERS -> run Observer(); k++
+    :: else -> break
+    od;
+    run SignIn();
+    k = 0;
+    do
+    :: k < READERS -> run LockFreeReader(); k++
+    :: else -> break
+    od;
+    run PowerLoss()
+  }
+}
