@@ -8,8 +8,7 @@ import Testing
 /// the next online sign-in, in every backend.
 @Suite struct GenerationLimitTests {
   static let observation = ClockObservation(
-    wall: WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000), boot: nil,
-    markResolution: .zero)
+    wall: WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000), boot: nil)
 
   @Test(arguments: [(UInt64(0), UInt64(1)), (1, 2), (.max - 1, .max), (.max, 1)])
   func theNextGenerationNeverWrapsToZero(_ stored: UInt64, _ next: UInt64) {
