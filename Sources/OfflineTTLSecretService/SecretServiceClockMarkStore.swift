@@ -23,7 +23,7 @@
   ///   `timed_out`. A missing secret is `absent`; one that does not decode, or two secrets with
   ///   the same attributes, is `unreadable` and left alone. Nothing is deleted on any failure.
   /// - Time limit: each operation is bounded by ``SecretServiceStoreConfiguration/timeout``.
-  public struct SecretServiceClockMarkStore: ClockMarkStore {
+  public struct SecretServiceClockMarkStore: ClockMarkStorage {
     /// Where the record lives and how operations are bounded.
     public let configuration: SecretServiceStoreConfiguration
 
@@ -48,99 +48,96 @@
       }
     }
 
-    /// Advances the mark to `max(stored, observation.wall)` under the lock file, writing only when
-    /// ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says so.
-    ///
-    /// - Parameters:
-    ///   - resolution: The smallest rise worth a write; zero writes every rise.
-    ///   - clocks: Reads the clocks; called once, under the lock file, after the record was
-    ///     read.
-    /// - Returns: The record before and after, and the observation used.
-    /// - Throws: ``StoreError``: `absent` (nothing is created), `unreadable` (left
-    ///   alone), `writeFailed`, `lockFailed`, or `storeUnusable`.
-    public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
-      throws(StoreError) -> ClockMarkTransition
-    {
+    // observe(readingClocks:), createFirstMark(_:) and resetAfterOnlineSignIn(_:) are the
+    // shared state machine of `ClockMarkStorage`; the primitives follow.
+
+    /// One locked operation: the connection, and the secrets found carrying the record's
+    /// attributes.
+    public struct Access {
+      let session: SecretServiceSession
+      var found: [SecretServiceFoundItem] = []
+    }
+
+    /// Holds the `marks` lock file and a connection to the default collection while `body` runs.
+    public func withExclusiveAccess<Result>(
+      for operation: ClockMarkStorageOperation,
+      _ body: (inout Access) throws(StoreError) -> Result
+    ) throws(StoreError) -> Result {
       try run(locked: true) { session throws(StoreError) in
-        guard let found = try Self.findRecord(session) else { throw Self.absent() }
-        let previous = try Self.decode(found)
-        let observation = clocks()
-        let next = previous.observing(observation)
-        let wrote = previous.needsWrite(becoming: next, resolution: resolution)
-        if wrote {
-          try Self.perform { () throws(SecretServiceFault) in
-            try session.write(
-              SecretServiceMarkCoding.encode(next),
-              contentType: SecretServiceMarkCoding.contentType, to: found.item)
-          }
-        }
-        assert(next.mark >= previous.mark, "the mark never decreases on observation")
-        return ClockMarkTransition(
-          previous: previous, current: next, wrote: wrote, observation: observation)
+        var access = Access(session: session)
+        return try body(&access)
       }
     }
 
-    /// Creates the first record (generation 0, mark and floor at the wall reading) when none
-    /// exists; an existing readable record is returned unchanged.
-    ///
-    /// - Parameter clocks: Reads the clocks; called under the lock file, only when no record
-    ///   exists.
-    /// - Returns: The record now stored.
-    /// - Throws: ``StoreError``: `unreadable` (not replaced), `writeFailed`,
-    ///   `lockFailed`, or `storeUnusable`.
-    public func createFirstMark(readingClocks clocks: () -> ClockObservation)
-      throws(StoreError) -> ClockMarkRecord
+    /// Finds the record's secret and decodes it: `absent` when there is none, `unreadable` when
+    /// it does not decode or several secrets carry its attributes.
+    public func loadRecord(in access: inout Access, forWriting: Bool) throws(StoreError)
+      -> ClockMarkRecord
     {
-      try run(locked: true) { session throws(StoreError) in
-        if let found = try Self.findRecord(session) { return try Self.decode(found) }
-        let record = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: clocks())
-        try Self.perform { () throws(SecretServiceFault) in
+      let session = access.session
+      access.found = try Self.perform { () throws(SecretServiceFault) in
+        try session.find(kind: Self.kind, key: Self.key)
+      }
+      guard access.found.count <= 1 else {
+        throw StoreError(
+          code: .unreadable, unreadableReason: .malformed,
+          message: "\(access.found.count) secrets carry the clock mark's attributes; left alone")
+      }
+      guard let found = access.found.first else { throw Self.absent() }
+      return try Self.decode(found)
+    }
+
+    /// Replaces the secret's value (the provider writes its collection before answering).
+    public func writeObserved(_ record: ClockMarkRecord, in access: inout Access)
+      throws(StoreError)
+    {
+      let session = access.session
+      guard let item = access.found.first?.item else { throw Self.absent() }
+      try Self.perform { () throws(SecretServiceFault) in
+        try session.write(
+          SecretServiceMarkCoding.encode(record),
+          contentType: SecretServiceMarkCoding.contentType, to: item)
+      }
+    }
+
+    /// Creates the record's secret.
+    public func writeFirst(_ record: ClockMarkRecord, in access: inout Access)
+      throws(StoreError)
+    {
+      let session = access.session
+      let label = self.label
+      try Self.perform { () throws(SecretServiceFault) in
+        try session.create(
+          kind: Self.kind, key: Self.key, label: label,
+          bytes: SecretServiceMarkCoding.encode(record),
+          contentType: SecretServiceMarkCoding.contentType)
+      }
+    }
+
+    /// Rewrites the first secret carrying the record's attributes and deletes the others (the
+    /// one path allowed to replace evidence), or creates the secret when there is none.
+    public func writeReset(
+      _ record: ClockMarkRecord, in access: inout Access, overLoadedRecord: Bool
+    ) throws(StoreError) {
+      let session = access.session
+      let found = access.found
+      let label = self.label
+      let bytes = SecretServiceMarkCoding.encode(record)
+      try Self.perform { () throws(SecretServiceFault) in
+        if let first = found.first {
+          try session.write(
+            bytes, contentType: SecretServiceMarkCoding.contentType, to: first.item)
+          for duplicate in found.dropFirst() { try session.delete(duplicate.item) }
+        } else {
           try session.create(
-            kind: Self.kind, key: Self.key, label: label,
-            bytes: SecretServiceMarkCoding.encode(record),
+            kind: Self.kind, key: Self.key, label: label, bytes: bytes,
             contentType: SecretServiceMarkCoding.contentType)
         }
-        return record
       }
     }
 
-    /// Writes the record an online sign-in earns: generation + 1 (1 over an absent or unreadable
-    /// record), mark = the wall reading, floor re-anchored. Where several secrets carry the
-    /// record's attributes, the first is rewritten and the others deleted: this is the one path
-    /// allowed to replace evidence.
-    ///
-    /// - Parameter clocks: Reads the clocks; called once, under the lock file.
-    /// - Returns: The new record.
-    /// - Throws: ``StoreError``: `writeFailed` (old secret intact), `lockFailed`, or
-    ///   `storeUnusable`.
-    public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
-      throws(StoreError) -> ClockMarkRecord
-    {
-      try run(locked: true) { session throws(StoreError) in
-        let observation = clocks()
-        let found = try Self.perform { () throws(SecretServiceFault) in
-          try session.find(kind: Self.kind, key: Self.key)
-        }
-        var generation: UInt64 = 1
-        if found.count == 1, let old = try? Self.decode(found[0]) {
-          generation = ClockMarkRecord.generation(after: old.generation)
-        }
-        let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
-        let bytes = SecretServiceMarkCoding.encode(record)
-        try Self.perform { () throws(SecretServiceFault) in
-          if let first = found.first {
-            try session.write(
-              bytes, contentType: SecretServiceMarkCoding.contentType, to: first.item)
-            for duplicate in found.dropFirst() { try session.delete(duplicate.item) }
-          } else {
-            try session.create(
-              kind: Self.kind, key: Self.key, label: label, bytes: bytes,
-              contentType: SecretServiceMarkCoding.contentType)
-          }
-        }
-        return record
-      }
-    }
+    /// `nil`: a reset over an unreadable secret writes generation 1.
+    public func salvagedGeneration(in access: inout Access) -> UInt64? { nil }
 
     private var label: String { "OfflineTTL clock mark (\(configuration.applicationID))" }
 

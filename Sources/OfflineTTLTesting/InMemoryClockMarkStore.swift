@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Over an absent or unreadable record, ``resetAfterOnlineSignIn(_:)`` writes generation 1 (an
 /// unreadable state here keeps no generation to continue from).
-public final class InMemoryClockMarkStore: ClockMarkStore {
+public final class InMemoryClockMarkStore: ClockMarkStorage {
   /// What the store holds.
   public enum StoredState: Sendable, Hashable {
     /// No record.
@@ -36,7 +36,9 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     case reset
   }
 
-  struct State {
+  /// The store's state, held under its mutex for one whole operation (the lock of the shared
+  /// state machine).
+  public struct Access: Sendable {
     var stored: StoredState
     var persistentFailures: [Operation: StoreError] = [:]
     var oneShotFailures: [Operation: [StoreError]] = [:]
@@ -52,13 +54,13 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     }
   }
 
-  private let state: Mutex<State>
+  private let state: Mutex<Access>
 
   /// Creates a store.
   ///
   /// - Parameter stored: The initial state; default absent.
   public init(_ stored: StoredState = .absent) {
-    state = Mutex(State(stored: stored))
+    state = Mutex(Access(stored: stored))
   }
 
   /// Creates a store holding `record`.
@@ -110,83 +112,59 @@ public final class InMemoryClockMarkStore: ClockMarkStore {
     }
   }
 
-  /// Advances the mark with `ClockMarkRecord/observing(_:)`, writing only when
-  /// `ClockMarkRecord/needsWrite(becoming:resolution:)` says so.
-  ///
-  /// - Parameters:
-  ///   - resolution: The smallest rise worth a write; zero writes every rise.
-  ///   - clocks: Reads the clocks; called once, under the store's mutex, after the record was
-  ///     read.
-  /// - Returns: The record before and after, and the observation used.
-  /// - Throws: An injected error, `absent` (nothing is created), or `unreadable`.
-  public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
-    throws(StoreError) -> ClockMarkTransition
-  {
+  // observe(readingClocks:), createFirstMark(_:) and resetAfterOnlineSignIn(_:) are the shared
+  // state machine of `ClockMarkStorage`; the primitives follow.
+
+  /// Holds the store's mutex for the whole operation; an injected failure of `operation` is
+  /// thrown before anything is read.
+  public func withExclusiveAccess<Result>(
+    for operation: ClockMarkStorageOperation,
+    _ body: (inout Access) throws(StoreError) -> Result
+  ) throws(StoreError) -> Result {
     try state.withLock { state throws(StoreError) in
-      if let error = state.failure(for: .observe) { throw error }
-      let previous = try Self.record(in: state.stored)
-      let observation = clocks()
-      let next = previous.observing(observation)
-      guard previous.needsWrite(becoming: next, resolution: resolution) else {
-        return ClockMarkTransition(
-          previous: previous, current: next, wrote: false, observation: observation)
-      }
-      if let error = state.failure(for: .observeWrite) { throw error }
-      assert(next.mark >= previous.mark, "an observation lowered the mark")
-      state.stored = .record(next)
-      state.writes += 1
-      return ClockMarkTransition(
-        previous: previous, current: next, wrote: true, observation: observation)
+      let injected: Operation =
+        switch operation {
+        case .observe: .observe
+        case .createFirstMark: .createFirstMark
+        case .reset: .reset
+        }
+      if let error = state.failure(for: injected) { throw error }
+      return try body(&state)
     }
   }
 
-  /// Creates generation 0 at the wall reading when absent; leaves an existing record alone.
-  ///
-  /// - Parameter clocks: Reads the clocks; called under the mutex, only when no record exists.
-  /// - Returns: The record now stored.
-  /// - Throws: An injected error, or `unreadable` (the record is not replaced).
-  public func createFirstMark(readingClocks clocks: () -> ClockObservation)
-    throws(StoreError) -> ClockMarkRecord
+  /// The stored record, or `absent` / `unreadable`.
+  public func loadRecord(in access: inout Access, forWriting: Bool) throws(StoreError)
+    -> ClockMarkRecord
   {
-    try state.withLock { state throws(StoreError) in
-      if let error = state.failure(for: .createFirstMark) { throw error }
-      switch state.stored {
-      case .record(let existing):
-        return existing
-      case .unreadable:
-        return try Self.record(in: state.stored)
-      case .absent:
-        let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: clocks())
-        state.stored = .record(first)
-        state.writes += 1
-        return first
-      }
-    }
+    try Self.record(in: access.stored)
   }
 
-  /// Writes generation + 1 (1 over an absent or unreadable record) with mark = the wall reading.
-  ///
-  /// - Parameter clocks: Reads the clocks; called once, under the mutex.
-  /// - Returns: The new record.
-  /// - Throws: An injected error (the old state stays).
-  public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
-    throws(StoreError) -> ClockMarkRecord
+  /// Stores an observed record; an injected `observeWrite` failure keeps the old one.
+  public func writeObserved(_ record: ClockMarkRecord, in access: inout Access)
+    throws(StoreError)
   {
-    try state.withLock { state throws(StoreError) in
-      if let error = state.failure(for: .reset) { throw error }
-      let observation = clocks()
-      let generation: UInt64
-      if case .record(let old) = state.stored {
-        generation = ClockMarkRecord.generation(after: old.generation)
-      } else {
-        generation = 1
-      }
-      let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
-      state.stored = .record(record)
-      state.writes += 1
-      return record
-    }
+    if let error = access.failure(for: .observeWrite) { throw error }
+    access.stored = .record(record)
+    access.writes += 1
   }
+
+  /// Stores the first record.
+  public func writeFirst(_ record: ClockMarkRecord, in access: inout Access) throws(StoreError) {
+    access.stored = .record(record)
+    access.writes += 1
+  }
+
+  /// Stores a reset record over whatever was there.
+  public func writeReset(
+    _ record: ClockMarkRecord, in access: inout Access, overLoadedRecord: Bool
+  ) throws(StoreError) {
+    access.stored = .record(record)
+    access.writes += 1
+  }
+
+  /// `nil`: an unreadable state here keeps no generation to continue from.
+  public func salvagedGeneration(in access: inout Access) -> UInt64? { nil }
 
   private static func record(in stored: StoredState) throws(StoreError)
     -> ClockMarkRecord

@@ -8,7 +8,8 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   public let status: EligibilityStatus
   /// Every reason that applies; empty unless ``status`` is `expired`.
   public let reasons: EligibilityReasons
-  /// The wall-clock time this decision was made at (read from the gate's clock at the call).
+  /// The time this decision was made at: the wall clock read at the call, or, while a server
+  /// anchor holds, the trusted time (``trustedTime`` has both).
   public let now: WallClockInstant
   /// For `fresh`, the last instant at which the cache is still fresh by age (oldest `writtenAt` +
   /// max age); `nil` otherwise or when not representable.
@@ -32,6 +33,10 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   /// The floor layer's verdict (the floor `L`, the tolerance, the effective time and which clock
   /// set it), when the policy uses the floor and a record was read.
   public let floorCheck: BootClockFloorCheck?
+  /// What the server anchor and the TPM contributed (the trusted time used, the wall clock's
+  /// offset from it, which clock carried it, a TPM refusal); `nil` when the store has no trusted
+  /// time and no TPM is configured.
+  public let trustedTime: TrustedTimeVerdict?
 
   /// Creates a decision (gates build these; public for test doubles and other front ends).
   ///
@@ -41,8 +46,9 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     deadline: WallClockInstant?, mark: WallClockInstant?, previousMark: WallClockInstant?,
     generation: UInt64?, items: ItemTimeSummary?, markError: ClockMarkStoreError? = nil,
     cacheError: CacheStoreError? = nil, floor: BootClockFloor? = nil,
-    floorCheck: BootClockFloorCheck? = nil
+    floorCheck: BootClockFloorCheck? = nil, trustedTime: TrustedTimeVerdict? = nil
   ) {
+    self.trustedTime = trustedTime
     self.status = status
     self.reasons = reasons
     self.now = now

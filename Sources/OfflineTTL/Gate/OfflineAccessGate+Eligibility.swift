@@ -45,18 +45,34 @@ extension OfflineAccessGate {
 
   /// The decision for an observation that succeeded: the eligibility rule against the mark before it,
   /// then the boot-clock floor.
+  ///
+  /// While a server anchor holds, the time of the decision is the trusted time (the wall clock is
+  /// only reported), the mark rule is applied to it, and the floor layer is not needed (trusted
+  /// time is already carried by the clocks nobody can set). A configured TPM that could not be
+  /// read or is not the recorded one adds `tpm_unavailable` or `tpm_changed`.
   private func decision(items: ItemTimeSummary, transition: ClockMarkTransition)
     -> OfflineAccessDecision
   {
-    let now = transition.observation.wall
+    let trusted = TrustedTimeVerdict(transition: transition)
+    let now = trusted?.trustedNow ?? transition.observation.wall
     assert(transition.current.mark >= transition.previous.mark, "the mark never decreases")
     let markRule = policy.evaluate(items, now: now, mark: transition.previous.mark)
-    let (evaluation, check) = applyingFloor(to: markRule, record: transition.current, now: now)
+    var (evaluation, check) =
+      trusted?.trustedNow != nil
+      ? (markRule, nil)
+      : applyingFloor(to: markRule, record: transition.current, now: now)
+    if let trusted, !trusted.reasons.isEmpty, evaluation.status != .unavailable {
+      evaluation = EligibilityEvaluation(
+        status: .expired, reasons: evaluation.reasons.union(trusted.reasons),
+        now: evaluation.now, previousMark: evaluation.previousMark,
+        updatedMark: evaluation.updatedMark, items: evaluation.items, maxAge: evaluation.maxAge,
+        deadline: nil)
+    }
     return OfflineAccessDecision(
       status: evaluation.status, reasons: evaluation.reasons, now: now,
       deadline: evaluation.deadline, mark: transition.storedMark,
       previousMark: transition.previous.mark, generation: transition.current.generation,
-      items: items, floor: transition.current.floor, floorCheck: check)
+      items: items, floor: transition.current.floor, floorCheck: check, trustedTime: trusted)
   }
 
   /// The refusal for an item store failure. The clock is still observed (best effort), so that

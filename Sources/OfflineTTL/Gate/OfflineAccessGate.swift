@@ -59,13 +59,16 @@ public struct OfflineAccessGate: Sendable {
   ///   - clock: The wall clock; the system clock by default.
   ///   - bootClock: The boot clock; ``LinuxBootClock`` by default (whose readings are `nil`
   ///     off Linux: with the floor on, decisions are then refused with `boot_clock_unavailable`).
+  ///   - tpmClock: The TPM clock, or `nil` (the default) for none (see ``Clocks/tpm``).
   public init(
     cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
     clock: any WallClock = SystemWallClock(),
-    bootClock: (any BootClock)? = LinuxBootClock()
+    bootClock: (any BootClock)? = LinuxBootClock(),
+    tpmClock: (any TPMClock)? = nil
   ) {
     self.init(
-      cache: cache, marks: marks, policy: policy, clocks: Clocks(wall: clock, boot: bootClock))
+      cache: cache, marks: marks, policy: policy,
+      clocks: Clocks(wall: clock, boot: bootClock, tpm: tpmClock))
   }
 
   /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
@@ -109,15 +112,88 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
   ///   opened, locked or repaired; no item is written then.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
+    try beginOnlineSession(anchor: nil)
+  }
+
+  /// Starts an online session anchored at a server time: the time the app obtained over its
+  /// authenticated connection (the `Date` of its TLS response, or a signed token's issue time),
+  /// with how far off it may be (half the round trip, say).
+  ///
+  /// From then on, while the anchor holds, decisions use trusted time: `serverTime + elapsed −
+  /// uncertainty − (2 s + 500 ppm × elapsed)`, elapsed on the boot clock within this boot and on
+  /// the TPM clock (``Clocks/tpm``) across reboots. The wall clock no longer decides age or
+  /// rollback; its offset from trusted time is reported
+  /// (``OfflineAccessDecision/trustedTime``). Items written in the session are stamped with
+  /// trusted time. When the anchor stops holding (another boot without a TPM), the mark rule and
+  /// the floor decide again, with the floor at the last trusted time.
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time.
+  ///   - uncertainty: How far off it may be; zero or more.
+  /// - Returns: The session.
+  /// - Throws: ``OnlineSessionError``: as ``beginOnlineSession()``, `invalid_server_time` for a
+  ///   negative uncertainty, `tpm_unavailable` when a configured TPM cannot be read; nothing is
+  ///   written then.
+  public func beginOnlineSession(serverTime: WallClockInstant, uncertainty: Duration)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    guard uncertainty >= .zero else {
+      throw OnlineSessionError(
+        .invalidServerTime,
+        reason: "the server time's uncertainty must be zero or more, got \(uncertainty)")
+    }
+    return try beginOnlineSession(anchor: (serverTime, uncertainty))
+  }
+
+  /// The time an online session stamps on the items it writes: the wall clock, or, in a session
+  /// that began with a server time, the trusted time carried from the stored record to now (the
+  /// stored record read first, the clocks after it).
+  ///
+  /// - Parameter anchored: Whether the session's sign-in anchored trusted time.
+  /// - Returns: The stamp.
+  func itemStampTime(anchored: Bool) -> WallClockInstant {
+    guard anchored, let stored = try? marks.read(), stored.trustedTime?.isAnchored == true else {
+      return clocks.readForItemStamp()
+    }
+    let reading = clocks.readForDecision()
+    return stored.observing(reading).effectiveNow(wall: reading.wall)
+  }
+
+  private func beginOnlineSession(anchor: (WallClockInstant, Duration)?)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    if let tpm = clocks.tpm {
+      // Checked before anything is written; a failure under the lock is reported after.
+      do throws(TPMClockError) {
+        _ = try tpm.now()
+      } catch {
+        throw OnlineSessionError(.tpmUnavailable, reason: error.description)
+      }
+    }
     let reset: Result<ClockMarkRecord, StoreError>
+    var tpmError: TPMClockError?
     do {
       reset = try cache.withWriterLock {
         Result { () throws(StoreError) in
-          try marks.resetAfterOnlineSignIn(readingClocks: clocks.readForSignIn)
+          try marks.resetAfterOnlineSignIn(readingClocks: {
+            var observation = clocks.readForSignIn()
+            tpmError = observation.tpmError
+            if let (serverTime, uncertainty) = anchor {
+              observation.serverAnchor = try? TrustedTimeAnchor(
+                serverTime: serverTime, uncertainty: uncertainty, boot: observation.boot,
+                tpm: observation.tpm)
+            }
+            return observation
+          })
         }
       }
     } catch {
       throw OnlineSessionError(cacheError: error)
+    }
+    if let tpmError {
+      // The TPM answered just before but not under the lock: the reset is written without a
+      // TPM reading; refuse so the caller knows the TPM protection is missing.
+      throw OnlineSessionError(.tpmUnavailable, reason: tpmError.description)
     }
     switch reset {
     case .success(let record):

@@ -117,7 +117,14 @@ public struct OfflineCacheReader: Sendable {
       throw OfflineReadError(.markUnreadable, markError: error, reason: error.reason)
     }
     let reading = gate.clocks.readForDecision()
-    let now = reading.wall
+    if let tpmError = reading.tpmError ?? stored.tpmChange(for: reading) {
+      throw OfflineReadError(
+        tpmError.code == .tpmChanged ? .tpmChanged : .tpmUnavailable, reason: tpmError.reason)
+    }
+    // While the stored record's server anchor holds, trusted time carried to now (in memory)
+    // takes the wall clock's place: a wrong wall clock is not punished.
+    let anchored = stored.trustedTime?.isAnchored == true
+    let now = anchored ? stored.observing(reading).effectiveNow(wall: reading.wall) : reading.wall
     if let deadline = decision.deadline, now > deadline {
       throw OfflineReadError(
         .deadlinePassed,
@@ -128,6 +135,7 @@ public struct OfflineCacheReader: Sendable {
       throw OfflineReadError(
         .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
     }
+    guard !anchored else { return }
     // A held-back wall clock cannot keep a reader alive past its deadline
     // (<doc:Rules#Boot-clock-floor>).
     let effective = gate.effectiveNow(reading: reading, stored: stored, openedWith: decision.floor)

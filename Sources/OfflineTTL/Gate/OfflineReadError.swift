@@ -8,6 +8,8 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
       case markUnreadable = "mark_unreadable"
       case itemUnreadable = "item_unreadable"
       case tooOld = "too_old"
+      case tpmUnavailable = "tpm_unavailable"
+      case tpmChanged = "tpm_changed"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -24,6 +26,10 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     /// decision judged, or more than the max age before now (an older copy of the item was put
     /// in place behind the index). The reason gives the item's own time.
     public static let tooOld = Code(.tooOld)
+    /// The configured TPM could not be read to check the time.
+    public static let tpmUnavailable = Code(.tpmUnavailable)
+    /// The TPM is not the one the record was written with.
+    public static let tpmChanged = Code(.tpmChanged)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }
@@ -59,6 +65,8 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     case .markUnreadable: .markUnreadable
     case .itemUnreadable: .itemUnreadable
     case .tooOld: .tooOld
+    case .tpmUnavailable: .tpmUnavailable
+    case .tpmChanged: .tpmChanged
     }
   }
 

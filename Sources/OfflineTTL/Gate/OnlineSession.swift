@@ -58,7 +58,7 @@ public final class OnlineSession: Sendable {
   public func write(contentsOf items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> WallClockInstant
   {
-    let now = gate.clocks.readForItemStamp()
+    let now = gate.itemStampTime(anchored: record.trustedTime?.isAnchored == true)
     var changes = CacheChanges()
     for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
     try commit(changes)

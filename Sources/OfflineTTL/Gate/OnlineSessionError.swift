@@ -8,6 +8,8 @@ public struct OnlineSessionError: Error, Sendable, Hashable, CustomStringConvert
       case superseded
       case markStoreFailed = "mark_store_failed"
       case cacheStoreFailed = "cache_store_failed"
+      case tpmUnavailable = "tpm_unavailable"
+      case invalidServerTime = "invalid_server_time"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -20,6 +22,10 @@ public struct OnlineSessionError: Error, Sendable, Hashable, CustomStringConvert
     public static let markStoreFailed = Code(.markStoreFailed)
     /// The item store failed; see ``OnlineSessionError/storeError``.
     public static let cacheStoreFailed = Code(.cacheStoreFailed)
+    /// The gate's TPM clock could not be read at sign-in; nothing was written.
+    public static let tpmUnavailable = Code(.tpmUnavailable)
+    /// The server time's uncertainty is negative; nothing was written.
+    public static let invalidServerTime = Code(.invalidServerTime)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }

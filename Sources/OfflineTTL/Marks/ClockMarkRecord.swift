@@ -10,12 +10,20 @@ public struct ClockMarkRecord: Sendable, Hashable {
   public var mark: WallClockInstant
   /// The boot-clock floor (<doc:Rules#Boot-clock-floor>).
   public var floor: BootClockFloor
+  /// Trusted time (a server anchor carried by the boot and TPM clocks) and the last TPM
+  /// reading; `nil` when the store was never signed in with a server time and no TPM was read.
+  /// A record without it is stored exactly as before trusted time existed (format version 1).
+  public var trustedTime: TrustedTime?
 
   /// Creates a record.
-  public init(generation: UInt64, mark: WallClockInstant, floor: BootClockFloor) {
+  public init(
+    generation: UInt64, mark: WallClockInstant, floor: BootClockFloor,
+    trustedTime: TrustedTime? = nil
+  ) {
     self.generation = generation
     self.mark = mark
     self.floor = floor
+    self.trustedTime = trustedTime
   }
 }
 
@@ -28,15 +36,24 @@ public struct ClockObservation: Sendable, Hashable {
   public var wall: WallClockInstant
   /// The boot clock now, or `nil` when this process has no readable boot clock.
   public var boot: BootClockReading?
+  /// The TPM clock now, or `nil` when no TPM is configured or it could not be read (then
+  /// ``tpmError`` says why).
+  public var tpm: TPMClockReading?
+  /// Why a configured TPM could not be read, or `nil`.
+  public var tpmError: TPMClockError?
+  /// For an online sign-in only: the server time it received, which anchors trusted time.
+  public var serverAnchor: TrustedTimeAnchor?
 
   /// Creates an observation.
-  ///
-  /// - Parameters:
-  ///   - wall: The wall-clock reading.
-  ///   - boot: The boot-clock reading, or `nil` for none.
-  public init(wall: WallClockInstant, boot: BootClockReading? = nil) {
+  public init(
+    wall: WallClockInstant, boot: BootClockReading? = nil, tpm: TPMClockReading? = nil,
+    tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil
+  ) {
     self.wall = wall
     self.boot = boot
+    self.tpm = tpm
+    self.tpmError = tpmError
+    self.serverAnchor = serverAnchor
   }
 }
 
@@ -47,11 +64,63 @@ extension ClockMarkRecord {
   ///
   /// - Parameter observation: The clocks now.
   /// - Returns: The advanced record.
+  ///
+  /// With trusted time (``trustedTime``) or a TPM reading, the record also carries trusted time
+  /// forward (``TrustedTime/advanced(boot:tpm:)``) and the floor along the TPM clock
+  /// (``BootClockFloor/advanced(to:tpmStep:)``). While the server anchor holds, the mark rises
+  /// to the trusted time instead of the wall clock (a wrong wall clock is reported, not
+  /// recorded), and the floor is raised to the trusted time, so that when the anchor stops
+  /// holding the floor starts from the last trusted time. When the TPM now is not the recorded
+  /// one (``tpmChange(for:)``), the record is returned unchanged: the gate refuses.
   public func observing(_ observation: ClockObservation) -> ClockMarkRecord {
-    ClockMarkRecord(
-      generation: generation,
-      mark: Swift.max(mark, observation.wall),
-      floor: floor.advanced(to: observation.boot))
+    guard trustedTime != nil || observation.tpm != nil else {
+      return ClockMarkRecord(
+        generation: generation,
+        mark: Swift.max(mark, observation.wall),
+        floor: floor.advanced(to: observation.boot))
+    }
+    let trusted =
+      trustedTime
+      ?? TrustedTime(
+        anchor: nil, lowerBound: floor.lowerBound, elapsedSinceAnchor: .zero,
+        lastBoot: observation.boot, lastTPM: observation.tpm)
+    guard let step = try? trusted.advanced(boot: observation.boot, tpm: observation.tpm) else {
+      return self
+    }
+    var next = ClockMarkRecord(
+      generation: generation, mark: mark,
+      floor: floor.advanced(to: observation.boot, tpmStep: step.tpmStep),
+      trustedTime: step.next)
+    if let trustedNow = step.next.effectiveNow {
+      next.mark = Swift.max(mark, trustedNow)
+      if !next.floor.isUntrusted, trustedNow > next.floor.lowerBound {
+        next.floor.lowerBound = trustedNow
+      }
+    } else {
+      next.mark = Swift.max(mark, observation.wall)
+    }
+    return next
+  }
+
+  /// Why the TPM of `observation` cannot carry this record's time (`tpm_changed`), or `nil`.
+  ///
+  /// - Parameter observation: The clocks now.
+  /// - Returns: The error when a TPM reading was recorded and the one now is another TPM's or
+  ///   went back (see ``TPMClockStep``); `nil` otherwise.
+  public func tpmChange(for observation: ClockObservation) -> TPMClockError? {
+    guard let recorded = trustedTime?.lastTPM, let now = observation.tpm else { return nil }
+    do throws(TPMClockError) {
+      _ = try TPMClockStep(from: recorded, to: now)
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  /// The effective time of a decision on this record: the trusted time while a server anchor
+  /// holds, else `wall`.
+  public func effectiveNow(wall: WallClockInstant) -> WallClockInstant {
+    trustedTime?.effectiveNow ?? wall
   }
 
   /// Whether `next` (from ``observing(_:)``) must be written, or may be skipped under the mark
@@ -71,6 +140,15 @@ extension ClockMarkRecord {
   /// - Returns: `true` when `next` must be made durable before a decision is returned.
   public func needsWrite(becoming next: ClockMarkRecord, resolution: Duration) -> Bool {
     if next.floor.isUntrusted != floor.isUntrusted { return true }
+    if next.trustedTime?.isAnchored != trustedTime?.isAnchored { return true }
+    if let nextTPM = next.trustedTime?.lastTPM {
+      let lastTPM = trustedTime?.lastTPM
+      if lastTPM?.resetCount != nextTPM.resetCount || lastTPM?.restartCount != nextTPM.restartCount
+        || lastTPM?.identity != nextTPM.identity
+      {
+        return true
+      }
+    }
     if next.floor.anchorBootID != floor.anchorBootID { return true }
     if resolution <= .zero { return true }
     if next.mark > mark, mark.duration(to: next.mark) >= resolution { return true }
@@ -91,11 +169,30 @@ extension ClockMarkRecord {
 
   /// The record an online sign-in writes: the given generation, mark = `wall` (even when lower
   /// than the old mark: the recovery path after a fast clock was corrected), floor re-anchored.
+  ///
+  /// With a server time (``ClockObservation/serverAnchor``), trusted time starts there and the
+  /// mark and the floor start at the trusted time instead of the wall clock, so a wall clock
+  /// that was wrong at sign-in leaves no trace. With only a TPM reading, the reading is recorded
+  /// (the TPM then carries the floor across reboots).
   public static func afterOnlineSignIn(
     generation: UInt64, at observation: ClockObservation
   ) -> ClockMarkRecord {
-    ClockMarkRecord(
+    if let anchor = observation.serverAnchor {
+      let trusted = TrustedTime.anchored(anchor)
+      let start = trusted.effectiveNow ?? observation.wall
+      var floor = BootClockFloor.signIn(at: start, boot: observation.boot)
+      floor.lowerBound = trusted.lowerBound
+      return ClockMarkRecord(
+        generation: generation, mark: start, floor: floor, trustedTime: trusted)
+    }
+    var record = ClockMarkRecord(
       generation: generation, mark: observation.wall,
       floor: .signIn(at: observation.wall, boot: observation.boot))
+    if let tpm = observation.tpm {
+      record.trustedTime = TrustedTime(
+        anchor: nil, lowerBound: observation.wall, elapsedSinceAnchor: .zero,
+        lastBoot: observation.boot, lastTPM: tpm)
+    }
+    return record
   }
 }

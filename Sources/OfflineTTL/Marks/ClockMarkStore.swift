@@ -1,5 +1,9 @@
 /// Where a cache's clock mark record lives: a Sendable backend behind one protocol.
 ///
+/// A new backend usually conforms to ``ClockMarkStorage`` instead, supplying only a lock, a load
+/// and writes: the state machine (observe, create the first mark, reset) is then the shared one
+/// that the file, in-memory and Secret Service stores use.
+///
 /// Every implementation must guarantee (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>), and must pass the shared
 /// conformance suite in `OfflineTTLTesting`:
 /// 1. **Atomic read → advance → write.** ``observe(resolution:readingClocks:)``,

@@ -26,6 +26,11 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
   public static let clockBehindElapsedTime = EligibilityReasons(rawValue: 1 << 7)
   /// The boot clock went backward within one boot: the floor's anchor is untrusted.
   public static let bootClockInconsistent = EligibilityReasons(rawValue: 1 << 8)
+  /// A TPM is configured but cannot be read (missing, unreachable, no permission).
+  public static let tpmUnavailable = EligibilityReasons(rawValue: 1 << 9)
+  /// The TPM is not the one the record was written with (cleared or replaced), or its clock went
+  /// back further than a power loss explains; an online sign-in re-anchors.
+  public static let tpmChanged = EligibilityReasons(rawValue: 1 << 10)
 
   /// Every reason, in the fixed listing order.
   public static let allCases: [(reason: EligibilityReasons, code: String)] = [
@@ -38,6 +43,8 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
     (.itemUnreadable, "item_unreadable"),
     (.clockBehindElapsedTime, "clock_behind_elapsed_time"),
     (.bootClockInconsistent, "boot_clock_inconsistent"),
+    (.tpmUnavailable, "tpm_unavailable"),
+    (.tpmChanged, "tpm_changed"),
   ]
 
   /// The snake_case codes of the reasons in this set, in the fixed listing order.

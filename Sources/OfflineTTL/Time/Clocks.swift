@@ -25,15 +25,26 @@ public struct Clocks: Sendable {
   /// none (then every reading's ``ClockObservation/boot`` is `nil`, and a policy that uses the
   /// floor refuses with `boot_clock_unavailable`).
   public let boot: (any BootClock)?
+  /// The TPM 2.0 clock that carries the floor and trusted time across reboots, or `nil` for
+  /// none. When set, every reading includes it; a TPM that cannot be read is recorded in the
+  /// reading (``ClockObservation/tpmError``) and the gate refuses (`tpm_unavailable`), never
+  /// falling back silently.
+  public let tpm: (any TPMClock)?
 
   /// Creates the clocks.
   ///
   /// - Parameters:
   ///   - wall: The wall clock; the system clock by default.
   ///   - boot: The boot clock; ``LinuxBootClock`` by default (its readings are `nil` off Linux).
-  public init(wall: any WallClock = SystemWallClock(), boot: (any BootClock)? = LinuxBootClock()) {
+  ///   - tpm: The TPM clock (`ESYSTPMClock` in the `OfflineTTLTPM` module, trait `TPM`), or
+  ///     `nil` (the default) for none.
+  public init(
+    wall: any WallClock = SystemWallClock(), boot: (any BootClock)? = LinuxBootClock(),
+    tpm: (any TPMClock)? = nil
+  ) {
     self.wall = wall
     self.boot = boot
+    self.tpm = tpm
   }
 
   /// The reading for an offline decision (a check, an open, a reader's recheck): the boot clock
@@ -57,13 +68,27 @@ public struct Clocks: Sendable {
   /// - Returns: The wall clock now.
   public func readForItemStamp() -> WallClockInstant { wall.now() }
 
+  /// One TPM reading into `observation` (the reading, or the error of a configured TPM).
+  private func readTPM(into observation: inout ClockObservation) {
+    guard let tpm else { return }
+    do throws(TPMClockError) {
+      observation.tpm = try tpm.now()
+    } catch {
+      observation.tpmError = error
+    }
+  }
+
   /// Reads every source once, in the order the named reads need.
   private func read(bootFirst: Bool) -> ClockObservation {
+    var observation: ClockObservation
     if bootFirst {
       let boot = boot?.now()
-      return ClockObservation(wall: wall.now(), boot: boot)
+      observation = ClockObservation(wall: wall.now(), boot: boot)
+    } else {
+      let now = wall.now()
+      observation = ClockObservation(wall: now, boot: boot?.now())
     }
-    let now = wall.now()
-    return ClockObservation(wall: now, boot: boot?.now())
+    readTPM(into: &observation)
+    return observation
   }
 }

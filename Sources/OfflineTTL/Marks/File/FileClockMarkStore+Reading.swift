@@ -94,6 +94,9 @@ extension FileClockMarkStore {
   /// Removes a FIFO, directory or link standing where the record belongs (online reset only),
   /// so the new record can be renamed into place. Errors are left to the rename to report.
   func removeNonRecord(in directory: FileDescriptor) {
+    guard let status = try? system.fstatat(directory, Self.recordFileName),
+      status.kind != .regular
+    else { return }
     try? secure.removeEntry(
       Self.recordFileName, in: StoreDirectory(fd: directory, path: directoryPath))
   }
@@ -203,7 +206,7 @@ extension FileClockMarkStore {
   /// The highest generation among version-1 slots whose checksum holds, in a record that could
   /// not be loaded (for ``resetAfterOnlineSignIn(_:)``); `nil` when none can be read. Reads only a
   /// regular file of at most the record's size; never follows a link.
-  func salvagedGeneration(in directory: FileDescriptor) -> UInt64? {
+  func salvagedGeneration(inDirectory directory: FileDescriptor) -> UInt64? {
     guard
       let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
     else { return nil }

@@ -48,7 +48,7 @@ extension FileClockMarkStore {
   /// being reported.
   private func restoreSlot(_ slot: Int, from loaded: LoadedRecord) {
     let offset = MarkRecordCodec.slotOffsets[slot]
-    let previous = loaded.bytes[offset..<(offset + MarkRecordCodec.slotLength)]
+    let previous = loaded.bytes[offset..<(offset + MarkRecordCodec.maximumSlotLength)]
     do {
       try system.pwriteAll(loaded.fd, bytes: previous, at: Int64(offset))
       try system.fdatasync(loaded.fd)

@@ -45,7 +45,7 @@ import Foundation
 ///
 /// Cost: an uncontended observation is about a dozen system calls and one `fdatasync` of one 4 KiB
 /// block (see `Benchmarks/README.md`, section `mark`).
-public struct FileClockMarkStore: ClockMarkStore {
+public struct FileClockMarkStore: ClockMarkStorage {
   /// The record file's name in the store directory: `clock-mark`.
   public static let recordFileName = "clock-mark"
   /// The lock file's name in the store directory: `clock-mark.lock`.
@@ -105,99 +105,7 @@ public struct FileClockMarkStore: ClockMarkStore {
     }
   }
 
-  /// Advances the mark (``ClockMarkRecord/observing(_:)``) under an exclusive lock and writes it
-  /// durably into the other slot, unless ``ClockMarkRecord/needsWrite(becoming:resolution:)``
-  /// says the rise is below `resolution`.
-  ///
-  /// - Parameters:
-  ///   - resolution: The smallest rise worth a write; zero writes every rise.
-  ///   - clocks: Reads the clocks; called once, under the lock, after the record was read.
-  /// - Returns: The record before and after, and the observation used.
-  /// - Throws: ``StoreError``: `absent` (nothing is created, not even the directory),
-  ///   `unreadable` (bytes untouched), `writeFailed` with the errno (the old record reads back),
-  ///   `lockFailed`, `storeUnusable`.
-  public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
-    throws(StoreError) -> ClockMarkTransition
-  {
-    try withLockedDirectory(creating: false, lock: .exclusive) {
-      directory throws(StoreError) in
-      let loaded = try load(in: directory, writable: true)
-      defer { system.closeIgnoringErrors(loaded.fd) }
-      let previous = loaded.record
-      let observation = clocks()
-      let next = previous.observing(observation)
-      guard previous.needsWrite(becoming: next, resolution: resolution) else {
-        return ClockMarkTransition(
-          previous: previous, current: next, wrote: false, observation: observation)
-      }
-      assert(next.mark >= previous.mark, "an observation lowered the mark")
-      assert(next.generation == previous.generation, "an observation changed the generation")
-      try writeNextSlot(next, over: loaded)
-      return ClockMarkTransition(
-        previous: previous, current: next, wrote: true, observation: observation)
-    }
-  }
-
-  /// Creates the first record (generation 0, mark = the wall reading) when none exists, by
-  /// temporary file and rename; leaves an existing record, readable or not, untouched.
-  ///
-  /// - Parameter clocks: Reads the clocks; called under the lock, only when no record exists.
-  /// - Returns: The new record, or the existing one.
-  /// - Throws: ``StoreError``: `unreadable` (an existing record is not replaced),
-  ///   `writeFailed`, `lockFailed`, `storeUnusable` (the directory cannot be opened or created).
-  public func createFirstMark(readingClocks clocks: () -> ClockObservation)
-    throws(StoreError) -> ClockMarkRecord
-  {
-    try withLockedDirectory(creating: true, lock: .exclusive) {
-      directory throws(StoreError) in
-      do throws(StoreError) {
-        let loaded = try load(in: directory, writable: false)
-        system.closeIgnoringErrors(loaded.fd)
-        return loaded.record
-      } catch  where error.code == .absent {
-        let first = ClockMarkRecord.afterOnlineSignIn(generation: 0, at: clocks())
-        try replaceFile(with: first, in: directory)
-        return first
-      }
-    }
-  }
-
-  /// Writes generation + 1 with mark = the wall reading (even when lower than the stored
-  /// mark) and the floor re-anchored. Over a readable record it writes both slots in place, one
-  /// after the other, each synced (so a damaged slot can never fall back to the record before
-  /// the reset); over an absent or unreadable one it replaces the file (temporary file and rename) with
-  /// generation `1 + highest valid slot generation`, else 1.
-  ///
-  /// - Parameter clocks: Reads the clocks; called once, under the lock, before the record is read.
-  /// - Returns: The new record.
-  /// - Throws: ``StoreError``: `writeFailed` (the old bytes read back; a directory in
-  ///   the record's place gives `EISDIR` and is left alone), `lockFailed`, `storeUnusable`.
-  public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
-    throws(StoreError) -> ClockMarkRecord
-  {
-    try withLockedDirectory(creating: true, repairing: true, lock: .exclusive) {
-      directory throws(StoreError) in
-      let observation = clocks()
-      let loaded: LoadedRecord
-      do throws(StoreError) {
-        loaded = try load(in: directory, writable: true)
-      } catch {
-        let generation: UInt64 =
-          error.code == .absent
-          ? 1 : (salvagedGeneration(in: directory).map(ClockMarkRecord.generation(after:)) ?? 1)
-        if error.unreadableReason == .notRegularFile || error.unreadableReason == .symbolicLink {
-          // The online path removes a FIFO, directory or link standing in the record's place.
-          removeNonRecord(in: directory)
-        }
-        let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
-        try replaceFile(with: record, in: directory)
-        return record
-      }
-      defer { system.closeIgnoringErrors(loaded.fd) }
-      let record = ClockMarkRecord.afterOnlineSignIn(
-        generation: ClockMarkRecord.generation(after: loaded.record.generation), at: observation)
-      try writeBothSlots(record, over: loaded)
-      return record
-    }
-  }
+  // observe(readingClocks:), createFirstMark(_:) and resetAfterOnlineSignIn(_:) are the shared
+  // state machine of ClockMarkStorage; this store supplies the primitives in
+  // FileClockMarkStore+Storage.swift.
 }

@@ -6,10 +6,25 @@ import CZlib
 enum MarkRecordCodec {
   /// `"OTCM"`.
   static let magic: [UInt8] = [0x4F, 0x54, 0x43, 0x4D]
-  /// The format version this library writes and reads.
+  /// The format version this library writes for a record without trusted time (and reads).
   static let version: UInt16 = 1
   /// Bytes in one slot of version 1, checksum included.
   static let slotLength = 128
+  /// The format version of a record with trusted time or a TPM reading (read as well).
+  static let trustedVersion: UInt16 = 2
+  /// Bytes in one slot of version 2, checksum included.
+  static let trustedSlotLength = 256
+  /// The longest slot this library writes (what a failed write puts back).
+  static let maximumSlotLength = 256
+  /// Version-2 flag bits (bit 0 as in version 1).
+  static let trustedFlags: UInt32 = 0xFE
+  private static let anchorFlag: UInt32 = 1 << 1
+  private static let lastBootFlag: UInt32 = 1 << 2
+  private static let lastTPMFlag: UInt32 = 1 << 3
+  private static let lastTPMSafeFlag: UInt32 = 1 << 4
+  private static let anchorBootFlag: UInt32 = 1 << 5
+  private static let anchorTPMFlag: UInt32 = 1 << 6
+  private static let anchorTPMSafeFlag: UInt32 = 1 << 7
   /// Where the slots start: each in its own 4 KiB block, so a torn block write cannot damage both.
   static let slotOffsets: [Int] = [0, 4096]
   /// The exact size of a record file.
@@ -28,12 +43,14 @@ enum MarkRecordCodec {
     case invalid
   }
 
-  /// The 128 bytes of a version-1 slot.
+  /// The 128 bytes of a version-1 slot, or the 256 bytes of a version-2 slot when the record
+  /// has trusted time.
   static func encode(_ record: ClockMarkRecord, sequence: UInt64) -> [UInt8] {
-    var bytes = [UInt8](repeating: 0, count: slotLength)
+    let length = record.trustedTime == nil ? slotLength : trustedSlotLength
+    var bytes = [UInt8](repeating: 0, count: length)
     bytes.replaceSubrange(0..<4, with: magic)
-    put(UInt64(version), 2, at: 4, in: &bytes)
-    put(UInt64(slotLength), 2, at: 6, in: &bytes)
+    put(UInt64(record.trustedTime == nil ? version : trustedVersion), 2, at: 4, in: &bytes)
+    put(UInt64(length), 2, at: 6, in: &bytes)
     put(sequence, 8, at: 8, in: &bytes)
     put(record.generation, 8, at: 16, in: &bytes)
     put(UInt64(bitPattern: record.mark.nanosecondsSinceEpoch), 8, at: 24, in: &bytes)
@@ -46,18 +63,105 @@ enum MarkRecordCodec {
     put(
       UInt64(bitPattern: saturatingNanoseconds(record.floor.elapsedSinceSignIn)), 8, at: 64,
       in: &bytes)
-    put(UInt64(record.floor.isUntrusted ? untrustedFlag : 0), 4, at: 72, in: &bytes)
-    // 76..<124 reserved, zero.
-    put(UInt64(checksum(bytes[0..<(slotLength - 4)])), 4, at: slotLength - 4, in: &bytes)
+    var flags = record.floor.isUntrusted ? untrustedFlag : 0
+    if let trusted = record.trustedTime {
+      flags |= encodeTrusted(trusted, into: &bytes)
+    }
+    put(UInt64(flags), 4, at: 72, in: &bytes)
+    // Version 1: 76..<124 reserved, zero. Version 2: 220..<252 reserved, zero.
+    put(UInt64(checksum(bytes[0..<(length - 4)])), 4, at: length - 4, in: &bytes)
     return bytes
+  }
+
+  /// Writes the version-2 fields (offsets 76..<220) and returns their flag bits.
+  private static func encodeTrusted(_ trusted: TrustedTime, into bytes: inout [UInt8]) -> UInt32 {
+    var flags: UInt32 = 0
+    func instant(_ value: WallClockInstant, _ offset: Int) {
+      put(UInt64(bitPattern: value.nanosecondsSinceEpoch), 8, at: offset, in: &bytes)
+    }
+    func duration(_ value: Duration, _ offset: Int) {
+      put(UInt64(bitPattern: saturatingNanoseconds(value)), 8, at: offset, in: &bytes)
+    }
+    instant(trusted.lowerBound, 76)
+    duration(trusted.elapsedSinceAnchor, 84)
+    if let anchor = trusted.anchor {
+      flags |= anchorFlag
+      instant(anchor.serverTime, 92)
+      duration(anchor.uncertainty, 100)
+      if let boot = anchor.boot {
+        flags |= anchorBootFlag
+        put(boot.bootID.high, 8, at: 180, in: &bytes)
+        put(boot.bootID.low, 8, at: 188, in: &bytes)
+        duration(boot.sinceBoot, 196)
+      }
+      if let tpm = anchor.tpm {
+        flags |= anchorTPMFlag | (tpm.isSafe ? anchorTPMSafeFlag : 0)
+        put(tpm.clockMilliseconds, 8, at: 204, in: &bytes)
+        put(UInt64(tpm.resetCount), 4, at: 212, in: &bytes)
+        put(UInt64(tpm.restartCount), 4, at: 216, in: &bytes)
+      }
+    }
+    if let boot = trusted.lastBoot {
+      flags |= lastBootFlag
+      put(boot.bootID.high, 8, at: 108, in: &bytes)
+      put(boot.bootID.low, 8, at: 116, in: &bytes)
+      duration(boot.sinceBoot, 124)
+    }
+    // The anchor's TPM reading shares the last reading's identity (a TPM of another identity
+    // is refused before anything is written).
+    if let tpm = trusted.lastTPM ?? trusted.anchor?.tpm {
+      if trusted.lastTPM != nil {
+        flags |= lastTPMFlag | (tpm.isSafe ? lastTPMSafeFlag : 0)
+      }
+      bytes.replaceSubrange(132..<164, with: tpm.identity.bytes)
+      put(tpm.clockMilliseconds, 8, at: 164, in: &bytes)
+      put(UInt64(tpm.resetCount), 4, at: 172, in: &bytes)
+      put(UInt64(tpm.restartCount), 4, at: 176, in: &bytes)
+    }
+    return flags
+  }
+
+  /// Reads the version-2 fields (see ``encodeTrusted(_:into:)``).
+  private static func decodeTrusted(_ bytes: ArraySlice<UInt8>, flags: UInt32) -> TrustedTime {
+    func instant(_ offset: Int) -> WallClockInstant {
+      WallClockInstant(nanosecondsSinceEpoch: Int64(bitPattern: get(bytes, 8, at: offset)))
+    }
+    func duration(_ offset: Int) -> Duration {
+      .nanoseconds(Int64(bitPattern: get(bytes, 8, at: offset)))
+    }
+    func boot(_ offset: Int) -> BootClockReading {
+      BootClockReading(
+        bootID: BootID(high: get(bytes, 8, at: offset), low: get(bytes, 8, at: offset + 8)),
+        sinceBoot: duration(offset + 16))
+    }
+    let base = bytes.startIndex
+    let identity = TPMIdentity(bytes: bytes[(base + 132)..<(base + 164)]) ?? .none
+    func tpm(_ offset: Int, safe: Bool) -> TPMClockReading {
+      TPMClockReading(
+        identity: identity, clockMilliseconds: get(bytes, 8, at: offset),
+        resetCount: UInt32(get(bytes, 4, at: offset + 8)),
+        restartCount: UInt32(get(bytes, 4, at: offset + 12)), isSafe: safe)
+    }
+    var anchor: TrustedTimeAnchor?
+    if flags & anchorFlag != 0 {
+      anchor = try? TrustedTimeAnchor(
+        serverTime: instant(92), uncertainty: Swift.max(.zero, duration(100)),
+        boot: flags & anchorBootFlag != 0 ? boot(180) : nil,
+        tpm: flags & anchorTPMFlag != 0
+          ? tpm(204, safe: flags & anchorTPMSafeFlag != 0) : nil)
+    }
+    return TrustedTime(
+      anchor: anchor, lowerBound: instant(76), elapsedSinceAnchor: duration(84),
+      lastBoot: flags & lastBootFlag != 0 ? boot(108) : nil,
+      lastTPM: flags & lastTPMFlag != 0 ? tpm(164, safe: flags & lastTPMSafeFlag != 0) : nil)
   }
 
   /// A whole record file: both slots hold `record`, with sequences `sequence` and `sequence + 1`.
   static func encodeFile(_ record: ClockMarkRecord, sequence: UInt64) -> [UInt8] {
     var file = [UInt8](repeating: 0, count: fileSize)
     for (index, offset) in slotOffsets.enumerated() {
-      file.replaceSubrange(
-        offset..<(offset + slotLength), with: encode(record, sequence: sequence + UInt64(index)))
+      let slot = encode(record, sequence: sequence + UInt64(index))
+      file.replaceSubrange(offset..<(offset + slot.count), with: slot)
     }
     return file
   }
@@ -73,11 +177,13 @@ enum MarkRecordCodec {
     guard length >= 16, length <= 4096, bytes.count >= length else { return .invalid }
     let stored = UInt32(get(bytes, 4, at: length - 4))
     guard checksum(bytes[base..<(base + length - 4)]) == stored else { return .invalid }
-    guard slotVersion == version, length == slotLength else {
+    let isTrusted = slotVersion == trustedVersion && length == trustedSlotLength
+    guard (slotVersion == version && length == slotLength) || isTrusted else {
       return .unknownVersion(slotVersion)
     }
     let flags = UInt32(get(bytes, 4, at: 72))
-    guard flags & ~untrustedFlag == 0 else { return .unknownVersion(slotVersion) }
+    let known = isTrusted ? untrustedFlag | trustedFlags : untrustedFlag
+    guard flags & ~known == 0 else { return .unknownVersion(slotVersion) }
     let floor = BootClockFloor(
       lowerBound: WallClockInstant(nanosecondsSinceEpoch: Int64(bitPattern: get(bytes, 8, at: 32))),
       anchorBootID: BootID(high: get(bytes, 8, at: 40), low: get(bytes, 8, at: 48)),
@@ -87,7 +193,7 @@ enum MarkRecordCodec {
     let record = ClockMarkRecord(
       generation: get(bytes, 8, at: 16),
       mark: WallClockInstant(nanosecondsSinceEpoch: Int64(bitPattern: get(bytes, 8, at: 24))),
-      floor: floor)
+      floor: floor, trustedTime: isTrusted ? decodeTrusted(bytes, flags: flags) : nil)
     return .valid(sequence: get(bytes, 8, at: 8), record: record)
   }
 
