@@ -135,7 +135,7 @@ public struct OfflineCacheReader: Sendable {
       throw OfflineReadError(
         .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
     }
-    guard !anchored else { return }
+    guard !anchored else { return now }
     // A held-back wall clock cannot keep a reader alive past its deadline
     // (<doc:Rules#Boot-clock-floor>).
     let effective = gate.effectiveNow(reading: reading, stored: stored, openedWith: decision.floor)
