@@ -19,6 +19,7 @@ let usage = """
     mark       clock-mark store observation latency and throughput
     gate       checkEligibility() latency for 1, 1,000 and 100,000 items
     floor      a boot-clock reading vs its raw system calls; the floor layer vs the mark rule
+    async      checkEligibilityAsync() vs checkEligibility(): the cost of the async hop
     all        every subcommand above, in that order
 
   options:
@@ -39,6 +40,7 @@ let subcommands: [(name: String, run: BenchSubcommand?)] = [
   ("mark", MarkBenchmark.run),
   ("gate", GateBenchmark.run),
   ("floor", FloorBenchmark.run),
+  ("async", AsyncHopBenchmark.run),
 ]
 
 func fail(_ error: any Error, usageHint: Bool) -> Never {

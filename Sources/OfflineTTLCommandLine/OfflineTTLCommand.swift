@@ -35,7 +35,7 @@ public enum OfflineTTLCommand {
       code = run(Array(arguments.dropFirst()), context: context)
     }
     context.standardOutput.flush()
-    if context.standardOutput.writeFailed {
+    if context.standardOutput.writeFailed, code != .committedOutputLost {
       // Output that did not arrive must not look like success (e.g. a full disk or closed pipe).
       context.standardError.write("error: cannot write standard output\n")
       code = .ioError

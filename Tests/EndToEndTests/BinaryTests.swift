@@ -1,5 +1,6 @@
 import Foundation
 import OfflineTTL
+import OfflineTTLTesting
 import Testing
 
 /// `offline-ttl` as users run it: exit codes and exact output of the built binary.
@@ -104,11 +105,8 @@ import Testing
 }
 
 extension BinaryTests {
-  @Test func anUnwritableStandardOutputExits74() throws {
-    guard FileManager.default.isWritableFile(atPath: "/dev/full") else {
-      print("skipping: /dev/full is not available")
-      return
-    }
+  @Test(.enabled(if: devFullIsAvailable, "/dev/full (always full) is not available"))
+  func anUnwritableStandardOutputExits74() throws {
     let run = try binary.run(
       ["evaluate", "--now", "1", "--max-age", "1"],
       launcher: ["sh", "-c", "exec \"$0\" \"$@\" > /dev/full"])
@@ -124,3 +122,43 @@ extension BinaryTests {
     #expect(run.standardOutput == "offline-ttl \(OfflineTTLVersion.current)\n")
   }
 }
+
+extension BinaryTests {
+  @Test(.enabled(if: devFullIsAvailable, "/dev/full (always full) is not available"))
+  func aCommittedSignInWithAnUnwritableStandardOutputSaysSoAndExits3() throws {
+    let store = try TemporaryStoreDirectory(prefix: "offline-ttl-full")
+    defer { store.remove() }
+    let signIn = try binary.run(
+      ["sign-in", "--store", store.appending("s")],
+      launcher: ["sh", "-c", "exec \"$0\" \"$@\" > /dev/full"])
+    #expect(signIn.exitCode == 3)
+    #expect(
+      signIn.standardError.hasPrefix(
+        "error: cannot write standard output, but the sign-in was committed: generation 1, mark "))
+    #expect(!signIn.standardError.contains("error: cannot write standard output\n"))
+    let show = try binary.run(["mark", "show", "--store", store.appending("s")])
+    #expect(show.standardOutput.hasSuffix(" generation 1\n"))
+    let reset = try binary.run(
+      ["mark", "reset", "--store", store.appending("s"), "--now", "5"],
+      launcher: ["sh", "-c", "exec \"$0\" \"$@\" > /dev/full"])
+    #expect(reset.exitCode == 3)
+    #expect(
+      reset.standardError
+        == "error: cannot write standard output, but the mark was written: mark 5 generation 2\n")
+    // A command that commits nothing still exits 74.
+    let status = try binary.run(
+      ["status", "--store", store.appending("s"), "--max-age", "7d"],
+      launcher: ["sh", "-c", "exec \"$0\" \"$@\" > /dev/full"])
+    #expect(status.exitCode == 74)
+  }
+
+  @Test func anEmptyTMPDIRPutsTheDemoStoreInTmpNotTheRoot() throws {
+    let run = try binary.run(["demo"], environment: ["TMPDIR": ""])
+    #expect(run.exitCode == 0)
+    #expect(
+      run.standardOutput.hasPrefix("offline-ttl demo: a fresh store in /tmp/offline-ttl-demo-"))
+  }
+}
+
+/// Whether `/dev/full` exists here (every write to it fails with ENOSPC).
+let devFullIsAvailable = FileManager.default.isWritableFile(atPath: "/dev/full")

@@ -123,7 +123,7 @@ import Testing
     #expect(help.exitCode == 0)
     #expect(
       help.standardOutput.contains(
-        "74 standard input could not be read or standard output not written"))
+        "  74        standard input could not be read, or standard output not written."))
   }
 
   @Test func aDemoWithoutATemporaryDirectorySaysWhyInOneLineAndExits74() throws {

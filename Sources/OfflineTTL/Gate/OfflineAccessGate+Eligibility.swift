@@ -14,6 +14,9 @@ extension OfflineAccessGate {
   /// `mark_not_persisted` (the advanced mark could not be made durable; the old one is intact)
   /// or `item_unreadable` (nothing is deleted). Every other reason that applies is added too.
   ///
+  /// Blocks the calling thread on `flock` and, when the mark rises, on `fdatasync` (file
+  /// stores); from Swift concurrency use ``checkEligibilityAsync()``.
+  ///
   /// - Returns: The decision.
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.

@@ -77,6 +77,9 @@ public struct OfflineAccessGate: Sendable {
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`
   ///   with the decision.
   /// - Complexity: As ``checkEligibility()``.
+  ///
+  /// Blocks the calling thread on `flock` and `fdatasync` as ``checkEligibility()`` does; from
+  /// Swift concurrency use ``openOfflineAsync()``.
   public func openOffline() -> OfflineOpenResult {
     let decision = checkEligibility()
     guard decision.isFresh else { return .refused(decision) }
@@ -111,6 +114,9 @@ public struct OfflineAccessGate: Sendable {
   ///
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
   ///   opened, locked or repaired; no item is written then.
+  ///
+  /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
+  /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
     try beginOnlineSession(anchor: nil)
   }

@@ -53,7 +53,9 @@ public final class OnlineSession: Sendable {
   /// - Throws: ``OnlineSessionError``: `closed`, `superseded`, or a store failure; nothing of
   ///   this call is visible then (except what a crash-free partial write failure left, which the
   ///   store reports as `write_failed`; committed items stay intact).
-  /// - Complexity: O(n + k); a constant number of syncs (see ``DirectoryCacheStore``).
+  /// - Complexity: O(n + k); a constant number of syncs (see ``DirectoryCacheStore``). Blocks
+  ///   the calling thread on `flock` and `fdatasync`; from Swift concurrency use
+  ///   ``writeAsync(contentsOf:)``.
   @discardableResult
   public func write(contentsOf items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> WallClockInstant

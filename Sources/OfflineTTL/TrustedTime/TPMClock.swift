@@ -1,7 +1,7 @@
 /// The identity of one TPM in one ownership: 32 bytes that change when the TPM is cleared
 /// (`TPM2_Clear`) or replaced. The all-zero value means "no TPM recorded".
 ///
-/// ``ESYSTPMClock`` (module `OfflineTTLTPM`) uses the SHA-256 digest in the name of the ECC
+/// `ESYSTPMClock` (module `OfflineTTLTPM`) uses the SHA-256 digest in the name of the ECC
 /// P-256 storage primary key that the TPM derives from its storage primary seed with a fixed
 /// template: the same TPM gives the same digest at every boot, `TPM2_Clear` replaces that secret
 /// (and so the digest), and another TPM has another seed. Nothing is persisted in the TPM.

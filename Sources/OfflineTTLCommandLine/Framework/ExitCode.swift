@@ -16,6 +16,10 @@ public struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConver
   public static let expired = ExitCode(rawValue: 1)
   /// 2: nothing is cached.
   public static let unavailable = ExitCode(rawValue: 2)
+  /// 3: the command committed its change (a sign-in, a mark written by `mark observe` or
+  /// `mark reset`), but its confirmation could not be written to standard output; standard error
+  /// says what was committed. Not a failure of the change: do not retry it.
+  public static let committedOutputLost = ExitCode(rawValue: 3)
   /// 64 (`EX_USAGE`): the command line was wrong.
   public static let usage = ExitCode(rawValue: 64)
   /// 65 (`EX_DATAERR`): input data (for example a `--batch` line) was malformed.

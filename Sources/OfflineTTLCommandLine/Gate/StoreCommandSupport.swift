@@ -1,40 +1,29 @@
 import Foundation
 @_spi(SystemCalls) import OfflineTTL
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// What `status`, `read`, `sign-in` and `demo` share: opening a store directory, formatting a
 /// decision as text or JSON, durations with units, key checks.
 enum StoreCommandSupport {
   /// The store directory's path after checking that it exists and can be opened.
   ///
-  /// - Throws: ``CommandFailure`` with exit 74 and the reason when it is a symbolic link, does
-  ///   not exist, is not a directory or cannot be listed.
+  /// - Throws: ``CommandFailure`` with exit 74 and the real cause when it is a symbolic link,
+  ///   does not exist, has a name too long for the file system (`ENAMETOOLONG`), is not a
+  ///   directory, or cannot be listed.
   static func existingStore(_ path: String) throws(CommandFailure) -> String {
-    // The stores never follow a symbolic link (the Rules article, "Durable and private
-    // storage"), so a linked store cannot be opened: say so here (exit 74) rather than report
-    // every item unreadable (exit 1). Every check goes through the syscall seam. Every spelling of
-    // the path names the same directory: `link/` and `link/.` are the link.
+    try checkStorePath(path, mayBeMissing: false)
     let system = Syscalls()
-    let status: FileStatus
-    do {
-      status = try system.lstat(lastName(of: path))
-    } catch  where error == .noSuchFileOrDirectory || error == .notDirectory {
-      throw CommandFailure(.ioError, "store directory '\(path)' does not exist")
-    } catch {
-      throw CommandFailure(
-        .ioError, "store directory '\(path)' cannot be opened: \(error.message.lowercased())")
-    }
-    if status.kind == .symbolicLink {
-      throw CommandFailure(
-        .ioError, "store '\(path)' is a symbolic link (symbolic links are not followed)")
-    }
-    guard status.kind == .directory else {
-      throw CommandFailure(.ioError, "store '\(path)' is not a directory")
-    }
     do {
       system.closeIgnoringErrors(try system.open(path, [.readOnly, .directory, .nonBlocking]))
     } catch {
       throw CommandFailure(
-        .ioError, "store directory '\(path)' cannot be opened: \(error.message.lowercased())")
+        .ioError,
+        "store directory '\(path)' cannot be opened: \(FileChecks.describe(error.rawValue))")
     }
     return path
   }
@@ -65,10 +54,84 @@ enum StoreCommandSupport {
     return text.isEmpty ? "/" : String(text)
   }
 
-  /// The exit status for a decision: `ExitCode(decision.status)`, except 74 when a store
-  /// refused as `insecure_store` (another user owns a file or directory of it, or may write it).
-  static func exitCode(_ decision: OfflineAccessDecision) -> ExitCode {
+  /// Checks a store path before a store is opened on it, so that the message names the real
+  /// cause (the stores see only the `errno` of an open that refuses symbolic links, `ENOTDIR`).
+  ///
+  /// - Parameters:
+  ///   - path: The `--store` value.
+  ///   - mayBeMissing: Whether a missing directory is fine (`sign-in` creates it, `mark` reports
+  ///     an absent record).
+  /// - Throws: ``CommandFailure`` with exit 74: a symbolic link (never followed), not a
+  ///   directory, missing (unless allowed), or any other `lstat(2)` failure with its `errno`
+  ///   (`ENAMETOOLONG`, `ENOTDIR` for a path component, `EACCES`).
+  static func checkStorePath(_ path: String, mayBeMissing: Bool) throws(CommandFailure) {
+    // The stores never follow a symbolic link (see the Rules article, "Durable and private on
+    // disk"): say so here (exit 74) rather than report an open error or every item unreadable.
+    // Every spelling names the same directory: `link/` and `link/.` are the link.
+    switch FileChecks.kind(lastName(of: path)) {
+    case .directory: return
+    case .symbolicLink:
+      throw CommandFailure(
+        .ioError, "store '\(path)' is a symbolic link (symbolic links are not followed)")
+    case .other:
+      throw CommandFailure(.ioError, "store '\(path)' is not a directory")
+    case .failed(let code) where code == ENOENT:
+      if mayBeMissing { return }
+      throw CommandFailure(.ioError, "store directory '\(path)' does not exist")
+    case .failed(let code) where code == ENAMETOOLONG:
+      throw CommandFailure(
+        .ioError,
+        "store path '\(path)' is too long for the file system: \(FileChecks.describe(code))")
+    case .failed(let code) where code == ENOTDIR:
+      throw CommandFailure(
+        .ioError,
+        "store path '\(path)': a component of the path is not a directory:"
+          + " \(FileChecks.describe(code))")
+    case .failed(let code):
+      throw CommandFailure(
+        .ioError, "store path '\(path)' cannot be examined: \(FileChecks.describe(code))")
+    }
+  }
+
+  /// The cause, when a decision's store errors say that the store itself cannot be used (its
+  /// cache directory, or the clock mark's directory or lock file) rather than that something
+  /// inside it is unreadable; `nil` otherwise. `status` and `read` exit 74 with it.
+  ///
+  /// - Parameters:
+  ///   - decision: The decision (expired, carrying the store errors).
+  ///   - path: The store directory, to look at what stands at its `cache` entry.
+  static func unusableStoreCause(_ decision: OfflineAccessDecision, store path: String)
+    -> String?
+  {
+    let structural: [StoreError.Code] = [.storeUnusable, .lockFailed]
+    if let error = decision.cacheError, structural.contains(error.code) {
+      let cache = path + "/cache"
+      if FileChecks.kind(cache) == .symbolicLink {
+        return "the cache directory '\(cache)' is a symbolic link (symbolic links are not"
+          + " followed)"
+      }
+      return "the item cache cannot be opened (\(error.code)): \(error.message)"
+    }
+    if let error = decision.markError, structural.contains(error.code) {
+      let what = error.code == .lockFailed ? "the clock mark's lock" : "the clock mark"
+      return "\(what) cannot be used (\(error.code)): \(error.message); the mark was neither"
+        + " read nor written"
+    }
+    return nil
+  }
+
+  /// The exit status of a decision on a store: 74 when the store is insecure (`insecure_store`,
+  /// named in the decision's output), 74 with `error: store '<path>' cannot be used: <cause>` on
+  /// standard error when the store itself is unusable, else the status's (0, 1, 2).
+  static func exitCode(
+    for decision: OfflineAccessDecision, store path: String, context: CommandContext
+  ) -> ExitCode {
     if decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore {
+      // insecure_store: another user owns a file or directory of the store, or may write it.
+      return .ioError
+    }
+    if let cause = unusableStoreCause(decision, store: path) {
+      context.standardError.writeLine("error: store '\(path)' cannot be used: \(cause)")
       return .ioError
     }
     return ExitCode(decision.status)
@@ -182,6 +245,15 @@ enum StoreCommandSupport {
     reasons.isEmpty ? "none" : reasons.description
   }
 
+  /// The time that decided: the trusted time when a server anchor held, else the effective now
+  /// of the boot-clock floor when it was checked (the later of the wall clock and the floor),
+  /// else the wall clock's reading. Printed ages,
+  /// "in ..." and time left are measured from it, so they agree with the reasons (a `too_old`
+  /// decided by the floor is never printed beside an age under the max age).
+  static func decidingTime(_ decision: OfflineAccessDecision) -> WallClockInstant {
+    decision.trustedTime?.trustedNow ?? decision.floorCheck?.effectiveNow ?? decision.now
+  }
+
   /// The decision as `name: value` lines.
   static func text(_ decision: OfflineAccessDecision, maxAge: Duration) -> String {
     func instant(_ value: WallClockInstant?) -> String { value?.rfc3339 ?? "none" }
@@ -193,7 +265,8 @@ enum StoreCommandSupport {
     ]
     if let deadline = decision.deadline {
       lines.append(
-        "deadline: \(deadline.rfc3339) (in \(roundedDurationText(decision.now.duration(to: deadline))))"
+        "deadline: \(deadline.rfc3339)"
+          + " (in \(roundedDurationText(decidingTime(decision).duration(to: deadline))))"
       )
     } else {
       lines.append("deadline: none")
@@ -202,7 +275,8 @@ enum StoreCommandSupport {
     lines.append("item_count: " + (decision.items.map { "\($0.count)" } ?? "unknown"))
     if let oldest = decision.items?.oldest {
       lines.append(
-        "oldest: \(oldest.rfc3339) (age \(roundedDurationText(oldest.duration(to: decision.now))))")
+        "oldest: \(oldest.rfc3339)"
+          + " (age \(roundedDurationText(oldest.duration(to: decidingTime(decision)))))")
     }
     lines.append("max_age: \(durationText(maxAge))")
     if let error = decision.markError { lines.append("mark_error: \(error)") }

@@ -111,13 +111,71 @@ struct BatchLineParser {
 
   private mutating func parseKey() throws(Failure) -> Key {
     let (key, escaped) = try scanString()
-    // The four names are plain ASCII; a key written with escapes is treated as another member.
-    if escaped { return .other }
-    if Self.equal(key, "written_at") { return .writtenAt }
-    if Self.equal(key, "now") { return .now }
-    if Self.equal(key, "mark") { return .mark }
-    if Self.equal(key, "max_age") { return .maxAge }
+    // A name written with escapes (`"n\u006fw"`) is the same name (RFC 8259): decode it first.
+    if escaped {
+      return Self.unescaped(key).withUnsafeBufferPointer { Self.key(named: $0) }
+    }
+    return Self.key(named: key)
+  }
+
+  private static func key(named name: UnsafeBufferPointer<UInt8>) -> Key {
+    if equal(name, "written_at") { return .writtenAt }
+    if equal(name, "now") { return .now }
+    if equal(name, "mark") { return .mark }
+    if equal(name, "max_age") { return .maxAge }
     return .other
+  }
+
+  /// The UTF-8 bytes of a string's contents that ``scanString()`` already checked, with its
+  /// escapes decoded (`\uXXXX` surrogate pairs included).
+  ///
+  /// - Complexity: O(n) in the length of `raw`; only used for names that contain an escape.
+  static func unescaped(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    var result: [UInt8] = []
+    var index = 0
+    func hex(at start: Int) -> UInt32 {
+      var value: UInt32 = 0
+      for offset in 0..<4 where start + offset < raw.count {
+        let byte = raw[start + offset]
+        let digit: UInt8
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+        default: digit = byte &- UInt8(ascii: "A") &+ 10
+        }
+        value = value << 4 | UInt32(digit & 0xF)
+      }
+      return value
+    }
+    while index < raw.count {
+      let byte = raw[index]
+      guard byte == UInt8(ascii: "\\"), index + 1 < raw.count else {
+        result.append(byte)
+        index += 1
+        continue
+      }
+      let escape = raw[index + 1]
+      index += 2
+      switch escape {
+      case UInt8(ascii: "b"): result.append(0x08)
+      case UInt8(ascii: "f"): result.append(0x0C)
+      case UInt8(ascii: "n"): result.append(0x0A)
+      case UInt8(ascii: "r"): result.append(0x0D)
+      case UInt8(ascii: "t"): result.append(0x09)
+      case UInt8(ascii: "u"):
+        var scalar = hex(at: index)
+        index += 4
+        if (0xD800...0xDBFF).contains(scalar), index + 6 <= raw.count {
+          let low = hex(at: index + 2)
+          scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+          index += 6
+        }
+        result.append(
+          contentsOf: Array(String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8))
+      default: result.append(escape)  // \" \\ \/
+      }
+    }
+    return result
   }
 
   private mutating func parseItems() throws(Failure) -> ItemTimeSummary {

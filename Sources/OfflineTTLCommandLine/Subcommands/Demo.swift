@@ -50,8 +50,20 @@ enum Demo: Subcommand {
         "--max-age: the demo needs at least 1d (its story checks at t0+1h and t0+1d), got "
           + StoreCommandSupport.durationText(maxAge))
     }
+    // The story moves the clock to t0 + max age + 1d at most (and t0 + 3d): past the last
+    // representable instant the clock would saturate and the story "fail" (exit 70, a bug) on
+    // input that is only too large, so that is a usage error too.
+    let start = context.clock.now()
+    let furthest = max(maxAge, .seconds(2 * 86_400)) + .seconds(86_400)
+    guard let step = furthest.exactNanoseconds,
+      !start.nanosecondsSinceEpoch.addingReportingOverflow(step).overflow
+    else {
+      throw UsageError(
+        "--max-age: \(StoreCommandSupport.durationText(maxAge)) is too long for the demo: its"
+          + " clock would move past the last representable time (about the year 2262)")
+    }
     let json = arguments.flag(.json)
-    let base = FileManager.default.temporaryDirectory.path
+    let base = temporaryDirectory(context.environment)
     let path = base + "/offline-ttl-demo-" + UUID().uuidString
     // mkdir(2) through the syscall seam rather than FileManager: its error is a one-line
     // reason, not an NSError dump.
@@ -64,7 +76,7 @@ enum Demo: Subcommand {
     defer {
       if !arguments.flag(.keep) { try? FileManager.default.removeItem(atPath: path) }
     }
-    let clock = DemoClock(context.clock.now())
+    let clock = DemoClock(start)
     let bootClock = DemoBootClock()
     let floor = try StoreCommandSupport.floorOptions(arguments)
     let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
@@ -97,5 +109,13 @@ enum Demo: Subcommand {
       context.standardOutput.writeLine("store kept: \(path)")
     }
     return .success
+  }
+
+  /// `$TMPDIR` without trailing slashes, or `/tmp` when it is unset or empty (an empty value
+  /// would otherwise put the store in `/`).
+  static func temporaryDirectory(_ environment: [String: String]) -> String {
+    var path = environment["TMPDIR"] ?? ""
+    while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+    return path.isEmpty ? "/tmp" : path
   }
 }

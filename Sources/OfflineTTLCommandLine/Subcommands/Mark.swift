@@ -59,7 +59,20 @@ enum Mark: Subcommand {
     let directory = try arguments.requiredValue(.store)
     let nows = try arguments.instants(.now, unit: unit)
     let json = arguments.flag(.json)
-    let store = try StoreBackend.parse(arguments).marks(at: directory)
+    let backend = try StoreBackend.parse(arguments)
+    // Usage errors first (exit 64), then the store (exit 74).
+    switch action {
+    case "observe": guard !nows.isEmpty else { throw UsageError("missing option '--now'") }
+    case "reset":
+      guard let _ = nows.first else { throw UsageError("missing option '--now'") }
+      guard nows.count == 1 else { throw UsageError("reset takes one '--now'") }
+    case "show": guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
+    default: throw UsageError("unknown action '\(action)' (use observe, reset or show)")
+    }
+    if backend == .file {
+      try StoreCommandSupport.checkStorePath(directory, mayBeMissing: true)
+    }
+    let store = try backend.marks(at: directory)
     switch action {
     case "observe":
       guard !nows.isEmpty else { throw UsageError("missing option '--now'") }
@@ -67,7 +80,7 @@ enum Mark: Subcommand {
         let transition = try perform { () throws(ClockMarkStoreError) in
           try store.observe(ClockObservation(wall: now))
         }
-        print(transition.current, unit: unit, json: json, context: context)
+        try print(transition.current, unit: unit, json: json, context: context, wrote: true)
       }
     case "reset":
       guard let now = nows.first else { throw UsageError("missing option '--now'") }
@@ -75,11 +88,11 @@ enum Mark: Subcommand {
       let record = try perform { () throws(ClockMarkStoreError) in
         try store.resetAfterOnlineSignIn(now: now)
       }
-      print(record, unit: unit, json: json, context: context)
+      try print(record, unit: unit, json: json, context: context, wrote: true)
     case "show":
       guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
       let record = try perform { () throws(ClockMarkStoreError) in try store.read() }
-      print(record, unit: unit, json: json, context: context)
+      try print(record, unit: unit, json: json, context: context, wrote: false)
     default:
       throw UsageError("unknown action '\(action)' (use observe, reset or show)")
     }
@@ -94,16 +107,21 @@ enum Mark: Subcommand {
     do {
       return try body()
     } catch {
-      let code = error.code == .storeUnusable ? ExitCode.ioError : ExitCode(rawValue: 1)
+      // The directory or its lock file cannot be used: the store, not the record, is the cause.
+      let unusable = error.code == .storeUnusable || error.code == .lockFailed
+      let code = unusable ? ExitCode.ioError : ExitCode(rawValue: 1)
       throw CommandFailure(code, error.description)
     }
   }
 
   /// Prints `mark <n> generation <g>` or the JSON object, and flushes (each line is an
   /// acknowledgement: the record was durable before it was printed).
+  ///
+  /// - Throws: ``CommandFailure`` with ``ExitCode/committedOutputLost`` when the record was
+  ///   written (`wrote`) but standard output failed: the write is not to be retried.
   private static func print(
-    _ record: ClockMarkRecord, unit: TimeUnit, json: Bool, context: CommandContext
-  ) {
+    _ record: ClockMarkRecord, unit: TimeUnit, json: Bool, context: CommandContext, wrote: Bool
+  ) throws(CommandFailure) {
     let mark = record.mark.count(in: unit)
     if json {
       context.standardOutput.writeLine("{\"mark\":\(mark),\"generation\":\(record.generation)}")
@@ -111,5 +129,11 @@ enum Mark: Subcommand {
       context.standardOutput.writeLine("mark \(mark) generation \(record.generation)")
     }
     context.standardOutput.flush()
+    if wrote, context.standardOutput.writeFailed {
+      throw CommandFailure(
+        .committedOutputLost,
+        "cannot write standard output, but the mark was written: mark \(mark) generation"
+          + " \(record.generation)")
+    }
   }
 }

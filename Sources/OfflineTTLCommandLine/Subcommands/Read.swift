@@ -47,26 +47,47 @@ enum Read: Subcommand {
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     guard let keyText = arguments.positionals.first else { throw UsageError("missing <key>") }
     let key = try StoreCommandSupport.key(keyText)
-    let (gate, maxAge, _) = try StoreCommandSupport.gate(arguments, context: context)
+    let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let json = arguments.flag(.json)
     switch gate.openOffline() {
     case .refused(let decision):
       if json {
-        context.standardOutput.writeLine(
-          StoreCommandSupport.json(decision, maxAge: maxAge).text)
+        var object = StoreCommandSupport.json(decision, maxAge: maxAge)
+        object["key"] = .string(key.rawValue)
+        context.standardOutput.writeLine(object.text)
       }
+      if let cause = StoreCommandSupport.unusableStoreCause(decision, store: path) {
+        throw CommandFailure(.ioError, "store '\(path)' cannot be used: \(cause)")
+      }
+      let insecure =
+        decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore
       throw CommandFailure(
-        StoreCommandSupport.exitCode(decision),
+        insecure ? .ioError : ExitCode(decision.status),
         "refused: " + StoreCommandSupport.refusal(decision))
     case .opened(let reader):
       let item: CacheItem?
       do {
         item = try reader.item(forKey: key)
       } catch {
+        // Refused after opening: the decision said fresh, the item cannot be served.
+        if json {
+          var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+          object["status"] = .string(EligibilityStatus.expired.rawValue)
+          object["reasons"] = .array(EligibilityReasons.itemUnreadable.codes.map { .string($0) })
+          object["item_error"] = .string("\(error)")
+          object["key"] = .string(key.rawValue)
+          context.standardOutput.writeLine(object.text)
+        }
         let insecure = error.cacheError?.code == .insecureStore
         throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(error)")
       }
       guard let item else {
+        if json {
+          var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+          object["key"] = .string(key.rawValue)
+          object["item"] = .null
+          context.standardOutput.writeLine(object.text)
+        }
         throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
       }
       if json {

@@ -54,11 +54,14 @@ enum SignIn: Subcommand {
           "--put: key \(String(put[..<equals]).debugDescription) given more than once")
       }
       let file = String(put[put.index(after: equals)...])
-      guard let data = FileManager.default.contents(atPath: file) else {
-        throw CommandFailure(.ioError, "cannot read \(file.debugDescription) for item \(key)")
+      switch FileChecks.contents(of: file) {
+      case .success(let data): items.append((key, data))
+      case .failure(let error):
+        throw CommandFailure(
+          .ioError, "cannot read \(file.debugDescription) for item \(key): \(error)")
       }
-      items.append((key, data))
     }
+    if backend == .file { try StoreCommandSupport.checkStorePath(path, mayBeMissing: true) }
     let gate = OfflineAccessGate(
       cache: try backend.cache(at: path), marks: try backend.marks(at: path),
       policy: try! EligibilityPolicy(maxAge: .zero), clock: context.clock,
@@ -86,6 +89,15 @@ enum SignIn: Subcommand {
         line += ", wrote \(items.count) item\(items.count == 1 ? "" : "s") at \(writtenAt.rfc3339)"
       }
       context.standardOutput.writeLine(line)
+    }
+    context.standardOutput.flush()
+    if context.standardOutput.writeFailed {
+      // The commit happened: exiting 74 would invite a second sign-in that is not needed.
+      throw CommandFailure(
+        .committedOutputLost,
+        "cannot write standard output, but the sign-in was committed: generation"
+          + " \(session.generation), mark \(session.record.mark.rfc3339), \(items.count) item"
+          + (items.count == 1 ? "" : "s") + " written")
     }
     return .success
   }

@@ -83,6 +83,6 @@ enum Status: Subcommand {
     if let verification, !verification.disagreeing.isEmpty, decision.status == .fresh {
       return .expired
     }
-    return StoreCommandSupport.exitCode(decision)
+    return StoreCommandSupport.exitCode(for: decision, store: path, context: context)
   }
 }

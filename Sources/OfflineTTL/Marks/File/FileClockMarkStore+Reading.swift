@@ -106,7 +106,8 @@ extension FileClockMarkStore {
   /// - Parameter writable: Open read-write (for a write that may follow).
   /// - Returns: The loaded record; the caller closes its descriptor.
   /// - Throws: `absent`, `unreadable` with its reason, or `writeFailed` when a writable open is
-  ///   refused by a read-only file system.
+  ///   refused by a read-only file system, or refused (`EPERM`, `EACCES`) for a record that can
+  ///   still be opened for reading (an immutable file).
   func load(in directory: FileDescriptor, writable: Bool) throws(StoreError)
     -> LoadedRecord
   {
@@ -115,6 +116,19 @@ extension FileClockMarkStore {
       fd = try system.openat(
         directory, Self.recordFileName, [writable ? .readWrite : .readOnly, .nonBlocking])
     } catch {
+      if writable, error == .permissionDenied || error == .notPermitted,
+        let readable = try? system.openat(
+          directory, Self.recordFileName, [.readOnly, .nonBlocking])
+      {
+        // The record can be read, only not opened for writing (an immutable or read-only file):
+        // the mark cannot be persisted, but it is not unreadable.
+        system.closeIgnoringErrors(readable)
+        throw StoreError(
+          code: .writeFailed, errno: error.rawValue,
+          message:
+            "\(Self.recordFileName) in \(directoryPath) can be read but not opened for writing"
+            + " (immutable or read-only?): \(error)")
+      }
       throw openError(error, writable: writable)
     }
     do {

@@ -1,0 +1,17 @@
+extension CacheItemKey: ExpressibleByStringLiteral {
+  /// A key written in source: `let key: CacheItemKey = "token"`.
+  ///
+  /// An invalid literal is a programming error and stops the program with the reason (as
+  /// `URL(string:)!` or a malformed `Regex` literal would); for text known only at run time use
+  /// the throwing ``init(_:)``.
+  ///
+  /// - Parameter value: The key's text; must satisfy every rule of ``init(_:)``.
+  /// - Complexity: O(n) in the key's length.
+  public init(stringLiteral value: String) {
+    do {
+      try self.init(value)
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+
+/// Where the async variants run their blocking work: a concurrent dispatch queue of its own, so
+/// a wait on `flock` or `fdatasync` never holds a thread of Swift concurrency's cooperative pool
+/// (which has one thread per core and must not block).
+enum BlockingStoreWork {
+  static let queue = DispatchQueue(
+    label: "OfflineTTL.blocking-store-work", qos: .userInitiated, attributes: .concurrent)
+
+  /// Runs `body` on ``queue`` and suspends (not blocks) the caller until it returns.
+  ///
+  /// The work cannot be cancelled once started (a thread waiting in `flock` cannot be
+  /// interrupted safely); task cancellation is not checked.
+  ///
+  /// - Parameter body: The blocking work.
+  /// - Returns: What `body` returned.
+  /// - Throws: What `body` threw.
+  static func run<Value: Sendable, Failure: Error>(
+    _ body: @escaping @Sendable () throws(Failure) -> Value
+  ) async throws(Failure) -> Value {
+    let result: Result<Value, Failure> = await withCheckedContinuation { continuation in
+      queue.async { continuation.resume(returning: Result { () throws(Failure) in try body() }) }
+    }
+    return try result.get()
+  }
+}
+
+extension OfflineAccessGate {
+  /// ``checkEligibility()`` without blocking a thread of the cooperative pool: the store work
+  /// (`flock`, `fdatasync`) runs on a dedicated dispatch queue while the caller is suspended.
+  ///
+  /// - Returns: The decision.
+  /// - Complexity: As ``checkEligibility()``, plus one hop to the queue and back (a few
+  ///   microseconds; `offline-ttl-bench` measures it).
+  public func checkEligibilityAsync() async -> OfflineAccessDecision {
+    await BlockingStoreWork.run { () -> OfflineAccessDecision in checkEligibility() }
+  }
+
+  /// ``openOffline()`` without blocking a thread of the cooperative pool.
+  ///
+  /// - Returns: As ``openOffline()``.
+  public func openOfflineAsync() async -> OfflineOpenResult {
+    await BlockingStoreWork.run { () -> OfflineOpenResult in openOffline() }
+  }
+
+  /// ``recordObservation()`` without blocking a thread of the cooperative pool.
+  ///
+  /// - Returns: As ``recordObservation()``.
+  /// - Throws: As ``recordObservation()``.
+  @discardableResult
+  public func recordObservationAsync() async throws(StoreError) -> ClockMarkTransition {
+    try await BlockingStoreWork.run { () throws(StoreError) -> ClockMarkTransition in
+      try recordObservation()
+    }
+  }
+
+  /// ``beginOnlineSession()`` without blocking a thread of the cooperative pool.
+  ///
+  /// - Returns: As ``beginOnlineSession()``.
+  /// - Throws: As ``beginOnlineSession()``.
+  public func beginOnlineSessionAsync() async throws(OnlineSessionError) -> OnlineSession {
+    try await BlockingStoreWork.run { () throws(OnlineSessionError) -> OnlineSession in
+      try beginOnlineSession()
+    }
+  }
+}
+
+extension OfflineCacheReader {
+  /// ``item(forKey:)`` without blocking a thread of the cooperative pool.
+  ///
+  /// - Parameter key: The item's key.
+  /// - Returns: As ``item(forKey:)``.
+  /// - Throws: As ``item(forKey:)``.
+  public func itemAsync(forKey key: CacheItemKey) async throws(OfflineReadError) -> CacheItem? {
+    try await BlockingStoreWork.run { () throws(OfflineReadError) -> CacheItem? in
+      try item(forKey: key)
+    }
+  }
+
+  /// ``keys()`` without blocking a thread of the cooperative pool.
+  ///
+  /// - Returns: As ``keys()``.
+  /// - Throws: As ``keys()``.
+  public func keysAsync() async throws(OfflineReadError) -> [CacheItemKey] {
+    try await BlockingStoreWork.run { () throws(OfflineReadError) -> [CacheItemKey] in
+      try keys()
+    }
+  }
+}
+
+extension OnlineSession {
+  /// ``write(contentsOf:)`` without blocking a thread of the cooperative pool.
+  ///
+  /// - Parameter items: Keys and bytes; a later duplicate key wins.
+  /// - Returns: As ``write(contentsOf:)``.
+  /// - Throws: As ``write(contentsOf:)``.
+  @discardableResult
+  public func writeAsync(contentsOf items: [(CacheItemKey, Data)]) async throws(OnlineSessionError)
+    -> WallClockInstant
+  {
+    try await BlockingStoreWork.run { () throws(OnlineSessionError) -> WallClockInstant in
+      try self.write(contentsOf: items)
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import Foundation
+@_spi(SystemCalls) import OfflineTTL
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The command line's own checks of paths it is given (`--store`, `--put`), through the syscall
+/// seam, with the real cause in every message: the `errno` name and text, e.g. `ENAMETOOLONG (File name too long)`.
+enum FileChecks {
+  /// What stands at a path, without following a symbolic link.
+  enum Kind: Equatable {
+    case directory, symbolicLink, other
+    /// `lstat(2)` failed with this `errno`.
+    case failed(Int32)
+  }
+
+  /// What stands at `path` (`lstat(2)` through the syscall seam).
+  static func kind(_ path: String) -> Kind {
+    do {
+      switch try Syscalls().lstat(path).kind {
+      case .directory: return .directory
+      case .symbolicLink: return .symbolicLink
+      default: return .other
+      }
+    } catch {
+      return .failed(error.rawValue)
+    }
+  }
+
+  /// `ENOENT (No such file or directory)`: the symbolic name and the C library's text.
+  static func describe(_ code: Int32) -> String {
+    let names: [Int32: String] = [
+      ENOENT: "ENOENT", ENAMETOOLONG: "ENAMETOOLONG", ENOTDIR: "ENOTDIR", EACCES: "EACCES",
+      EPERM: "EPERM", ELOOP: "ELOOP", EISDIR: "EISDIR", EIO: "EIO", EROFS: "EROFS",
+      ENOSPC: "ENOSPC", EMFILE: "EMFILE", ENFILE: "ENFILE", ENXIO: "ENXIO", EAGAIN: "EAGAIN",
+    ]
+    return "\(names[code] ?? "errno \(code)") (\(String(cString: strerror(code))))"
+  }
+
+  /// Reads the whole regular file at `path` (`open(2)` + `read(2)`, retried on `EINTR`).
+  ///
+  /// - Returns: The bytes, or the `errno` of the failure (`ENOENT`, `EACCES`, `EISDIR`, ...).
+  static func contents(of path: String) -> Result<Data, FileCheckError> {
+    // Not through the syscall seam: an input file the user names may be a symbolic link, and the
+    // seam never follows one (right for store files only).
+    var fd: Int32
+    repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
+    guard fd >= 0 else { return .failure(FileCheckError(errno: errno)) }
+    defer { _ = close(fd) }
+    var info = stat()
+    if fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+      // A FIFO or device could block or never end; a directory gives EISDIR anyway.
+      return .failure(
+        FileCheckError(errno: info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL))
+    }
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { FileDescriptorCalls.read(fd, into: $0) }
+      if count < 0 { return .failure(FileCheckError(errno: Int32(-count))) }
+      if count == 0 { return .success(data) }
+      data.append(contentsOf: buffer[0..<count])
+    }
+  }
+}
+
+/// A file check failed with an `errno`.
+struct FileCheckError: Error, Equatable, CustomStringConvertible {
+  let errno: Int32
+  /// `ENOENT (No such file or directory)`; `EINVAL` for a file that is not a regular file.
+  var description: String {
+    errno == EINVAL ? "not a regular file" : FileChecks.describe(errno)
+  }
+}

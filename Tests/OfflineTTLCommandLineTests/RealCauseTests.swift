@@ -1,0 +1,249 @@
+import Foundation
+import OfflineTTL
+import OfflineTTLTesting
+import Testing
+
+@testable import OfflineTTLCommandLine
+
+/// Whether `chattr +i` works here (root or CAP_LINUX_IMMUTABLE, and a file system with the flag).
+let chattrImmutableWorks: Bool = {
+  guard let directory = try? TemporaryStoreDirectory(prefix: "chattr-probe") else { return false }
+  defer { directory.remove() }
+  let file = directory.appending("probe")
+  guard FileManager.default.createFile(atPath: file, contents: Data()) else { return false }
+  let works = shell(["chattr", "+i", file]) == 0
+  if works { _ = shell(["chattr", "-i", file]) }
+  return works
+}()
+
+/// Runs a command through `/usr/bin/env`; its exit status, or -1 when it cannot start.
+func shell(_ arguments: [String]) -> Int32 {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+  process.arguments = arguments
+  process.standardOutput = FileHandle.nullDevice
+  process.standardError = FileHandle.nullDevice
+  guard (try? process.run()) != nil else { return -1 }
+  process.waitUntilExit()
+  return process.terminationStatus
+}
+
+/// Every message names the real cause, with the right exit status (one test per kind, with
+/// further members of each kind).
+@Suite struct RealCauseTests {
+  let clock = ManualWallClock(storeCommandStart)
+
+  func run(_ arguments: [String]) -> CommandRun { runCommand(arguments, clock: clock) }
+
+  @Test func aSymbolicLinkAsTheStoreIsNamedByEveryStoreCommand() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let link = directory.appending("link")
+    try FileManager.default.createSymbolicLink(
+      atPath: link, withDestinationPath: directory.appending("store"))
+    let message = "error: store '\(link)' is a symbolic link (symbolic links are not followed)\n"
+    for arguments in [
+      ["status", "--store", link, "--max-age", "7d"],
+      ["read", "--store", link, "--max-age", "7d", "token"],
+      ["sign-in", "--store", link], ["mark", "show", "--store", link],
+      ["mark", "reset", "--store", link, "--now", "5"],
+    ] {
+      let result = run(arguments)
+      #expect(result.exitCode == .ioError, "\(arguments)")
+      #expect(result.standardError == message, "\(arguments)")
+    }
+  }
+
+  @Test func aSymbolicLinkAsTheCacheDirectoryExits74NamingIt() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    try FileManager.default.moveItem(atPath: store + "/cache", toPath: directory.appending("real"))
+    try FileManager.default.createSymbolicLink(
+      atPath: store + "/cache", withDestinationPath: directory.appending("real"))
+    let message =
+      "error: store '\(store)' cannot be used: the cache directory '\(store)/cache' is a"
+      + " symbolic link (symbolic links are not followed)\n"
+    let status = run(["status", "--store", store, "--max-age", "7d"])
+    #expect(status.exitCode == .ioError)
+    #expect(status.standardError == message)
+    #expect(status.standardOutput.hasPrefix("status: expired\nreasons: item_unreadable\n"))
+    let read = run(["read", "--store", store, "--max-age", "7d", "--json", "token"])
+    #expect(read.exitCode == .ioError)
+    #expect(read.standardError == message)
+    #expect(read.standardOutput.hasPrefix(#"{"status":"expired","reasons":["item_unreadable"]"#))
+  }
+
+  @Test func aLockFileThatIsNotAFileIsALockProblemExit74() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    try FileManager.default.removeItem(atPath: store + "/clock-mark.lock")
+    try FileManager.default.createDirectory(
+      atPath: store + "/clock-mark.lock", withIntermediateDirectories: false)
+    let status = run(["status", "--store", store, "--max-age", "7d"])
+    #expect(status.exitCode == .ioError)
+    #expect(
+      status.standardError.hasPrefix(
+        "error: store '\(store)' cannot be used: the clock mark's lock cannot be used"
+          + " (lock_failed): "))
+    #expect(status.standardError.contains("clock-mark.lock"))
+    let mark = run(["mark", "show", "--store", store])
+    #expect(mark.exitCode == .ioError)
+    #expect(mark.standardError.hasPrefix("error: lock_failed: "))
+    let read = run(["read", "--store", store, "--max-age", "7d", "--json", "token"])
+    #expect(read.exitCode == .ioError)
+    #expect(read.standardOutput.contains(#""mark_error":"lock_failed: "#))
+  }
+
+  @Test(
+    .enabled(
+      if: chattrImmutableWorks,
+      "chattr +i is not available here (needs root or CAP_LINUX_IMMUTABLE and a file system with the flag)"
+    ))
+  func anImmutableMarkIsNotPersistedNotUnreadable() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    #expect(shell(["chattr", "+i", store + "/clock-mark"]) == 0)
+    defer { _ = shell(["chattr", "-i", store + "/clock-mark"]) }
+    clock.advance(by: .seconds(5))
+    let status = run(["status", "--store", store, "--max-age", "7d"])
+    #expect(status.exitCode == .expired)
+    #expect(status.standardOutput.contains("reasons: mark_not_persisted\n"))
+    #expect(status.standardOutput.contains("mark_error: write_failed: "))
+    #expect(status.standardOutput.contains("can be read but not opened for writing"))
+    // It can still be read.
+    let show = run(["mark", "show", "--store", store])
+    #expect(show.exitCode == .success)
+    let observe = run(["mark", "observe", "--store", store, "--now", "1"])
+    #expect(observe.exitCode == .expired)
+    #expect(observe.standardError.hasPrefix("error: write_failed: "))
+  }
+
+  @Test func aNameTooLongIsENAMETOOLONGNotMissing() {
+    let long = "/tmp/" + String(repeating: "a", count: 300)
+    for arguments in [
+      ["status", "--store", long, "--max-age", "7d"], ["sign-in", "--store", long],
+      ["mark", "show", "--store", long],
+    ] {
+      let result = run(arguments)
+      #expect(result.exitCode == .ioError, "\(arguments)")
+      #expect(
+        result.standardError
+          == "error: store path '\(long)' is too long for the file system: ENAMETOOLONG"
+          + " (File name too long)\n", "\(arguments)")
+    }
+    let missing = run(["status", "--store", "/tmp/offline-ttl-no-such-store", "--max-age", "7d"])
+    #expect(
+      missing.standardError
+        == "error: store directory '/tmp/offline-ttl-no-such-store' does not exist\n")
+    let throughFile = run(["status", "--store", "/etc/hostname/store", "--max-age", "7d"])
+    #expect(throughFile.exitCode == .ioError)
+    #expect(throughFile.standardError.contains("ENOTDIR (Not a directory)"))
+  }
+
+  @Test func anUnreadablePutFileNamesItsReason() throws {
+    let directory = try TemporaryStoreDirectory(prefix: "cli-put")
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let missing = run(["sign-in", "--store", store, "--put", "k=/offline-ttl-missing"])
+    #expect(missing.exitCode == .ioError)
+    #expect(
+      missing.standardError
+        == "error: cannot read \"/offline-ttl-missing\" for item k: ENOENT (No such file or directory)\n"
+    )
+    let folder = run(["sign-in", "--store", store, "--put", "k=\(directory.path)"])
+    #expect(folder.standardError.hasSuffix(": EISDIR (Is a directory)\n"))
+    // Nothing was committed either time.
+    #expect(!FileManager.default.fileExists(atPath: store))
+  }
+
+  @Test(arguments: [
+    ([String: String](), "/tmp"), (["TMPDIR": ""], "/tmp"), (["TMPDIR": "/var/tmp/"], "/var/tmp"),
+    (["TMPDIR": "/"], "/"),
+  ])
+  func anEmptyTMPDIRIsUnset(environment: [String: String], expected: String) {
+    #expect(Demo.temporaryDirectory(environment) == expected)
+  }
+
+  @Test(arguments: ["86000d", "100000d", "106751d"])
+  func aDemoMaxAgeTooLongForItsClockIsAUsageError(maxAge: String) {
+    // 2026-11-30, when the issue was filed: 86000d from there is past the year 2262.
+    let now = WallClockInstant(nanosecondsSinceEpoch: 1_796_000_000_000_000_000)
+    let result = runCommand(["demo", "--max-age", maxAge], clock: ManualWallClock(now))
+    #expect(result.exitCode == .usage)
+    #expect(result.standardError.hasPrefix("error: --max-age: \(maxAge) is too long for the demo"))
+  }
+
+  @Test func escapedFieldNamesInABatchLineAreTheSameNames() {
+    let run = runCommand(
+      ["evaluate", "--batch"],
+      input: #"{"written_at":[100],"n\u006fw":190,"m\u0061rk":200,"max\u005Fage":1000}"# + "\n"
+        + #"{"\u0077ritten_at":[100],"now":1100,"mark":null,"max_age":1000,"x\"y":1}"# + "\n"
+        + #"{"written_at":[100],"no\u0077x":1,"now":1,"mark":null,"max_age":1}"# + "\n")
+    #expect(run.exitCode == .success)
+    #expect(
+      run.standardOutput == """
+        {"status":"expired","mark":200,"reasons":["clock_behind_mark"]}
+        {"status":"fresh","mark":1100,"reasons":[]}
+        {"status":"expired","mark":1,"reasons":["item_from_future"]}
+
+        """)
+  }
+
+  @Test func readJSONPrintsTheDecisionOnAMissingKey() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let result = run([
+      "read", "--store", directory.appending("store"), "--max-age", "7d", "--json", "other",
+    ])
+    #expect(result.exitCode == .unavailable)
+    #expect(result.standardOutput.hasPrefix(#"{"status":"fresh","reasons":[]"#))
+    #expect(result.standardOutput.hasSuffix(#""key":"other","item":null}"# + "\n"))
+    #expect(result.standardError == "error: no item with key \"other\"\n")
+  }
+
+  @Test func readJSONPrintsTheDecisionOnAnUnreadableItem() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    // Corrupt every item file under the cache (the index stays), keeping their sizes.
+    let cache = store + "/cache"
+    let enumerator = FileManager.default.enumerator(atPath: cache)
+    while let name = enumerator?.nextObject() as? String {
+      let path = cache + "/" + name
+      var isDirectory: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+        !isDirectory.boolValue, !name.contains("index")
+      else { continue }
+      let size = (try? Data(contentsOf: URL(fileURLWithPath: path)).count) ?? 0
+      try Data(repeating: 0xFF, count: size).write(to: URL(fileURLWithPath: path))
+    }
+    let result = run(["read", "--store", store, "--max-age", "7d", "--json", "token"])
+    #expect(result.exitCode == .expired)
+    #expect(result.standardOutput.hasPrefix(#"{"status":"expired","reasons":["item_unreadable"]"#))
+    #expect(result.standardOutput.contains(#""key":"token""#))
+    #expect(result.standardError.hasPrefix("error: refused: expired: "))
+  }
+
+  @Test func agesAreMeasuredFromTheTimeThatDecided() throws {
+    let bootClock = stillBootClock()
+    let directory = try TemporaryStoreDirectory(prefix: "cli-age")
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let file = directory.appending("in")
+    try Data("t".utf8).write(to: URL(fileURLWithPath: file))
+    _ = runCommand(
+      ["sign-in", "--store", store, "--put", "k=\(file)"], clock: clock, bootClock: bootClock)
+    // The wall clock is held at +1s while the boot clock proves 8 days passed.
+    clock.advance(by: .seconds(1))
+    bootClock.advance(by: .seconds(8 * 86_400))
+    let result = runCommand(
+      ["status", "--store", store, "--max-age", "7d"], clock: clock, bootClock: bootClock)
+    #expect(result.exitCode == .expired)
+    #expect(result.standardOutput.contains("too_old"))
+    // Not "age 1s" beside too_old: the age is from the effective time (the floor).
+    #expect(result.standardOutput.contains("(age 8d)\n"))
+  }
+}
