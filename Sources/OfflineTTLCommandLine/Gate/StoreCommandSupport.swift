@@ -28,13 +28,15 @@ enum StoreCommandSupport {
     return path
   }
 
-  /// Refuses (exit 74) a store directory that the stores would refuse: one that another user
-  /// owns or may write (`insecure_store`), named by any spelling of a link.
+  /// Refuses (exit 74) a store directory, or its `cache/`, that another user owns or may write
+  /// (`insecure_store`), before anything is read or written in it.
   static func checkStoreDirectory(_ path: String) throws(CommandFailure) {
     do {
       try DirectoryCacheStore(at: path).checkStoreDirectory()
-    } catch {
+    } catch where error.code == .insecureStore {
       throw CommandFailure(.ioError, "\(error)")
+    } catch {
+      // Any other problem is reported with the decision (see exitCode(for:store:context:)).
     }
   }
 
