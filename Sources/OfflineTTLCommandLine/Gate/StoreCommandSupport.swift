@@ -33,7 +33,7 @@ enum StoreCommandSupport {
   static func checkStoreDirectory(_ path: String) throws(CommandFailure) {
     do {
       try DirectoryCacheStore(at: path).checkStoreDirectory()
-    } catch where error.code == .insecureStore {
+    } catch  where error.code == .insecureStore {
       throw CommandFailure(.ioError, "\(error)")
     } catch {
       // Any other problem is reported with the decision (see exitCode(for:store:context:)).
