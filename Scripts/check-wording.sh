@@ -5,9 +5,10 @@
 # A random generator's or a checksum's seed is fine: only these phrasings are refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pattern='DESIGN rule|STYLE [0-9]|PLATFORM\.md|DESIGN\.md|STYLE\.md|the seed|seed'"'"'s|seed-only|seedOnly|seed alone|SeedModel|SeedAlone|SeedScenario'
-if hits=$(git grep -nIiE "$pattern" -- . ':!Scripts/check-wording.sh'); then
-  echo "error: these lines cite working notes or 'the seed'; state the rule or link <doc:Rules>:" >&2
+# Each word is written with a bracket class (DESIGN[ ]rule) so that this script does not match itself.
+pattern='DESIGN[ ]rule|STYLE[ ][0-9]|PLATFORM[.]md|DESIGN[.]md|STYLE[.]md|the[ ]seed|seed['"'"']s|seed[-]only|seed[O]nly|seed[ ]alone|Seed[M]odel|Seed[A]lone|Seed[S]cenario'
+if hits=$(git grep -nIiE "$pattern" -- .); then
+  echo "error: these lines cite working notes or the source material; state the rule or link <doc:Rules>:" >&2
   echo "$hits" >&2
   exit 1
 fi

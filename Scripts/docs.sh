@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the OfflineTTL module and fails on any warning (a broken
-# symbol link, an undocumented parameter that DocC checks): the docc recipe without the
-# SwiftPM plugin. Output: .build/OfflineTTL.doccarchive
+# Builds the DocC documentation of every library product and fails on any warning (a broken
+# symbol link, an undocumented parameter that DocC checks), with docc from the toolchain and no
+# SwiftPM plugin. Works on a fresh clone as the first command.
+#
+# Output: .build/<Module>.doccarchive for OfflineTTL, OfflineTTLTesting and, when their traits
+# can be built (as Scripts/test.sh decides), OfflineTTLSecretService and OfflineTTLTPM; a module
+# whose trait is off is skipped with one line saying why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,19 +17,44 @@ if [ -z "$docc" ]; then
   exit 1
 fi
 
-swift package dump-symbol-graph >/dev/null
-triple_dir=$(swift build --show-bin-path)/..
-graphs=".build/docs-symbolgraph"
-rm -rf "$graphs" .build/OfflineTTL.doccarchive
-mkdir -p "$graphs"
-# Only the OfflineTTL module's graphs (and its extensions of other modules): one catalog, one module.
-cp "$triple_dir"/symbolgraph/OfflineTTL.symbols.json "$graphs"/
-cp "$triple_dir"/symbolgraph/OfflineTTL@*.symbols.json "$graphs"/ 2>/dev/null || true
+# The traits Scripts/test.sh builds with, decided the same way, so that one build serves both.
+modules=(OfflineTTL OfflineTTLTesting)
+enabled=()
+if command -v pkg-config >/dev/null && pkg-config --exists libsecret-1; then
+  enabled+=(SecretService)
+  modules+=(OfflineTTLSecretService)
+else
+  echo "docs: OfflineTTLSecretService skipped: libsecret-1 not found by pkg-config (Debian: libsecret-1-dev); without the SecretService trait the module is empty"
+fi
+if command -v pkg-config >/dev/null && pkg-config --exists tss2-esys tss2-tctildr tss2-rc; then
+  enabled+=(TPM)
+  modules+=(OfflineTTLTPM)
+else
+  echo "docs: OfflineTTLTPM skipped: tss2-esys not found by pkg-config (Debian: libtss2-dev); without the TPM trait the module is empty"
+fi
+traits=()
+if [ ${#enabled[@]} -ne 0 ]; then traits=(--traits "$(IFS=,; echo "${enabled[*]}")"); fi
 
-"$docc" convert Sources/OfflineTTL/OfflineTTL.docc \
-  --additional-symbol-graph-dir "$graphs" \
-  --fallback-display-name OfflineTTL \
-  --fallback-bundle-identifier org.example.OfflineTTL \
-  --output-path .build/OfflineTTL.doccarchive \
-  --warnings-as-errors
-echo "docs: .build/OfflineTTL.doccarchive"
+# `swift package dump-symbol-graph` extracts the graph of every module of the package, test
+# modules and executables included, and fails on a module that was never built; on a fresh clone
+# only the libraries are. So build what Scripts/test.sh builds, with the same traits (after it,
+# this is a no-op; with other traits, everything would be rebuilt twice).
+swift build --build-tests "${traits[@]}"
+swift package "${traits[@]}" dump-symbol-graph >/dev/null
+triple_dir=$(swift build --show-bin-path "${traits[@]}")/..
+
+for module in "${modules[@]}"; do
+  graphs=".build/docs-symbolgraph/$module"
+  rm -rf "$graphs" ".build/$module.doccarchive"
+  mkdir -p "$graphs"
+  # Only this module's graphs (and its extensions of other modules): one catalog, one module.
+  cp "$triple_dir/symbolgraph/$module.symbols.json" "$graphs"/
+  cp "$triple_dir/symbolgraph/$module"@*.symbols.json "$graphs"/ 2>/dev/null || true
+  "$docc" convert "Sources/$module/$module.docc" \
+    --additional-symbol-graph-dir "$graphs" \
+    --fallback-display-name "$module" \
+    --fallback-bundle-identifier "org.example.$module" \
+    --output-path ".build/$module.doccarchive" \
+    --warnings-as-errors
+  echo "docs: .build/$module.doccarchive"
+done

@@ -2,7 +2,7 @@
   import Foundation
   import OfflineTTL
 
-  /// A ``CacheItemStore`` that keeps each cached item as a secret in the Secret Service (GNOME
+  /// A `CacheItemStore` that keeps each cached item as a secret in the Secret Service (GNOME
   /// Keyring, KWallet, KeePassXC), through libsecret: the Linux counterpart of keeping a cache in
   /// the Keychain.
   ///
@@ -21,9 +21,9 @@
   ///   items. Each item written costs the provider one save of its collection (not one sync per
   ///   commit, as the directory store achieves).
   /// - Fail closed: an item whose value does not decode is `itemUnreadable` and left alone;
-  ///   service failures carry a ``StoreUnusableReason`` (`collection_locked` without a prompt,
+  ///   service failures carry a `StoreUnusableReason` (`collection_locked` without a prompt,
   ///   `no_session_bus`, `no_provider`, `timed_out`, …). No read path writes or deletes anything;
-  ///   only a commit's own deletions (and ``CacheChanges/removeAll()``) delete.
+  ///   only a commit's own deletions (and `CacheChanges.removeAll()`) delete.
   public struct SecretServiceCacheStore: CacheItemStore {
     /// Where the items live and how operations are bounded.
     public let configuration: SecretServiceStoreConfiguration
@@ -41,8 +41,8 @@
 
     /// The count and the oldest and newest `writtenAt`, from the index secret.
     ///
-    /// - Returns: The summary; ``ItemTimeSummary/empty`` when nothing is stored.
-    /// - Throws: ``StoreError``: `itemUnreadable` when a rebuild of a missing or
+    /// - Returns: The summary; `ItemTimeSummary.empty` when nothing is stored.
+    /// - Throws: `StoreError`: `itemUnreadable` when a rebuild of a missing or
     ///   interrupted index meets an unreadable item; `storeUnusable` with its reason.
     /// - Complexity: One search and one secret of O(n) lines; O(n) searches' worth of secrets
     ///   while the index is rebuilt (in memory: a read writes nothing).
@@ -57,7 +57,7 @@
     ///
     /// - Parameter key: The item's key.
     /// - Returns: The item's bytes and exact `writtenAt`.
-    /// - Throws: ``StoreError``: `itemUnreadable` (left alone), or `storeUnusable`.
+    /// - Throws: `StoreError`: `itemUnreadable` (left alone), or `storeUnusable`.
     public func item(forKey key: CacheItemKey) throws(StoreError) -> CacheItem? {
       try run(locked: false) { session throws(StoreError) in
         let found = try Self.perform { () throws(SecretServiceFault) in
@@ -77,7 +77,7 @@
     /// Every stored key, in ascending byte order (from the secrets' attributes; no value is read).
     ///
     /// - Returns: The keys.
-    /// - Throws: ``StoreError``: `itemUnreadable` for an attribute that is not a valid key,
+    /// - Throws: `StoreError`: `itemUnreadable` for an attribute that is not a valid key,
     ///   or `storeUnusable`.
     /// - Complexity: One search; O(n log n) to sort.
     public func keys() throws(StoreError) -> [CacheItemKey] {
@@ -103,7 +103,7 @@
     ///   - changes: The writes and deletions.
     ///   - precondition: Checked under the lock, before anything is written.
     /// - Returns: Whether the changes were applied.
-    /// - Throws: ``StoreError``: `writeFailed` (with the service's reason; items written
+    /// - Throws: `StoreError`: `writeFailed` (with the service's reason; items written
     ///   before the failure are new, the rest old, the index left dirty), `lockFailed`,
     ///   `itemUnreadable` (an unreadable item the commit does not replace blocks an index
     ///   rebuild), or `storeUnusable`.
@@ -236,7 +236,7 @@
     ///
     /// - Parameter body: The work to serialize with the writers.
     /// - Returns: What `body` returned.
-    /// - Throws: ``StoreError`` `lockFailed` when the lock file cannot be taken in time.
+    /// - Throws: `StoreError` `lockFailed` when the lock file cannot be taken in time.
     public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
       try SecretServiceLockFile.withLock(
         path: configuration.lockFilePath(for: "items"), timeout: configuration.lockTimeout,

@@ -1,7 +1,7 @@
 #if SecretService
   import OfflineTTL
 
-  /// A ``ClockMarkStore`` that keeps the clock mark record as a secret in the Secret Service
+  /// A `ClockMarkStore` that keeps the clock mark record as a secret in the Secret Service
   /// (GNOME Keyring, KWallet, KeePassXC: the Linux counterpart of the Keychain), through libsecret.
   ///
   /// The record is one secret in the `default` collection with the attributes
@@ -9,15 +9,15 @@
   /// `key` = `mark`. Its value holds the exact record as text with a CRC-32 (the daemon's own
   /// `modified` time has 1-second resolution and follows the daemon's clock: it is not used).
   ///
-  /// - Atomicity: ``observe(_:)``, ``createFirstMark(_:)`` and ``resetAfterOnlineSignIn(_:)`` hold
+  /// - Atomicity: `observe`, `createFirstMark` and `resetAfterOnlineSignIn` (the shared state machine) hold
   ///   an `flock` on a lock file in ``SecretServiceStoreConfiguration/lockDirectory`` around their
   ///   read → advance → write, so every thread and process using the same application id and lock
-  ///   directory is serialized. The advance is the shared ``ClockMarkRecord/observing(_:)`` and
-  ///   ``ClockMarkRecord/needsWrite(becoming:resolution:)``, exactly as in the file store.
+  ///   directory is serialized. The advance is the shared `ClockMarkRecord.observing(_:)` and
+  ///   `ClockMarkRecord.needsWrite(becoming:resolution:)`, exactly as in the file store.
   /// - Durability: the provider replaces a secret whole and writes its collection to disk before
   ///   answering (GNOME Keyring rewrites the keyring file through a temporary file and rename).
-  /// - Fail closed: every failure is a ``StoreError``. Service failures have code
-  ///   `storeUnusable` (or `writeFailed` for a failed write) and a ``StoreUnusableReason``:
+  /// - Fail closed: every failure is a `StoreError`. Service failures have code
+  ///   `storeUnusable` (or `writeFailed` for a failed write) and a `StoreUnusableReason`:
   ///   `no_session_bus`, `no_provider`, `collection_locked` (no unlock prompt unless
   ///   ``SecretServiceStoreConfiguration/allowsUnlockPrompt``), `collection_missing`,
   ///   `timed_out`. A missing secret is `absent`; one that does not decode, or two secrets with
@@ -40,7 +40,7 @@
     /// The stored record, writing nothing and taking no lock (a secret is replaced whole).
     ///
     /// - Returns: The stored record.
-    /// - Throws: ``StoreError``: `absent`, `unreadable`, or `storeUnusable`.
+    /// - Throws: `StoreError`: `absent`, `unreadable`, or `storeUnusable`.
     public func read() throws(StoreError) -> ClockMarkRecord {
       try run(locked: false) { session throws(StoreError) in
         guard let found = try Self.findRecord(session) else { throw Self.absent() }

@@ -7,7 +7,7 @@
     /// operation fails with `collection_locked` until the user unlocks it; nothing is lost.
     ///
     /// - Parameter configuration: The time limit to apply (the application id is not used).
-    /// - Throws: ``StoreError`` with code `storeUnusable` and a ``StoreUnusableReason``
+    /// - Throws: `StoreError` with code `storeUnusable` and a `StoreUnusableReason`
     ///   when the service cannot be reached.
     public static func lockDefaultCollection(configuration: SecretServiceStoreConfiguration)
       throws(StoreError)

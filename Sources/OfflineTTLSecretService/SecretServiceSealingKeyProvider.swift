@@ -41,8 +41,8 @@
     /// The stored key.
     ///
     /// - Returns: The key.
-    /// - Throws: ``SealingKeyError``: `key_missing`, `key_ambiguous` (two secrets match),
-    ///   `key_wrong_size`, or `key_unavailable` with a ``StoreUnusableReason``.
+    /// - Throws: `SealingKeyError`: `key_missing`, `key_ambiguous` (two secrets match),
+    ///   `key_wrong_size`, or `key_unavailable` with a `StoreUnusableReason`.
     /// - Complexity: One connection and one search (a few D-Bus round trips).
     public func loadKey() throws(SealingKeyError) -> SealingKey {
       try SecretServiceOperation.run(
@@ -61,7 +61,7 @@
     /// The stored key, or a new random one stored now.
     ///
     /// - Returns: The key now stored.
-    /// - Throws: ``SealingKeyError``: as ``loadKey()``, except that a missing key is created;
+    /// - Throws: `SealingKeyError`: as ``loadKey()``, except that a missing key is created;
     ///   `key_io` when the lock file cannot be taken.
     public func loadOrCreateKey() throws(SealingKeyError) -> SealingKey {
       try SecretServiceOperation.run(

@@ -53,7 +53,7 @@
     ///   - timeout: How long one call may go unanswered; default 5 seconds. With a prompt
     ///     allowed, give the user time to answer.
     ///   - lockTimeout: How long to wait for the lock file; default 30 seconds.
-    /// - Throws: ``InvalidValueError`` when the application id is empty, when no lock directory is
+    /// - Throws: `InvalidValueError` when the application id is empty, when no lock directory is
     ///   named and `XDG_RUNTIME_DIR` is unset, or when a timeout is not positive.
     public init(
       applicationID: String, lockDirectory: String? = nil, allowsUnlockPrompt: Bool = false,

@@ -8,13 +8,13 @@
   /// user needs read-write access, on Debian by membership of the `tss` group) or
   /// `swtpm:host=127.0.0.1,port=2321` (a software TPM).
   ///
-  /// Each ``now()`` sends one `TPM2_ReadClock`. The TPM's identity (``TPMIdentity``: the SHA-256
+  /// Each ``now()`` sends one `TPM2_ReadClock`. The TPM's identity (`TPMIdentity`: the SHA-256
   /// digest in the name of the ECC P-256 storage primary key derived from the storage primary
   /// seed, which `TPM2_Clear` replaces) costs a key derivation, so it is computed once per
   /// connection and reused; the connection is kept open between readings and reopened once when
   /// a reading fails (a restarted TPM daemon, a resource manager that dropped it). A TPM cleared
   /// while a connection is open still shows: its clock and reset count start again from zero,
-  /// which ``TPMClockStep`` refuses as `tpm_changed`.
+  /// which `TPMClockStep` refuses as `tpm_changed`.
   ///
   /// When the owner hierarchy needs an authorization value (the primary key cannot be derived
   /// without it), the endorsement hierarchy's primary is used instead; its seed survives
@@ -28,7 +28,7 @@
     ///
     /// - Parameter tcti: `device:<path>`, `swtpm:host=<host>,port=<port>`, `mssim:...` or
     ///   `tabrmd:...`.
-    /// - Throws: ``InvalidValueError`` (`invalidOption`) for any other shape.
+    /// - Throws: `InvalidValueError` (`invalidOption`) for any other shape.
     public init(tcti: String) throws(InvalidValueError) {
       try Self.validate(tcti)
       self.tcti = tcti
@@ -38,7 +38,7 @@
     /// Checks the shape of a TCTI configuration string (the loader checks the rest).
     ///
     /// - Parameter tcti: The string.
-    /// - Throws: ``InvalidValueError`` (`invalidOption`) naming the accepted shapes.
+    /// - Throws: `InvalidValueError` (`invalidOption`) naming the accepted shapes.
     public static func validate(_ tcti: String) throws(InvalidValueError) {
       let known = ["device", "swtpm", "mssim", "tabrmd"]
       let name = tcti.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
@@ -53,7 +53,7 @@
     /// Reads the TPM's clock (one `TPM2_ReadClock`) with its identity.
     ///
     /// - Returns: The reading.
-    /// - Throws: ``TPMClockError`` (`tpmUnavailable`) when the TPM cannot be opened or read,
+    /// - Throws: `TPMClockError` (`tpmUnavailable`) when the TPM cannot be opened or read,
     ///   after one reconnection.
     /// - Complexity: One TPM command; the first reading on a connection also opens it and
     ///   derives the identity (a primary key creation and flush).
@@ -75,7 +75,7 @@
     /// Sends `TPM2_Shutdown(CLEAR)`: the orderly shutdown a system performs before a reboot,
     /// for tools and tests. Closes the connection.
     ///
-    /// - Throws: ``TPMClockError`` (`tpmUnavailable`).
+    /// - Throws: `TPMClockError` (`tpmUnavailable`).
     public func shutdown() throws(TPMClockError) {
       try connection.withLock { (current: inout Connection?) throws(TPMClockError) in
         let open: Connection

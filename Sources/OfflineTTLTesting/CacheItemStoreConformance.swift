@@ -3,7 +3,7 @@ import OfflineTTL
 import Synchronization
 import Testing
 
-/// The shared conformance suite every ``CacheItemStore`` must pass (the requirements listed on
+/// The shared conformance suite every `CacheItemStore` must pass (the requirements listed on
 /// the protocol). Call ``check(_:)`` from a `@Test`, with a factory that returns a fresh, empty
 /// store each time; failures are recorded with Swift Testing's `#expect`.
 ///

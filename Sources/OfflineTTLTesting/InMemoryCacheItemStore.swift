@@ -2,7 +2,7 @@ import Foundation
 import OfflineTTL
 import Synchronization
 
-/// A ``CacheItemStore`` in memory, for tests of code that uses a cache (the gate, the command
+/// A `CacheItemStore` in memory, for tests of code that uses a cache (the gate, the command
 /// line). It keeps exact `writtenAt` values, serializes commits across threads (not processes;
 /// nothing here is durable), and can be told to treat an item as unreadable or to fail the next
 /// commit. It passes ``CacheItemStoreConformance``.
@@ -43,7 +43,7 @@ public final class InMemoryCacheItemStore: CacheItemStore {
     state.withLock { $0.commitFailures.append(error) }
   }
 
-  /// See ``CacheItemStore/summary()``.
+  /// See `CacheItemStore.summary()`.
   ///
   /// - Complexity: O(n): this double computes the bounds on each call.
   public func summary() throws(StoreError) -> ItemTimeSummary {
@@ -55,7 +55,7 @@ public final class InMemoryCacheItemStore: CacheItemStore {
     }
   }
 
-  /// See ``CacheItemStore/item(forKey:)``.
+  /// See `CacheItemStore.item(forKey:)`.
   public func item(forKey key: CacheItemKey) throws(StoreError) -> CacheItem? {
     try state.withLock { state throws(StoreError) in
       guard let item = state.items[key] else { return nil }
@@ -64,12 +64,12 @@ public final class InMemoryCacheItemStore: CacheItemStore {
     }
   }
 
-  /// See ``CacheItemStore/keys()``.
+  /// See `CacheItemStore.keys()`.
   public func keys() throws(StoreError) -> [CacheItemKey] {
     state.withLock { $0.items.keys.sorted() }
   }
 
-  /// See ``CacheItemStore/commit(_:onlyIf:)``.
+  /// See `CacheItemStore.commit(_:onlyIf:)`.
   public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
     throws(StoreError) -> Bool
   {

@@ -29,7 +29,7 @@ public final class ManualWallClock: WallClock {
     current.withLock { $0 = $0.saturatingAdvanced(by: duration) }
   }
 
-  /// Moves the clock backward by `duration`, saturating at ``WallClockInstant/min``.
+  /// Moves the clock backward by `duration`, saturating at `WallClockInstant.min`.
   public func moveBack(by duration: Duration) {
     current.withLock { $0 = $0.saturatingAdvanced(by: .zero - duration) }
   }

@@ -11,8 +11,9 @@ import Testing
     try BinaryRunner().run(arguments, environment: environment, timeout: .seconds(20))
   }
 
-  @Test func aFrozenWallClockIsCaughtByTheFloorAndMissedWithoutIt() throws {
-    guard let library = FakeTime.requireLibrary() else { return }
+  @Test(.enabled(if: FakeTime.library != nil, FakeTime.missing))
+  func aFrozenWallClockIsCaughtByTheFloorAndMissedWithoutIt() throws {
+    let library = try #require(FakeTime.library)
     let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-floor")
     defer { scratch.remove() }
     let store = scratch.path + "/store"

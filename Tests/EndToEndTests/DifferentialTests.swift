@@ -8,8 +8,9 @@ import Testing
 @Suite struct DifferentialTests {
   static let caseCount = 120_000
 
-  @Test func evaluateBatchAgreesWithTheEligibilityModelOnEveryCase() throws {
-    guard let python = requireTool("python3") else { return }
+  @Test(.enabled(if: toolPath("python3") != nil, "python3 is not installed (Debian: python3)"))
+  func evaluateBatchAgreesWithTheEligibilityModelOnEveryCase() throws {
+    let python = try #require(toolPath("python3"))
     let model = BinaryRunner.supportDirectory.appendingPathComponent("eligibility_model.py").path
     let work = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-differential")
     defer { work.remove() }

@@ -22,8 +22,9 @@ import Testing
     try #require(try output.jsonObject()["reasons"] as? [String])
   }
 
-  @Test func aMovedWallClockExpiresRollbacksAreRefusedAndSignInRecovers() throws {
-    guard let library = FakeTime.requireLibrary() else { return }
+  @Test(.enabled(if: FakeTime.library != nil, FakeTime.missing))
+  func aMovedWallClockExpiresRollbacksAreRefusedAndSignInRecovers() throws {
+    let library = try #require(FakeTime.library)
     let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-gate")
     defer { scratch.remove() }
     let store = scratch.path + "/store"
@@ -97,8 +98,9 @@ import Testing
     #expect(readAgain.standardOutput == "secret-token")
   }
 
-  @Test func anAppAndAnExtensionOnDifferentClocksNeverLowerTheMark() throws {
-    guard let library = FakeTime.requireLibrary() else { return }
+  @Test(.enabled(if: FakeTime.library != nil, FakeTime.missing))
+  func anAppAndAnExtensionOnDifferentClocksNeverLowerTheMark() throws {
+    let library = try #require(FakeTime.library)
     let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-gate")
     defer { scratch.remove() }
     let store = scratch.path + "/store"

@@ -14,7 +14,7 @@
 ///    without reading any payload, at a cost independent of the number of items (except while
 ///    an index is rebuilt, which changes no item).
 /// 5. **Fail closed, keep the evidence.** An item that cannot be read is
-///    ``CacheStoreError/Code/itemUnreadable``; no read path deletes, rewrites or re-stamps an item.
+///    `item_unreadable` (``StoreError``); no read path deletes, rewrites or re-stamps an item.
 /// 6. **Errors are typed**: every failure is a ``CacheStoreError``.
 public protocol CacheItemStore: Sendable {
   /// The count and the oldest and newest `writtenAt` of the stored items.
@@ -67,6 +67,92 @@ public protocol CacheItemStore: Sendable {
   /// - Throws: ``StoreError``: `lockFailed`, or `storeUnusable` when the store cannot be opened
   ///   or created; `body` has not run then.
   func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result
+
+  /// Applies an online sign-in's changes together with its commit point, all or nothing (the
+  /// protocol: `docs/sign-in-protocol.md`).
+  ///
+  /// Under the writer exclusion, calls `storedGeneration` once (the mark record's generation
+  /// now, `nil` when it is absent or unreadable), prepares the changes so that none is visible
+  /// yet, then calls `commitPoint` (the mark reset, which writes a generation at least
+  /// `storedGeneration() + 1`), and makes the changes visible. A store that stages (the
+  /// directory store) guarantees that a crash or a failure at any point leaves the state before
+  /// (when `commitPoint` did not return `true`) or after; the default implementation, for
+  /// stores that cannot stage, calls `commitPoint` and then ``commit(_:onlyIf:)``'s writes, so a
+  /// crash between them can leave the new generation with old items (each store documents what
+  /// it guarantees).
+  ///
+  /// - Parameters:
+  ///   - changes: The sign-in's writes and deletions (may be empty: then only the commit point
+  ///     runs, after any earlier staging was reclaimed).
+  ///   - storedGeneration: Reads the stored generation; called once, under the exclusion.
+  ///   - commitPoint: Makes the sign-in visible (resets the mark); `false` when it failed.
+  /// - Returns: What `commitPoint` returned.
+  /// - Throws: ``StoreError``: `writeFailed` (before the commit point: nothing of the sign-in is
+  ///   visible; after it: the sign-in is committed and a later sign-in finishes it), `lockFailed`,
+  ///   `storeUnusable`.
+  /// - Complexity: O(n + k) for k changes; a constant number of durable syncs.
+  func commitSignIn(
+    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+  ) throws(StoreError) -> Bool
+
+  /// ``summary()`` when the item set does not depend on which generation the mark record holds
+  /// (no sign-in is between its commit point and its end); `nil` when it does (ask
+  /// ``summary(forGeneration:)`` with the generation the mark was observed at).
+  ///
+  /// - Returns: The summary, or `nil`.
+  /// - Throws: As ``summary()``.
+  /// - Complexity: As ``summary()``.
+  func summaryIfSettled() throws(StoreError) -> ItemTimeSummary?
+
+  /// The summary of the item set that the mark record's generation `generation` committed;
+  /// writes nothing.
+  ///
+  /// - Parameter generation: The generation the mark record was observed at.
+  /// - Returns: The summary.
+  /// - Throws: As ``summary()``.
+  /// - Complexity: O(n) while a sign-in's staging exists, else as ``summary()``.
+  func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary
+
+  /// One item of the set that generation `generation` committed, or `nil`.
+  ///
+  /// - Parameters:
+  ///   - key: The item's key.
+  ///   - generation: The generation the reader's decision was made at.
+  /// - Returns: The item's bytes and `writtenAt`.
+  /// - Throws: As ``item(forKey:)``.
+  /// - Complexity: O(payload size), plus O(n) while a sign-in's staging exists.
+  func item(forKey key: CacheItemKey, generation: UInt64) throws(StoreError) -> CacheItem?
+}
+
+extension CacheItemStore {
+  /// The default for stores that cannot stage a sign-in: the commit point runs under the
+  /// writer exclusion, then the changes are written in the same exclusion.
+  public func commitSignIn(
+    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+  ) throws(StoreError) -> Bool {
+    var committed = false
+    _ = try commit(changes) {
+      _ = storedGeneration()
+      committed = commitPoint()
+      return committed
+    }
+    return committed
+  }
+
+  /// The default: ``summary()`` (the store's set does not depend on the generation).
+  public func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? { try summary() }
+
+  /// The default: ``summary()``.
+  public func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
+    try summary()
+  }
+
+  /// The default: ``item(forKey:)``.
+  public func item(forKey key: CacheItemKey, generation: UInt64) throws(StoreError)
+    -> CacheItem?
+  {
+    try item(forKey: key)
+  }
 }
 
 extension CacheItemStore {

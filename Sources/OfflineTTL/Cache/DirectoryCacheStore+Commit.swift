@@ -56,7 +56,7 @@ extension DirectoryCacheStore {
   /// runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
   /// lock). The store directory must be this user's and writable by nobody else
   /// (`insecure_store`); a `cache/` or lock file of the wrong type is replaced (online path).
-  private func withLockedCache<Result>(
+  func withLockedCache<Result>(
     _ body: (StoreDirectory) throws(CacheStoreError) -> Result
   ) throws(CacheStoreError) -> Result {
     let store: StoreDirectory
@@ -134,7 +134,7 @@ extension DirectoryCacheStore {
     }
 
     // (1) Mark the commit in progress.
-    files.close(try files.createFile(cache, Self.pendingName))
+    try markPending(cache)
     try files.sync(cache.fd, path: cache.path)
 
     // (2) Write every new item to tmp/, no sync yet.
@@ -172,19 +172,22 @@ extension DirectoryCacheStore {
 
     // (5) Commit the index and remove `pending`.
     try writeIndex(cache, catalog, stamp: try itemsStamp(cache))
-    try files.unlink(cache, Self.pendingName)
+    try files.remove(cache, Self.pendingName)
   }
 
-  private func writeItem(_ tmp: StoreDirectory, _ name: String, _ change: CacheChanges.Write)
+  /// Creates `name` in `directory` (exclusively, mode 0600) holding one item file: header and
+  /// payload. Used by the commit (into `tmp/`) and by the staged sign-in (into
+  /// `next-<g>/items/`).
+  func writeItem(_ directory: StoreDirectory, _ name: String, _ change: CacheChanges.Write)
     throws(StoreFileError)
   {
-    let fd = try files.createFile(tmp, name)
+    let fd = try files.createFile(directory, name)
     defer { files.close(fd) }
     // Header and payload in one buffer: one write(2) per item.
     var bytes = change.payload.withUnsafeBytes { payload in
       CacheFormat.itemHeader(writtenAt: change.writtenAt, payload: payload)
     }
     bytes.append(contentsOf: change.payload)
-    try files.writeAll(fd, bytes, path: tmp.path(of: name))
+    try files.writeAll(fd, bytes, path: directory.path(of: name))
   }
 }

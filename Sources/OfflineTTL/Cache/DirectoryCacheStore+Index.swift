@@ -302,6 +302,19 @@ extension DirectoryCacheStore {
         code: .indexUnreadable, errno: error.errno?.rawValue,
         reason: "cannot rebuild the item index: \(error)")
     }
+    try refuseProblems(catalog)
+    if locked {
+      try? writeIndex(cache, catalog, stamp: stamp)
+      try? files.unlink(cache, Self.pendingName)
+    }
+    return CacheIndexHeader(
+      summary: catalog.summary, stamp: stamp, bodyLength: 0, bodyChecksum: 0)
+  }
+
+  /// Refuses a scanned catalog that met an item it cannot trust: `insecure_store` first (an
+  /// item another user owns or may write), then `not_a_regular_file` or `item_unreadable`
+  /// naming the first such key (and how many more).
+  func refuseProblems(_ catalog: CacheCatalog) throws(CacheStoreError) {
     if let (name, why) = catalog.insecure.min(by: { $0.key < $1.key }) {
       throw CacheStoreError(
         code: .insecureStore, key: CacheItemKey(validated: name),
@@ -315,12 +328,6 @@ extension DirectoryCacheStore {
         reason: "item \(CacheItemKey.quoted(name)) is unreadable (\(why)); left alone"
           + (catalog.unreadable.count > 1 ? " (and \(catalog.unreadable.count - 1) more)" : ""))
     }
-    if locked {
-      try? writeIndex(cache, catalog, stamp: stamp)
-      try? files.unlink(cache, Self.pendingName)
-    }
-    return CacheIndexHeader(
-      summary: catalog.summary, stamp: stamp, bodyLength: 0, bodyChecksum: 0)
   }
 
   /// Writes the index durably: temp file (`O_EXCL`), `fsync`, rename over `index`, `fsync` of

@@ -97,8 +97,16 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    return try readItem(key, inSet: cache)
+  }
+
+  /// Reads `key` from `<set>/items/<key>`, where `set` is `cache/` (the live set) or a sign-in's
+  /// staging directory; `nil` when it is not there. Checked as ``item(forKey:)`` says.
+  func readItem(_ key: CacheItemKey, inSet set: StoreDirectory) throws(CacheStoreError)
+    -> CacheItem?
+  {
     do {
-      let items = try files.openDirectory(cache, Self.itemsName)
+      let items = try files.openDirectory(set, Self.itemsName)
       defer { files.close(items) }
       let file = try files.openFile(items, key.rawValue, .readOnly)
       defer { files.close(file.fd) }

@@ -21,12 +21,49 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
-    let items: ItemTimeSummary
-    do {
-      items = try cache.summary()
-    } catch {
-      return refusal(cacheError: error)
+    // While a sign-in is between its commit point and its end (or was killed there), the item
+    // set depends on the mark's generation: read it for the generation observed, then check
+    // that no newer sign-in committed meanwhile (a few attempts, then a refusal).
+    for _ in 0..<3 {
+      let settled: ItemTimeSummary?
+      do {
+        settled = try cache.summaryIfSettled()
+      } catch {
+        return refusal(cacheError: error)
+      }
+      if let settled { return checkEligibility(items: settled) }
+      let transition: ClockMarkTransition
+      do {
+        transition = try marks.observe(
+          resolution: policy.markResolution, readingClocks: clocks.readForDecision)
+      } catch {
+        // No generation to pair the items with: judge the mark failure with the live set.
+        return refusal(markError: error, items: (try? cache.summary()) ?? .empty)
+      }
+      let generation = transition.previous.generation
+      let items: ItemTimeSummary
+      do {
+        items = try cache.summary(forGeneration: generation)
+      } catch {
+        return refusal(cacheError: error)
+      }
+      guard (try? marks.read().generation) == generation else { continue }
+      guard items.count > 0 else {
+        return OfflineAccessDecision(
+          status: .unavailable, reasons: [], now: transition.observation.wall, deadline: nil,
+          mark: transition.storedMark, previousMark: transition.previous.mark,
+          generation: generation, items: items)
+      }
+      return decision(items: items, transition: transition)
     }
+    return refusal(
+      cacheError: StoreError(
+        code: .storeUnusable,
+        message: "online sign-ins kept replacing the item set during this check; try again"))
+  }
+
+  /// ``checkEligibility()`` for an item set that does not depend on the mark's generation.
+  private func checkEligibility(items: ItemTimeSummary) -> OfflineAccessDecision {
     guard items.count > 0 else {
       // The eligibility rule: nothing cached is `unavailable`, and the mark is left unchanged.
       // The stored mark is read first, the clocks after it.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The front door: decides whether a cache may be used offline, opens it read-only, and hands
 /// the only writer to an online sign-in.
 ///
@@ -102,23 +104,48 @@ public struct OfflineAccessGate: Sendable {
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets
   /// the mark to the wall clock now (even below the old mark: the recovery after a fast clock
   /// was corrected), in a new generation, under the cache's writer lock so that no older
-  /// session's write can interleave.
+  /// session's write can interleave. Items are kept. The sign-in also repairs the item store,
+  /// after its commit point (for ``DirectoryCacheStore``: entries that are not readable items
+  /// are removed and the index is rebuilt), so a sign-in without writes recovers the store too.
   ///
   /// The clocks are read under the mark store's lock (``Clocks/readForSignIn()`` handed to
   /// ``ClockMarkStore/resetAfterOnlineSignIn(readingClocks:)``), so the mark and floor it writes
   /// are never older than a record another process wrote before it.
   ///
   /// - Returns: The session, the only type that can write, replace or delete items.
-  /// Then, as this session's first commit (empty), the item store repairs itself (for
-  /// ``DirectoryCacheStore``: entries that are not items are removed and the index is rebuilt).
-  ///
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
-  ///   opened, locked or repaired; no item is written then.
+  ///   opened or locked (`insecure_store` for a store another user can write); nothing is
+  ///   written then.
   ///
   /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
   /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
-    try beginOnlineSession(anchor: nil)
+    try beginOnlineSession(anchor: nil, applying: CacheChanges(), writtenAt: nil)
+  }
+
+  /// Signs in and writes items in one atomic step: the mark reset and the new items become
+  /// visible together or not at all, across crashes (with ``DirectoryCacheStore``; the
+  /// protocol is in `docs/sign-in-protocol.md`). Call it only after the app's server sign-in
+  /// succeeded. Concurrent sign-ins serialize: each one commits, in its own generation, and the
+  /// later one's items win for a key both wrote; none fails for losing the race.
+  ///
+  /// - Parameter items: Keys and bytes, all stamped with the wall clock read before they are
+  ///   staged (``Clocks/readForItemStamp()``; the reset reads the clocks again, under the mark
+  ///   lock, so the new mark is never earlier); a later duplicate key wins. Items not named are
+  ///   kept.
+  /// - Returns: The session (for later writes in this generation); its ``OnlineSession/record``
+  ///   holds the new mark and ``OnlineSession/signInWrittenAt`` the items' `writtenAt`.
+  /// - Throws: ``OnlineSessionError`` (`mark_store_failed`, `cache_store_failed`); when it is
+  ///   thrown before the commit point, the previous mark, generation and items are intact.
+  /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  public func beginOnlineSession(writing items: some Sequence<(CacheItemKey, Data)>)
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    let now = clocks.readForItemStamp()
+    var changes = CacheChanges()
+    for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
+    return try beginOnlineSession(
+      anchor: nil, applying: changes, writtenAt: changes.isEmpty ? nil : now)
   }
 
   /// Starts an online session anchored at a server time: the time the app obtained over its
@@ -148,7 +175,8 @@ public struct OfflineAccessGate: Sendable {
         .invalidServerTime,
         reason: "the server time's uncertainty must be zero or more, got \(uncertainty)")
     }
-    return try beginOnlineSession(anchor: (serverTime, uncertainty))
+    return try beginOnlineSession(
+      anchor: (serverTime, uncertainty), applying: CacheChanges(), writtenAt: nil)
   }
 
   /// The time an online session stamps on the items it writes: the wall clock, or, in a session
@@ -165,9 +193,12 @@ public struct OfflineAccessGate: Sendable {
     return stored.observing(reading).effectiveNow(wall: reading.wall)
   }
 
-  private func beginOnlineSession(anchor: (WallClockInstant, Duration)?)
-    throws(OnlineSessionError) -> OnlineSession
-  {
+  /// The sign-in: `changes` staged, the mark reset (anchored at a server time, or not) as the
+  /// commit point.
+  private func beginOnlineSession(
+    anchor: (WallClockInstant, Duration)?, applying changes: CacheChanges,
+    writtenAt: WallClockInstant?
+  ) throws(OnlineSessionError) -> OnlineSession {
     if let tpm = clocks.tpm {
       // Checked before anything is written; a failure under the lock is reported after.
       do throws(TPMClockError) {
@@ -176,24 +207,35 @@ public struct OfflineAccessGate: Sendable {
         throw OnlineSessionError(.tpmUnavailable, reason: error.description)
       }
     }
-    let reset: Result<ClockMarkRecord, StoreError>
+    var reset: Result<ClockMarkRecord, StoreError>?
     var tpmError: TPMClockError?
     do {
-      reset = try cache.withWriterLock {
-        Result { () throws(StoreError) in
-          try marks.resetAfterOnlineSignIn(readingClocks: {
-            var observation = clocks.readForSignIn()
-            tpmError = observation.tpmError
-            if let (serverTime, uncertainty) = anchor {
-              observation.serverAnchor = try? TrustedTimeAnchor(
-                serverTime: serverTime, uncertainty: uncertainty, boot: observation.boot,
-                tpm: observation.tpm)
-            }
-            return observation
-          })
-        }
-      }
+      _ = try cache.commitSignIn(
+        changes,
+        storedGeneration: { try? marks.read().generation },
+        commitPoint: {
+          let result = Result { () throws(StoreError) in
+            try marks.resetAfterOnlineSignIn(readingClocks: {
+              var observation = clocks.readForSignIn()
+              tpmError = observation.tpmError
+              if let (serverTime, uncertainty) = anchor {
+                observation.serverAnchor = try? TrustedTimeAnchor(
+                  serverTime: serverTime, uncertainty: uncertainty, boot: observation.boot,
+                  tpm: observation.tpm)
+              }
+              return observation
+            })
+          }
+          reset = result
+          if case .success = result { return true }
+          return false
+        })
     } catch {
+      if case .success(let record) = reset {
+        // Committed: the store reports a failure of its roll forward, which the next sign-in
+        // finishes; readers already see the new set, and the session is valid.
+        return OnlineSession(gate: self, record: record, signInWrittenAt: writtenAt)
+      }
       throw OnlineSessionError(cacheError: error)
     }
     if let tpmError {
@@ -203,12 +245,11 @@ public struct OfflineAccessGate: Sendable {
     }
     switch reset {
     case .success(let record):
-      let session = OnlineSession(gate: self, record: record)
-      // The online path repairs the item store (an empty commit): whatever is not an item is
-      // removed and the index rebuilt, so a sign-in without writes also recovers the store.
-      try session.commit(CacheChanges())
-      return session
+      return OnlineSession(gate: self, record: record, signInWrittenAt: writtenAt)
     case .failure(let error): throw OnlineSessionError(markError: error)
+    case nil:
+      throw OnlineSessionError(
+        cacheError: StoreError(code: .lockFailed, message: "the store ran no sign-in step"))
     }
   }
 }

@@ -20,8 +20,6 @@ public struct OfflineCacheReader: Sendable {
 
   /// One item's bytes and `writtenAt`, or `nil` when no item has that key.
   ///
-  /// - Parameter key: The item's key.
-  /// - Returns: The item, exactly as the online session wrote it.
   /// The item served is the item judged: after the store's own checks (length, checksum), the
   /// item's own `writtenAt` must agree with the decision this reader was opened with. It must
   /// not be after the time now (the effective time, with the boot-clock floor), nor after the
@@ -40,7 +38,13 @@ public struct OfflineCacheReader: Sendable {
     let now = try recheck()
     let item: CacheItem?
     do {
-      item = try gate.cache.item(forKey: key)
+      // The set this reader's decision judged, also while a sign-in is between its commit point
+      // and its end.
+      if let generation = decision.generation {
+        item = try gate.cache.item(forKey: key, generation: generation)
+      } else {
+        item = try gate.cache.item(forKey: key)
+      }
     } catch {
       throw OfflineReadError(.itemUnreadable, cacheError: error, reason: error.reason)
     }

@@ -16,9 +16,14 @@ public final class OnlineSession: Sendable {
   public let record: ClockMarkRecord
   private let closed = Mutex(false)
 
-  init(gate: OfflineAccessGate, record: ClockMarkRecord) {
+  /// The `writtenAt` of the items the sign-in itself wrote
+  /// (``OfflineAccessGate/beginOnlineSession(writing:)``), or `nil` when it wrote none.
+  public let signInWrittenAt: WallClockInstant?
+
+  init(gate: OfflineAccessGate, record: ClockMarkRecord, signInWrittenAt: WallClockInstant? = nil) {
     self.gate = gate
     self.record = record
+    self.signInWrittenAt = signInWrittenAt
   }
 
   /// This session's generation.

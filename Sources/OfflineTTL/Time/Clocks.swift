@@ -17,7 +17,7 @@
 ///
 /// Every source is read at the call, never at construction. Adding a source (a TPM clock, a
 /// server anchor) means a stored property here, a field of ``ClockObservation``, and one line in
-/// ``read(bootFirst:)``: the named reads and their callers stay as they are.
+/// `read(bootFirst:)`: the named reads and their callers stay as they are.
 public struct Clocks: Sendable {
   /// The wall clock ("now"): settable by the user.
   public let wall: any WallClock

@@ -28,6 +28,9 @@ public struct ExitCode: RawRepresentable, Sendable, Hashable, CustomStringConver
   public static let software = ExitCode(rawValue: 70)
   /// 74 (`EX_IOERR`): a file or store could not be read or written.
   public static let ioError = ExitCode(rawValue: 74)
+  /// 75 (`EX_TEMPFAIL`): an online session was superseded by a newer sign-in; nothing was
+  /// written and the store is fine: sign in again.
+  public static let temporaryFailure = ExitCode(rawValue: 75)
 
   /// The number, e.g. `"64"`.
   public var description: String { String(rawValue) }

@@ -99,7 +99,12 @@ package enum CommandLineFuzzing {
       items = [count(oldest), count(newest)]
     }
     let mark = parsed.mark.map(count) ?? "null"
-    let maxAge = parsed.maxAge.exactNanoseconds.map { String($0 / unit.nanoseconds) } ?? "?"
+    // A max age can exceed Int64 nanoseconds (it is an Int64 count of a coarser unit), so it is
+    // written back from its components rather than from its nanoseconds.
+    let (seconds, attoseconds) = parsed.maxAge.components
+    let maxAge = String(
+      Int128(seconds) * Int128(1_000_000_000 / unit.nanoseconds)
+        + Int128(attoseconds) / (Int128(unit.nanoseconds) * 1_000_000_000))
     let text =
       #"{"written_at":[\#(items.joined(separator: ","))],"now":\#(count(parsed.now)),"#
       + #""mark":\#(mark),"max_age":\#(maxAge)}"#

@@ -14,8 +14,9 @@ enum SignIn: Subcommand {
     ] + StoreBackend.optionSpecs,
     discussion: """
       Resets the clock mark to the real wall clock now, in a new generation (even when now is
-      earlier than the old mark: the recovery after a fast clock was corrected), then writes
-      every --put item in one durable commit, each stamped with the wall clock at write time.
+      earlier than the old mark: the recovery after a fast clock was corrected), and writes
+      every --put item stamped with that time, in one atomic step: after a crash the store holds
+      the state before or after, never a mix. Concurrent sign-ins take turns; each succeeds.
       Items not named are kept. Every file is read before anything is written.
       """,
     exitStatus: [
@@ -30,6 +31,11 @@ enum SignIn: Subcommand {
         74,
         "nothing was committed: the store cannot be opened or written, or an input file cannot"
           + " be read (with the reason)."
+      ),
+      (
+        75,
+        "an online session was superseded by a newer sign-in (a library session only; this"
+          + " one-step sign-in never is): nothing was written, sign in again."
       ),
     ],
     examples: [
@@ -69,9 +75,13 @@ enum SignIn: Subcommand {
     let session: OnlineSession
     var writtenAt: WallClockInstant?
     do {
-      session = try gate.beginOnlineSession()
-      if !items.isEmpty { writtenAt = try session.write(contentsOf: items) }
+      // One atomic step: the reset and the items become visible together or not at all, and a
+      // concurrent sign-in is serialized with this one, never a failure.
+      session = try gate.beginOnlineSession(writing: items)
+      writtenAt = session.signInWrittenAt
       session.close()
+    } catch  where error.code == .superseded {
+      throw CommandFailure(.temporaryFailure, "sign-in failed: \(error)")
     } catch {
       throw CommandFailure(.ioError, "sign-in failed: \(error)")
     }

@@ -35,7 +35,7 @@
     /// Starts the watchdog.
     ///
     /// - Parameter timeout: The time limit; positive.
-    /// - Throws: ``SecretServiceFault`` when the eventfd or the thread cannot be created (no call
+    /// - Throws: `SecretServiceFault` when the eventfd or the thread cannot be created (no call
     ///   is then made: without a watchdog it could block forever).
     init(timeout: Duration) throws(SecretServiceFault) {
       cancellable = g_cancellable_new()

@@ -31,7 +31,7 @@
     /// - Parameters:
     ///   - path: The lock file; its directory is created 0700 if missing.
     ///   - timeout: How long to wait for another holder.
-    ///   - failure: Turns a lock ``Failure`` into the caller's error.
+    ///   - failure: Turns a lock `Failure` into the caller's error.
     ///   - body: The work to serialize.
     /// - Throws: `failure(…)` when the directory or file is unusable or the wait runs out; or what
     ///   `body` throws.

@@ -43,7 +43,7 @@
 
     /// The record in a secret's bytes.
     ///
-    /// - Throws: ``StoreError`` `unreadable` with `empty`, `oversized`, `badChecksum`,
+    /// - Throws: `StoreError` `unreadable` with `empty`, `oversized`, `badChecksum`,
     ///   `unknownVersion` or `malformed`.
     static func decode(_ bytes: [UInt8]) throws(StoreError) -> ClockMarkRecord {
       guard !bytes.isEmpty else { throw unreadable(.empty, "the mark secret is empty") }

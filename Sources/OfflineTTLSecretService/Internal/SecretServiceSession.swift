@@ -13,7 +13,7 @@
   }
 
   /// One store operation's use of the provider's `default` collection: connects (bus, service,
-  /// collection, lock state) under one ``CallDeadline``, runs the operation's calls, and releases
+  /// collection, lock state) under one `CallDeadline`, runs the operation's calls, and releases
   /// every GLib object it obtained when the operation ends, however it ends.
   final class SecretServiceSession {
     /// The libsecret schema name; with `SECRET_SCHEMA_NONE` it is stored as the `xdg:schema`
@@ -65,7 +65,7 @@
 
     /// Connects to the default collection and runs `body` with the session.
     ///
-    /// - Throws: ``SecretServiceFault`` for a connection failure, or whatever `body` throws.
+    /// - Throws: `SecretServiceFault` for a connection failure, or whatever `body` throws.
     static func run<Result>(
       _ configuration: SecretServiceStoreConfiguration, connectingEvenIfLocked: Bool = false,
       _ body: (SecretServiceSession) throws -> Result

@@ -66,7 +66,7 @@ struct BinaryRunner: Sendable {
     executable = found
   }
 
-  /// Runs the executable at `path` (a system tool such as `python3`, e.g. from ``requireTool(_:)``).
+  /// Runs the executable at `path` (a system tool such as `python3`, e.g. from ``toolPath(_:)``).
   ///
   /// - Parameter path: The executable's full path.
   init(path: String) {

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// libfaketime environments for a child run by ``BinaryRunner``.
 ///
@@ -13,15 +14,10 @@ enum FakeTime {
     "/usr/lib/faketime/libfaketime.so.1",
   ].first { FileManager.default.fileExists(atPath: $0) }
 
-  /// ``library``, or `nil` after printing a line naming the missing tool (the house rule: a test
-  /// whose tool is missing returns early and says so).
-  static func requireLibrary() -> String? {
-    guard let library else {
-      print("skipping: faketime (libfaketime.so.1, Debian package faketime) is not installed")
-      return nil
-    }
-    return library
-  }
+  /// Why a test that needs libfaketime is skipped, for `.enabled(if: FakeTime.library != nil,
+  /// FakeTime.missing)`: the test runner reports it as skipped with this reason.
+  static let missing: Comment =
+    "faketime (libfaketime.so.1, Debian package faketime) is not installed"
 
   /// The environment that freezes the child's wall clock at `instant` (whole seconds, UTC) and
   /// keeps its boot clock real (`FAKETIME_DONT_FAKE_MONOTONIC=1`).

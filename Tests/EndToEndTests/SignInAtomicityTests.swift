@@ -1,0 +1,162 @@
+import Foundation
+import OfflineTTL
+import OfflineTTLTesting
+import Synchronization
+import Testing
+
+/// The all-or-nothing sign-in (`docs/sign-in-protocol.md`) on the built `offline-ttl`:
+/// sign-ins killed with SIGKILL at random points, and concurrent sign-ins.
+@Suite struct SignInAtomicityTests {
+  static let itemCount = 400
+  static let runs = 50
+
+  /// The whole store as a reader finds it: the mark's generation and every item's bytes, read
+  /// for that generation.
+  struct StoreState: Equatable, CustomStringConvertible {
+    var generation: UInt64
+    var payloads: [String: Data]
+    var description: String {
+      let tags = Set(payloads.values.map { String(decoding: $0.prefix(2), as: UTF8.self) })
+      return "generation \(generation), \(payloads.count) items tagged \(tags.sorted())"
+    }
+  }
+
+  static func state(of directory: String, keys: [CacheItemKey]) throws -> StoreState {
+    let marks = FileClockMarkStore(atPath: directory)
+    let cache = DirectoryCacheStore(at: directory)
+    let generation = try marks.read().generation
+    var payloads: [String: Data] = [:]
+    for key in keys {
+      if let item = try cache.item(forKey: key, generation: generation) {
+        payloads[key.rawValue] = item.payload
+      }
+    }
+    return StoreState(generation: generation, payloads: payloads)
+  }
+
+  /// Writes `count` payload files tagged `tag` and returns the `--put` arguments.
+  static func putArguments(_ scratch: TemporaryStoreDirectory, tag: String, count: Int) throws
+    -> (arguments: [String], payloads: [String: Data])
+  {
+    var arguments: [String] = []
+    var payloads: [String: Data] = [:]
+    for index in 0..<count {
+      let key = "item-\(index)"
+      let payload = Data("\(tag) \(key) \(String(repeating: "x", count: index % 97))".utf8)
+      let file = scratch.appending("\(tag)-\(index)")
+      try payload.write(to: URL(fileURLWithPath: file))
+      arguments += ["--put", "\(key)=\(file)"]
+      payloads[key] = payload
+    }
+    return (arguments, payloads)
+  }
+
+  @Test func killedSignInsLeaveTheStateBeforeOrAfterNeverAMix() throws {
+    let store = try TemporaryStoreDirectory(prefix: "sign-in-crash")
+    let scratch = try TemporaryStoreDirectory(prefix: "sign-in-crash-files")
+    defer {
+      store.remove()
+      scratch.remove()
+    }
+    let binary = try BinaryRunner()
+    let keys = try (0..<Self.itemCount).map { try CacheItemKey("item-\($0)") }
+    let versions = try ["A1", "B2"].map {
+      try Self.putArguments(scratch, tag: $0, count: Self.itemCount)
+    }
+    let first = try binary.run(["sign-in", "--store", store.path] + versions[0].arguments)
+    try #require(first.exitCode == 0, "\(first.standardError)")
+    // How long an unkilled sign-in of 400 items takes here: the kill points spread over it.
+    let timed = try binary.run(["sign-in", "--store", store.path] + versions[1].arguments)
+    try #require(timed.exitCode == 0, "\(timed.standardError)")
+    let span = max(timed.elapsed, .milliseconds(50))
+    var before = try Self.state(of: store.path, keys: keys)
+    var outcomes = (before: 0, after: 0, mixed: [String]())
+    let started = ContinuousClock.now
+    for run in 0..<Self.runs {
+      let version = versions[run % 2]
+      let expectedAfter = StoreState(generation: before.generation + 1, payloads: version.payloads)
+      // Kill points: ten spread over the measured span (from the first instructions to after
+      // the commit), each with jitter.
+      let point = Double(run % 10) / 10 + Double.random(in: 0..<0.1)
+      let child = try binary.start(["sign-in", "--store", store.path] + version.arguments)
+      let spanMicroseconds =
+        Double(span.components.seconds) * 1e6 + Double(span.components.attoseconds) / 1e12
+      usleep(UInt32(spanMicroseconds * point * 1.2))
+      child.kill()
+      _ = child.waitForExit(timeout: .seconds(60))
+      let after = try Self.state(of: store.path, keys: keys)
+      if after == before {
+        outcomes.before += 1
+      } else if after == expectedAfter {
+        outcomes.after += 1
+      } else {
+        outcomes.mixed.append("run \(run) at \(point): \(after) (before: \(before))")
+      }
+      before = after
+    }
+    print(
+      "sign-in crash test: \(Self.runs) runs of \(Self.itemCount) items killed at ten points:"
+        + " \(outcomes.before) before, \(outcomes.after) after, \(outcomes.mixed.count) mixed,"
+        + " in \(ContinuousClock.now - started)")
+    #expect(outcomes.mixed.isEmpty, "\(outcomes.mixed)")
+    #expect(outcomes.before > 0 && outcomes.after > 0, "every kill landed on one side")
+    // The next sign-in reclaims whatever a killed one left and completes.
+    let last = try binary.run(["sign-in", "--store", store.path] + versions[0].arguments)
+    #expect(last.exitCode == 0, "\(last.standardError)")
+    #expect(try Self.state(of: store.path, keys: keys).payloads == versions[0].payloads)
+    let cache = try FileManager.default.contentsOfDirectory(atPath: store.appending("cache"))
+    #expect(!cache.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(cache)")
+  }
+
+  @Test func twentyConcurrentSignInsAllSucceedInTurn() throws {
+    let store = try TemporaryStoreDirectory(prefix: "sign-in-race")
+    let scratch = try TemporaryStoreDirectory(prefix: "sign-in-race-files")
+    defer {
+      store.remove()
+      scratch.remove()
+    }
+    let binary = try BinaryRunner()
+    let first = try binary.run(["sign-in", "--store", store.path, "--json"])
+    try #require(first.exitCode == 0, "\(first.standardError)")
+    let start = try FileClockMarkStore(atPath: store.path).read().generation
+    let count = 20
+    // Process i writes `shared` and `k<i % 5>`: different and overlapping keys.
+    var plans: [[String: String]] = []
+    for index in 0..<count {
+      var plan: [String: String] = [:]
+      for key in ["shared", "k\(index % 5)"] {
+        let file = scratch.appending("p\(index)-\(key)")
+        try Data("from \(index)".utf8).write(to: URL(fileURLWithPath: file))
+        plan[key] = file
+      }
+      plans.append(plan)
+    }
+    let results = Mutex([Int: BinaryResult]())
+    let frozen = plans
+    runConcurrently(count) { index in
+      let arguments =
+        ["sign-in", "--store", store.path, "--json"]
+        + frozen[index].sorted { $0.key < $1.key }.flatMap { ["--put", "\($0.key)=\($0.value)"] }
+      let result = try? binary.run(arguments)
+      results.withLock { $0[index] = result }
+    }
+    var generationOf: [Int: UInt64] = [:]
+    for index in 0..<count {
+      let result = try #require(results.withLock { $0[index] })
+      #expect(result.exitCode == 0, "sign-in \(index): \(result.standardError)")
+      let object = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))
+      let generation = try #require((object as? [String: Any])?["generation"] as? Int)
+      generationOf[index] = UInt64(generation)
+    }
+    #expect(Set(generationOf.values) == Set((start + 1)...(start + UInt64(count))))
+    let final = try FileClockMarkStore(atPath: store.path).read().generation
+    #expect(final == start + UInt64(count))
+    let cache = DirectoryCacheStore(at: store.path)
+    for key in ["shared", "k0", "k1", "k2", "k3", "k4"] {
+      let writers = (0..<count).filter { frozen[$0][key] != nil }
+      let last = try #require(writers.max { generationOf[$0]! < generationOf[$1]! })
+      let item = try cache.item(forKey: CacheItemKey(key), generation: final)
+      #expect(item?.payload == Data("from \(last)".utf8), "\(key)")
+    }
+  }
+}
