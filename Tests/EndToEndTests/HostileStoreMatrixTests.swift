@@ -55,6 +55,11 @@ import Testing
       #expect(read.standardOutput == Scene.tokenPayload, "\(label): wrong bytes served")
     }
     if status.exitCode == 0 { #expect(hostile.statusBefore.contains(0)) }
+    // Offline checks never reclaim a sign-in's staging: only a sign-in does.
+    if hostile.keepsStaging {
+      #expect(!scene.stagings().isEmpty, "\(label): an offline check removed the staging")
+      #expect(scene.exists("cache/pending"), "\(label): an offline check removed pending")
+    }
     // A plain sign-in recovers: a consistent store that reads fresh (or, when every item was
     // lost with the corruption, unavailable) and never a generation of 0.
     let signIn = try run(scene.signIn([]), allowed: [0], label)
@@ -62,6 +67,7 @@ import Testing
       let generation = try signIn.jsonInt64("generation")
       #expect(generation > 0, "\(label): generation wrapped to \(generation)")
     }
+    #expect(scene.stagings() == [], "\(label): a staging was left after the sign-in")
     try run(scene.status, allowed: hostile.itemsLost ? [0, 2] : [0], label + " after sign-in")
     // A sign-in with --put recovers everything and the new item reads back.
     try run(scene.signIn(["token"]), allowed: [0], label)
@@ -153,6 +159,9 @@ struct HostileCase: CustomTestStringConvertible, Sendable {
   /// empty, `unavailable`, store).
   var itemsLost = false
   var signInAllowed: Set<Int32> = [0]
+  /// Whether the case holds a sign-in's staging (`cache/next-*` and `cache/pending`), which
+  /// offline checks must leave in place: only a sign-in reclaims it.
+  var keepsStaging = false
   let make: @Sendable (Scene) throws -> Void
 
   var testDescription: String { name }
@@ -219,7 +228,122 @@ struct HostileCase: CustomTestStringConvertible, Sendable {
         try Data("x".utf8).write(to: scene.url("cache/tmp/index"))
       },
     ]
-    return cases
+    return cases + stagings
+  }()
+
+  /// The positions the staged sign-in creates: `cache/next-<g>/` (uncommitted at `g + 1`,
+  /// committed at the mark's `g`), the files inside a committed staging, and `cache/pending`
+  /// beside one; every file type, sizes, crafted contents and modes.
+  static let stagings: [HostileCase] = {
+    var cases: [HostileCase] = []
+    for kind in SpecialFile.allCases {
+      for (label, offset) in [("uncommitted", UInt64(1)), ("committed", 0)] {
+        cases.append(
+          HostileCase(
+            name: "\(kind) at cache/next-<g> (\(label)) beside pending", statusBefore: [0],
+            readBefore: [0]
+          ) { scene in
+            try Data().write(to: scene.url("cache/pending"))
+            try scene.replace("cache/next-\(try scene.generation() + offset)", with: kind)
+          })
+      }
+      cases.append(
+        HostileCase(
+          name: "\(kind) at cache/pending beside a committed staging", statusBefore: [0],
+          readBefore: [0]
+        ) { scene in
+          try scene.makeStaging(try scene.generation())
+          try scene.replace("cache/pending", with: kind)
+        })
+      // Inside a committed staging: its index (then it is not a valid staging and the live set
+      // is read), its items directory, a staged item, its list of deleted keys.
+      for (inside, read) in [
+        ("index", Set<Int32>([0])), ("items", [0, 1]), ("items/token", [1]), ("deleted", [0]),
+      ] {
+        cases.append(
+          HostileCase(
+            name: "\(kind) at cache/next-<g>/\(inside) (committed)", statusBefore: [0],
+            readBefore: read
+          ) { scene in
+            let staging = try scene.makeStaging(try scene.generation())
+            try scene.replace(staging + "/" + inside, with: kind)
+          })
+      }
+    }
+    for inside in ["index", "items/token", "deleted"] {
+      cases.append(
+        HostileCase(
+          name: "1 TiB sparse cache/next-<g>/\(inside) (committed)", statusBefore: [0],
+          readBefore: inside == "items/token" ? [1] : [0]
+        ) { scene in
+          let staging = try scene.makeStaging(try scene.generation())
+          try scene.truncate(staging + "/" + inside, to: 1 << 40)
+        })
+    }
+    cases += [
+      HostileCase(
+        name: "1 TiB sparse cache/pending beside a committed staging", statusBefore: [0],
+        readBefore: [0]
+      ) { scene in
+        try scene.makeStaging(try scene.generation())
+        try scene.truncate("cache/pending", to: 1 << 40)
+      },
+      HostileCase(name: "cache/pending with junk content", statusBefore: [0], readBefore: [0]) {
+        scene in try Data(repeating: 0xFF, count: 4096).write(to: scene.url("cache/pending"))
+      },
+      HostileCase(
+        name: "garbage cache/next-<g>/index (committed)", statusBefore: [0], readBefore: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try Data(repeating: 0x41, count: 300).write(to: scene.url(staging + "/index"))
+      },
+      HostileCase(
+        name: "cache/next-<g>/deleted naming paths outside items/", statusBefore: [0],
+        readBefore: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try Data("../../clock-mark\n../index\n/etc/hostname\nother".utf8)
+          .write(to: scene.url(staging + "/deleted"))
+      },
+      HostileCase(
+        name: "cache/next-<g> mode 0777 (committed)", statusBefore: [74], readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chmod(staging, 0o777)
+      },
+      HostileCase(
+        name: "cache/next-<g> owned by uid 65534 (committed)", statusBefore: [74],
+        readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chown(staging, to: 65534)
+      },
+      HostileCase(
+        name: "cache/next-<g>/index mode 0666 (committed)", statusBefore: [74], readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chmod(staging + "/index", 0o666)
+      },
+      HostileCase(
+        name: "staged item mode 0666 (committed)", statusBefore: [0], readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try FileManager.default.copyItem(
+          atPath: scene.path("cache/items/token"), toPath: scene.path(staging + "/items/token"))
+        try scene.chmod(staging + "/items/token", 0o666)
+      },
+      HostileCase(
+        name: "cache/next-<g+1> mode 0777 (uncommitted)", statusBefore: [0], readBefore: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation() + 1)
+        try scene.chmod(staging, 0o777)
+      },
+    ]
+    return cases.map { hostile in
+      var hostile = hostile
+      hostile.keepsStaging = hostile.name != "cache/pending with junk content"
+      return hostile
+    }
   }()
 
   /// Another user's files and directories, and modes that let others write.

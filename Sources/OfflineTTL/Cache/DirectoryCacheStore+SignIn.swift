@@ -263,8 +263,9 @@ extension DirectoryCacheStore {
       .filter { CacheItemKey.problem(with: $0) == nil }
   }
 
-  /// Finishes a committed sign-in: unlinks the deleted keys, renames every staged item into
-  /// `items/` (removing first whatever stands under the key and is not a regular file), syncs
+  /// Finishes a committed sign-in: unlinks the deleted keys, renames every staged item that is a
+  /// regular file into `items/` (removing first whatever stands under the key and is not a
+  /// regular file; a staged entry of another type is dropped with the staging), syncs
   /// `items/`, repairs the live set and writes the index, removes the staging and `pending`.
   /// Idempotent: a crash at any point leaves it to be run again.
   func rollForward(_ cache: StoreDirectory, _ name: String) throws(StoreFileError) {
@@ -291,12 +292,17 @@ extension DirectoryCacheStore {
       let staged = try files.openDirectory(next, Self.itemsName)
       defer { files.close(staged) }
       for entry in try files.names(in: staged) {
+        // Only a regular file is an item; anything else staged (a FIFO, a directory, a link)
+        // is dropped with the staging, and the repair below leaves the key out of the index.
+        guard (try? files.status(staged, entry))?.kind == .regular else { continue }
         if let target = try? files.status(items, entry), target.kind != .regular {
           try files.remove(items, entry)
         }
         try files.rename(staged, entry, items, entry)
       }
-    } catch  where error.errno == .noSuchFileOrDirectory {}
+    } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {
+      // No staged items directory (or something else in its place): nothing to rename.
+    }
     try files.sync(items.fd, path: items.path)
     try repairLiveSet(cache, leaving: name)
   }

@@ -145,6 +145,40 @@ struct Scene {
     try Data(bytes).write(to: url("cache/index"))
   }
 
+  /// The mark record's generation now.
+  func generation() throws -> UInt64 {
+    try FileClockMarkStore(atPath: store).read().generation
+  }
+
+  /// Makes `cache/next-<generation>/` a well-formed staging of the live set (its index a copy of
+  /// `cache/index`, an empty `items/` and `deleted` list) and creates `cache/pending`: with the
+  /// mark's generation, what a sign-in leaves between its commit point and the end of its roll
+  /// forward. Returns the staging's path relative to the store.
+  @discardableResult
+  func makeStaging(_ generation: UInt64) throws -> String {
+    let name = "cache/next-\(generation)"
+    try FileManager.default.createDirectory(
+      atPath: path(name + "/items"), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: path("cache/index"), toPath: path(name + "/index"))
+    try Data().write(to: url(name + "/deleted"))
+    if !FileManager.default.fileExists(atPath: path("cache/pending")) {
+      try Data().write(to: url("cache/pending"))
+    }
+    return name
+  }
+
+  /// Whether anything (a link included, not followed) stands at `relative`.
+  func exists(_ relative: String) -> Bool {
+    var info = stat()
+    return lstat(path(relative), &info) == 0
+  }
+
+  /// The names of the sign-in stagings (`next-*`) in `cache/`.
+  func stagings() -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path("cache"))) ?? [])
+      .filter { $0.hasPrefix("next-") }
+  }
+
   /// Rewrites the mark record with `generation`, keeping its mark and floor.
   func craftGeneration(_ generation: UInt64) throws {
     let stored = try FileClockMarkStore(atPath: store).read()

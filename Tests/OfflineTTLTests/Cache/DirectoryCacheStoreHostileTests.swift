@@ -261,4 +261,95 @@ import Testing
     #expect(CacheFormat.checkItemSize(exact, fileSize: 31) == nil)
     #expect(CacheFormat.checkItemSize(exact, fileSize: 32) == .sizeMismatch)
   }
+
+  // The staged sign-in's positions: `cache/next-<g>/`, its files, `pending`.
+
+  /// Makes `cache/next-<generation>/` a staging of the live set (the index copied, an empty
+  /// `items/`) and creates `pending`.
+  static func makeStaging(_ s: Store, _ generation: UInt64) throws -> String {
+    let staging = s.path("cache/next-\(generation)")
+    try FileManager.default.createDirectory(
+      atPath: staging + "/items", withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: s.path("cache/index"), toPath: staging + "/index")
+    try Data().write(to: URL(fileURLWithPath: s.path("cache/pending")))
+    return staging
+  }
+
+  @Test(arguments: wrongTypes)
+  func anOfflineReadOfACommittedStagingNeverWaitsNorReclaimsIt(_ kind: String) throws {
+    let s = try Store()
+    defer { s.remove() }
+    let staging = try Self.makeStaging(s, 1)
+    try Self.replace(staging + "/items/item-0", with: kind)
+    let started = ContinuousClock.now
+    #expect(try s.store.summaryIfSettled() == nil)
+    #expect(try s.store.summary(forGeneration: 1).count == 3)
+    #expect(
+      Self.code { _ = try s.store.item(forKey: CacheItemKey("item-0"), generation: 1) }
+        == .notARegularFile)
+    #expect(
+      try s.store.item(forKey: CacheItemKey("item-1"), generation: 1)?.payload
+        == Data("payload-1".utf8))
+    #expect(ContinuousClock.now - started < .seconds(5), "no open waited")
+    #expect(FileManager.default.fileExists(atPath: staging + "/index"), "offline left it")
+    #expect(FileManager.default.fileExists(atPath: s.path("cache/pending")))
+    // A sign-in without changes rolls it forward (the staged entry that is not a file is
+    // dropped) and leaves a consistent store.
+    #expect(
+      try s.store.commitSignIn(CacheChanges(), storedGeneration: { 1 }, commitPoint: { true }))
+    #expect(!FileManager.default.fileExists(atPath: staging))
+    #expect(!FileManager.default.fileExists(atPath: s.path("cache/pending")))
+    #expect(try s.store.summaryIfSettled()?.count == 3)
+  }
+
+  @Test func aStagingThatOthersMayWriteIsInsecureOfflineAndRemovedBySignIn() throws {
+    let s = try Store()
+    defer { s.remove() }
+    let staging = try Self.makeStaging(s, 1)
+    try #require(chmod(staging, 0o777) == 0)
+    #expect(Self.code { _ = try s.store.summary(forGeneration: 1) } == .insecureStore)
+    #expect(
+      Self.code { _ = try s.store.item(forKey: CacheItemKey("item-0"), generation: 1) }
+        == .insecureStore)
+    #expect(FileManager.default.fileExists(atPath: staging))
+    #expect(
+      try s.store.commitSignIn(CacheChanges(), storedGeneration: { 1 }, commitPoint: { true }))
+    #expect(!FileManager.default.fileExists(atPath: staging))
+    #expect(try s.store.summary().count == 3)
+  }
+
+  @Test func aDeletedListNeverNamesAnythingOutsideTheItemsDirectory() throws {
+    let s = try Store()
+    defer { s.remove() }
+    let staging = try Self.makeStaging(s, 1)
+    let sentinel = s.path("sentinel")
+    try Data("keep".utf8).write(to: URL(fileURLWithPath: sentinel))
+    try Data("../../sentinel\n../index\n/\nitem-2".utf8)
+      .write(to: URL(fileURLWithPath: staging + "/deleted"))
+    #expect(
+      try s.store.commitSignIn(CacheChanges(), storedGeneration: { 1 }, commitPoint: { true }))
+    #expect(FileManager.default.fileExists(atPath: sentinel))
+    // A key the list names is deleted from items/ (the list is the staging's own), and the
+    // index follows what is there.
+    let summary = try s.store.summary()
+    #expect(summary.count == 2)
+    #expect(try s.store.item(forKey: CacheItemKey("item-2")) == nil)
+  }
+
+  @Test(arguments: [Int64(1) << 40, 0])
+  func aHugeOrEmptyDeletedListIsNotReadAndTheCommittedIndexDecides(_ size: Int64) throws {
+    let s = try Store()
+    defer { s.remove() }
+    let staging = try Self.makeStaging(s, 1)
+    let junk = s.path("cache/items/junk-key")
+    try Data("not an item".utf8).write(to: URL(fileURLWithPath: junk))
+    try Data().write(to: URL(fileURLWithPath: staging + "/deleted"))
+    let handle = try #require(FileHandle(forWritingAtPath: staging + "/deleted"))
+    try handle.truncate(atOffset: UInt64(size))
+    try handle.close()
+    #expect(
+      try s.store.commitSignIn(CacheChanges(), storedGeneration: { 1 }, commitPoint: { true }))
+    #expect(!FileManager.default.fileExists(atPath: junk), "the repair removed a non-item")
+    #expect(try s.store.summary().count == 3)
+  }
 }
