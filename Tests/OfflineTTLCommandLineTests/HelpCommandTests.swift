@@ -100,7 +100,9 @@ import Testing
     // Options whose value is a duration say so in their placeholder.
     for configuration in Self.configurations {
       for option in configuration.options where option.valueName?.contains("duration") == true {
-        #expect(option.name == "max-age" || option.name == "clock-tolerance")
+        #expect(
+          option.name == "max-age" || option.name == "clock-tolerance"
+            || option.name == "server-time-uncertainty")
       }
     }
   }

@@ -179,6 +179,40 @@ public struct OfflineAccessGate: Sendable {
       anchor: (serverTime, uncertainty), applying: CacheChanges(), writtenAt: nil)
   }
 
+  /// Signs in anchored at a server time and writes items, in one atomic step: as
+  /// ``beginOnlineSession(writing:)`` (the mark reset, the anchor and the new items become
+  /// visible together or not at all), with the anchor of
+  /// ``beginOnlineSession(serverTime:uncertainty:)``.
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time.
+  ///   - uncertainty: How far off it may be; zero or more.
+  ///   - items: Keys and bytes, all stamped with the trusted time at the anchor:
+  ///     `serverTime − uncertainty − 2 s` (the drift allowance's fixed part; its 500 ppm part is
+  ///     zero at the anchor), whatever the wall clock says. A later duplicate key wins; items not
+  ///     named are kept.
+  /// - Returns: The session; ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
+  /// - Throws: ``OnlineSessionError``: `invalid_server_time` for a negative uncertainty,
+  ///   `tpm_unavailable` when a configured TPM cannot be read (before or under the lock),
+  ///   `mark_store_failed`, `cache_store_failed`; nothing is written then.
+  /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  public func beginOnlineSession(
+    serverTime: WallClockInstant, uncertainty: Duration,
+    writing items: some Sequence<(CacheItemKey, Data)>
+  ) throws(OnlineSessionError) -> OnlineSession {
+    guard uncertainty >= .zero else {
+      throw OnlineSessionError(
+        .invalidServerTime,
+        reason: "the server time's uncertainty must be zero or more, got \(uncertainty)")
+    }
+    let stamp = serverTime.saturatingAdvanced(by: .zero - uncertainty - TrustedTime.fixedAllowance)
+    var changes = CacheChanges()
+    for (key, payload) in items { changes.write(key, payload, writtenAt: stamp) }
+    return try beginOnlineSession(
+      anchor: (serverTime, uncertainty), applying: changes,
+      writtenAt: changes.isEmpty ? nil : stamp)
+  }
+
   /// The time an online session stamps on the items it writes: the wall clock, or, in a session
   /// that began with a server time, the trusted time carried from the stored record to now (the
   /// stored record read first, the clocks after it).
@@ -200,7 +234,8 @@ public struct OfflineAccessGate: Sendable {
     writtenAt: WallClockInstant?
   ) throws(OnlineSessionError) -> OnlineSession {
     if let tpm = clocks.tpm {
-      // Checked before anything is written; a failure under the lock is reported after.
+      // Checked before anything is staged; a failure under the lock is refused by the mark
+      // store's reset, which then writes nothing (so the items are not committed either).
       do throws(TPMClockError) {
         _ = try tpm.now()
       } catch {
@@ -238,15 +273,16 @@ public struct OfflineAccessGate: Sendable {
       }
       throw OnlineSessionError(cacheError: error)
     }
-    if let tpmError {
-      // The TPM answered just before but not under the lock: the reset is written without a
-      // TPM reading; refuse so the caller knows the TPM protection is missing.
-      throw OnlineSessionError(.tpmUnavailable, reason: tpmError.description)
-    }
     switch reset {
     case .success(let record):
       return OnlineSession(gate: self, record: record, signInWrittenAt: writtenAt)
-    case .failure(let error): throw OnlineSessionError(markError: error)
+    case .failure(let error):
+      if let tpmError, error.code == .clockUnreadable {
+        // The TPM answered just before but not under the lock: the reset refused, nothing
+        // was written or committed.
+        throw OnlineSessionError(.tpmUnavailable, reason: tpmError.description)
+      }
+      throw OnlineSessionError(markError: error)
     case nil:
       throw OnlineSessionError(
         cacheError: StoreError(code: .lockFailed, message: "the store ran no sign-in step"))

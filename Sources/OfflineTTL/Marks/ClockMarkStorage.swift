@@ -143,13 +143,21 @@ extension ClockMarkStorage {
   ///   read.
   /// - Returns: The new record.
   /// - Throws: ``StoreError``: `writeFailed` (the old bytes intact), `lockFailed`,
-  ///   `storeUnusable`; a load failure other than `absent` or `unreadable` (a read-only file
-  ///   system, an unusable service) is thrown as it is, and nothing is written.
+  ///   `storeUnusable`, `clockUnreadable` (the reading carries a TPM failure,
+  ///   ``ClockObservation/tpmError``: a configured TPM's protection would be missing from the new
+  ///   record); a load failure other than `absent` or `unreadable` (a read-only file system, an
+  ///   unusable service) is thrown as it is. Nothing is written on any of them.
   public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
   {
     try withExclusiveAccess(for: .reset) { access throws(StoreError) in
       let observation = clocks()
+      if let tpmError = observation.tpmError {
+        throw StoreError(
+          code: .clockUnreadable,
+          message: "the configured TPM cannot be read, so the sign-in is not recorded:"
+            + " \(tpmError)")
+      }
       let generation: UInt64
       let loaded: Bool
       do throws(StoreError) {

@@ -36,6 +36,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case storeFromAnotherMachine = "store_from_another_machine"
       case insecureStore = "insecure_store"
       case notARegularFile = "not_a_regular_file"
+      case clockUnreadable = "clock_unreadable"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -72,6 +73,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// belongs (``StoreError/key`` names the item when it is one). It is never waited on or
     /// followed; an online sign-in removes it.
     public static let notARegularFile = Code(.notARegularFile)
+    /// A clock that an online sign-in's reset must record (a configured TPM) could not be read
+    /// under the lock; nothing was written, and the previous record is intact.
+    public static let clockUnreadable = Code(.clockUnreadable)
 
     /// The stable snake_case name, e.g. `write_failed`.
     public var description: String { backing.rawValue }

@@ -1,6 +1,9 @@
 extension BootClockFloor {
   /// The floor carried forward along the boot clock and, across reboots too, along the TPM
-  /// clock: `max(boot-carried L, stored L + TPM elapsed)`, both lower bounds on real time.
+  /// clock: `max(boot-carried L, stored L + TPM time proved to have passed)`, both lower bounds
+  /// on real time. The TPM's power-loss allowance is not added here
+  /// (``TPMClockStep/provedElapsed``): it ages trusted time, but a floor ahead of real time
+  /// would refuse a correct wall clock for up to an hour after every power loss.
   ///
   /// The TPM carries the floor across a reboot with the time the TPM was powered (the boot
   /// clock alone adds only the new uptime), and it makes a restored old copy of the store show:
@@ -15,11 +18,12 @@ extension BootClockFloor {
   public func advanced(to boot: BootClockReading?, tpmStep: TPMClockStep?) -> BootClockFloor {
     var next = advanced(to: boot)
     guard let tpmStep, !isUntrusted, !next.isUntrusted else { return next }
-    let byTPM = lowerBound.saturatingAdvanced(by: tpmStep.elapsed)
+    let proved = tpmStep.provedElapsed
+    let byTPM = lowerBound.saturatingAdvanced(by: proved)
     if byTPM > next.lowerBound {
       next.lowerBound = byTPM
       let (total, overflow) = elapsedSinceSignIn.clampedNanoseconds.addingReportingOverflow(
-        tpmStep.elapsed.clampedNanoseconds)
+        proved.clampedNanoseconds)
       next.elapsedSinceSignIn = Swift.max(
         next.elapsedSinceSignIn, .nanoseconds(overflow ? .max : total))
     }

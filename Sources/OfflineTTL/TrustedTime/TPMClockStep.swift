@@ -26,8 +26,17 @@ public struct TPMClockStep: Sendable, Hashable {
   /// `Clock`).
   public static let nvUpdateInterval: Duration = .milliseconds(1 << 22)
 
-  /// TPM time proved to have passed, allowance included (never negative).
+  /// TPM time counted as passed, allowance included (never negative): what ages a cache.
   public let elapsed: Duration
+  /// TPM time proved to have passed, without the power-loss allowance (never negative, at most
+  /// ``elapsed``): a lower bound on real time, what carries the boot-clock floor. After a power
+  /// loss it undercounts by up to ``nvUpdateInterval``; a floor carried by ``elapsed`` instead
+  /// would run up to that much ahead of real time and refuse a correct wall clock.
+  public var provedElapsed: Duration {
+    guard appliedPowerLossAllowance else { return elapsed }
+    let remainder = elapsed - Self.nvUpdateInterval
+    return remainder > .zero ? remainder : .zero
+  }
   /// Whether the power-loss allowance was added (the reading now is not safe and the TPM was
   /// reset since the recorded reading).
   public let appliedPowerLossAllowance: Bool

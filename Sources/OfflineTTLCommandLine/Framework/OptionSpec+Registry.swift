@@ -53,6 +53,20 @@ extension OptionSpec {
   static let unit = OptionSpec.option(
     "unit", value: "s|ms|ns", kind: .choice(["s", "ms", "ns"]),
     help: "The unit of every integer time and duration: s (default), ms or ns.")
+  /// `--tpm <tcti>`: the TPM 2.0 clock (only in a build with the TPM trait).
+  static let tpm = OptionSpec.option(
+    "tpm", value: "tcti",
+    help: "Carries time across reboots with the TPM 2.0 clock named by a TCTI configuration:"
+      + " device:/dev/tpmrm0, or swtpm:host=127.0.0.1,port=2321 for a software TPM.")
+  /// `--server-time <time>`: the server's time received at sign-in.
+  static let serverTime = OptionSpec.option(
+    "server-time", value: "time",
+    help: "Anchors trusted time at the server's time (RFC 3339, or integer seconds since the"
+      + " epoch) from the app's authenticated connection.")
+  /// `--server-time-uncertainty <duration>`: how far off the server time may be.
+  static let serverTimeUncertainty = OptionSpec.option(
+    "server-time-uncertainty", value: "duration",
+    help: "How far off --server-time may be (half the round trip, say), with units; default 0s.")
   /// `--batch`: JSON Lines cases on standard input.
   static let batch = OptionSpec.flag(
     "batch",

@@ -126,8 +126,8 @@ struct DemoStory {
     clock.set(offset)
     let session = try gate.beginOnlineSession()
     try session.write(contentsOf: [
-      (try CacheItemKey("token"), Data("demo-token-\(session.generation)".utf8)),
-      (try CacheItemKey("profile"), Data(#"{"name":"demo"}"#.utf8)),
+      (CacheItemKey("token"), Data("demo-token-\(session.generation)".utf8)),
+      (CacheItemKey("profile"), Data(#"{"name":"demo"}"#.utf8)),
     ])
     session.close()
     itemsAtSignIn = try snapshot()

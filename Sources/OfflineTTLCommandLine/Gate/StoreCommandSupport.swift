@@ -147,15 +147,16 @@ enum StoreCommandSupport {
   ///   - maxAge: The max age.
   ///   - floor: `--clock-tolerance` and `--no-boot-floor` (see ``floorOptions(_:)``).
   ///   - backend: `--backend` (see ``StoreBackend``); files by default.
+  ///   - tpm: The `--tpm` clock (``TrustedTimeOptions/tpmClock(_:context:)``), or `nil`.
   ///   - context: Supplies the clocks.
   static func gate(
     store path: String, maxAge: Duration, floor: FloorOptions = FloorOptions(),
-    backend: StoreBackend = .file, context: CommandContext
+    backend: StoreBackend = .file, tpm: (any TPMClock)? = nil, context: CommandContext
   ) throws -> OfflineAccessGate {
     OfflineAccessGate(
       cache: try backend.cache(at: path), marks: try backend.marks(at: path),
       policy: try policy(maxAge: maxAge, floor: floor), clock: context.clock,
-      bootClock: context.bootClock)
+      bootClock: context.bootClock, tpmClock: tpm)
   }
 
   /// The policy for a max age and the floor options.
@@ -180,7 +181,8 @@ enum StoreCommandSupport {
 
   /// The gate of a command that judges a store (`status`, `read`), from its options, checked in
   /// this order: `--max-age`, `--store` (``existingStore(_:)``), `--clock-tolerance` and
-  /// `--no-boot-floor` (``floorOptions(_:)``), `--backend` (``StoreBackend``).
+  /// `--no-boot-floor` (``floorOptions(_:)``), `--backend` (``StoreBackend``), `--tpm`
+  /// (``TrustedTimeOptions/tpmClock(_:context:)``).
   ///
   /// - Parameters:
   ///   - arguments: The command's parsed arguments.
@@ -195,9 +197,10 @@ enum StoreCommandSupport {
     let path = try existingStore(arguments.requiredValue(.store))
     let floor = try floorOptions(arguments)
     try checkStoreDirectory(path)
+    let backend = try StoreBackend.parse(arguments)
     let gate = try Self.gate(
-      store: path, maxAge: maxAge, floor: floor, backend: StoreBackend.parse(arguments),
-      context: context)
+      store: path, maxAge: maxAge, floor: floor, backend: backend,
+      tpm: TrustedTimeOptions.tpmClock(arguments, context: context), context: context)
     return (gate, maxAge, path)
   }
 
@@ -284,6 +287,7 @@ enum StoreCommandSupport {
     if let error = decision.markError { lines.append("mark_error: \(error)") }
     if let error = decision.cacheError { lines.append("item_error: \(error)") }
     lines += floorLines(decision)
+    lines += trustedTimeLines(decision)
     return lines.joined(separator: "\n") + "\n"
   }
 
@@ -304,6 +308,7 @@ enum StoreCommandSupport {
     object["mark_error"] = decision.markError.map { .string($0.description) } ?? .null
     object["item_error"] = decision.cacheError.map { .string($0.description) } ?? .null
     addFloor(&object, decision)
+    addTrustedTime(&object, decision)
     return object
   }
 
@@ -336,6 +341,6 @@ enum StoreCommandSupport {
     if decision.status == .unavailable { text += ": nothing is cached" }
     if let error = decision.markError { text += " (\(error))" }
     if let error = decision.cacheError { text += " (\(error))" }
-    return text + floorRefusal(decision)
+    return text + floorRefusal(decision) + trustedTimeRefusal(decision)
   }
 }

@@ -15,7 +15,12 @@ enum Demo: Subcommand {
       .maxAge.with(help: "The max age to use, with units, at least 1d; default 7d."),
       .json.with(help: "Prints one JSON object per step (JSON Lines) instead of a table."),
       .keep,
-    ] + StoreCommandSupport.floorOptionSpecs,
+    ] + StoreCommandSupport.floorOptionSpecs
+      + TrustedTimeOptions.tpmOptionSpecs.map {
+        $0.with(
+          help: "Also records the TPM 2.0 clock (a TCTI configuration such as"
+            + " swtpm:host=127.0.0.1,port=2321) with every mark, and says what it recorded.")
+      },
     discussion: """
       Creates a store directory under the temporary directory and, with a clock that starts at
       the real time and is then moved by hand: signs in online and writes two items (fresh);
@@ -29,12 +34,15 @@ enum Demo: Subcommand {
       per step: the clock, the status, the reasons, the mark and the floor, as offsets from the
       start time t0. The real files and the real clock-mark store are used; only the clocks are
       injected. The store is created in $TMPDIR (/tmp when TMPDIR is unset or empty).
+      With --tpm the same story runs with a real TPM clock beside the injected clocks (it
+      carries time across reboots; here it only sees the seconds the demo really takes), and a
+      last line gives the TPM reading recorded with the mark.
       """,
     exitStatus: [
       (0, "the story went as described."),
       (64, "usage error (a max age under 1d, or too long for the story's clock, included)."),
       (70, "the story did not go as described: a bug."),
-      (74, "the temporary store could not be created."),
+      (74, "the temporary store could not be created, or the --tpm TPM cannot be read."),
     ],
     examples: [
       ("demo", "Tells the story with a max age of 7d."),
@@ -63,6 +71,15 @@ enum Demo: Subcommand {
           + " clock would move past the last representable time (about the year 2262)")
     }
     let json = arguments.flag(.json)
+    let tpm = try TrustedTimeOptions.tpmClock(arguments, context: context)
+    if let tpm {
+      // Checked before the story: a TPM that cannot be read would refuse every step.
+      do throws(TPMClockError) {
+        _ = try tpm.now()
+      } catch {
+        throw CommandFailure(.ioError, "--tpm: \(error)")
+      }
+    }
     let base = temporaryDirectory(context.environment)
     let path = base + "/offline-ttl-demo-" + UUID().uuidString
     // mkdir(2) through the syscall seam rather than FileManager: its error is a one-line
@@ -85,9 +102,11 @@ enum Demo: Subcommand {
     let cache = DirectoryCacheStore(at: path)
     let marks = FileClockMarkStore(atPath: path)
     let gate = OfflineAccessGate(
-      cache: cache, marks: marks, policy: policy, clock: clock, bootClock: bootClock)
+      cache: cache, marks: marks, policy: policy, clock: clock, bootClock: bootClock,
+      tpmClock: tpm)
     let markRuleOnlyGate = OfflineAccessGate(
-      cache: cache, marks: marks, policy: markRuleOnly, clock: clock, bootClock: bootClock)
+      cache: cache, marks: marks, policy: markRuleOnly, clock: clock, bootClock: bootClock,
+      tpmClock: tpm)
     var story = DemoStory(
       gate: gate, markRuleOnlyGate: markRuleOnlyGate, clock: clock, bootClock: bootClock,
       maxAge: maxAge,
@@ -105,10 +124,39 @@ enum Demo: Subcommand {
     } catch {
       throw CommandFailure(.software, "the demo failed: \(error)")
     }
+    if tpm != nil {
+      try reportTPM(marks: marks, json: json, context: context)
+    }
     if arguments.flag(.keep) && !json {
       context.standardOutput.writeLine("store kept: \(path)")
     }
     return .success
+  }
+
+  /// The last line of `demo --tpm`: the TPM reading recorded with the mark.
+  ///
+  /// - Throws: ``CommandFailure`` (exit 70) when the record holds no TPM reading: a bug.
+  private static func reportTPM(
+    marks: FileClockMarkStore, json: Bool, context: CommandContext
+  ) throws(CommandFailure) {
+    guard let reading = (try? marks.read())?.trustedTime?.lastTPM else {
+      throw CommandFailure(.software, "the demo failed: the mark holds no TPM reading")
+    }
+    if json {
+      var object = JSONObject()
+      object["tpm_clock_ms"] = .unsignedInteger(reading.clockMilliseconds)
+      object["tpm_reset_count"] = .integer(Int64(reading.resetCount))
+      object["tpm_restart_count"] = .integer(Int64(reading.restartCount))
+      object["tpm_safe"] = .bool(reading.isSafe)
+      object["tpm_identity"] = .string(reading.identity.description)
+      context.standardOutput.writeLine(object.text)
+    } else {
+      context.standardOutput.writeLine(
+        "TPM: the mark records the TPM clock at \(reading.clockMilliseconds) ms (reset"
+          + " \(reading.resetCount), restart \(reading.restartCount), safe"
+          + " \(reading.isSafe ? "yes" : "no"), identity \(reading.identity)); after a reboot"
+          + " the time since then is carried by the TPM, not the boot clock")
+    }
   }
 
   /// `$TMPDIR` without trailing slashes, or `/tmp` when it is unset or empty (an empty value

@@ -18,7 +18,12 @@ enum Mark: Subcommand {
           + " observes each in order."),
       .unit.with(help: "The unit of --now and of the output: s (default), ms or ns."),
       .json.with(help: "Prints {\"mark\":N,\"generation\":G} instead of a line of text."),
-    ] + StoreBackend.optionSpecs,
+    ] + StoreBackend.optionSpecs
+      + TrustedTimeOptions.tpmOptionSpecs.map {
+        $0.with(
+          help: "Records the TPM 2.0 clock (named by a TCTI configuration such as"
+            + " device:/dev/tpmrm0) with each observe and reset.")
+      },
     positionals: [
       PositionalSpec(name: "action", help: "observe, reset or show.")
     ],
@@ -29,14 +34,18 @@ enum Mark: Subcommand {
       Each prints the resulting mark (in --unit, rounded down) and generation on one line:
         mark 1700000000 generation 1
       Observe and show never create anything. These commands do not anchor the boot-clock floor.
+      With --tpm, observe and reset read the TPM's clock once each, before the store is
+      locked, and record it; a TPM that cannot be read, or is not the one the record was written
+      with (tpm_changed), is exit 1 and nothing is written.
       --dir is accepted for --store (the older spelling).
       """,
     exitStatus: [
       (0, "done."),
       (
         1,
-        "the record is absent or unreadable, or writing it failed (the typed reason is on"
-          + " stderr, e.g. \"error: unreadable (bad_checksum): ...\")."
+        "the record is absent or unreadable, writing it failed, or the --tpm TPM cannot be"
+          + " read or is another TPM (the typed reason is on stderr, e.g. \"error: unreadable"
+          + " (bad_checksum): ...\")."
       ),
       (
         3,
@@ -60,13 +69,18 @@ enum Mark: Subcommand {
     let nows = try arguments.instants(.now, unit: unit)
     let json = arguments.flag(.json)
     let backend = try StoreBackend.parse(arguments)
+    let tpm = try TrustedTimeOptions.tpmClock(arguments, context: context)
     // Usage errors first (exit 64), then the store (exit 74).
     switch action {
     case "observe": guard !nows.isEmpty else { throw UsageError("missing option '--now'") }
     case "reset":
       guard let _ = nows.first else { throw UsageError("missing option '--now'") }
       guard nows.count == 1 else { throw UsageError("reset takes one '--now'") }
-    case "show": guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
+    case "show":
+      guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
+      guard tpm == nil else {
+        throw UsageError("show reads no clock: --tpm is for observe and reset")
+      }
     default: throw UsageError("unknown action '\(action)' (use observe, reset or show)")
     }
     if backend == .file {
@@ -77,16 +91,21 @@ enum Mark: Subcommand {
     case "observe":
       guard !nows.isEmpty else { throw UsageError("missing option '--now'") }
       for now in nows {
+        let observation = try Self.observation(wall: now, tpm: tpm)
         let transition = try perform { () throws(ClockMarkStoreError) in
-          try store.observe(ClockObservation(wall: now))
+          try store.observe(observation)
+        }
+        if let changed = transition.previous.tpmChange(for: observation) {
+          throw CommandFailure(ExitCode(rawValue: 1), changed.description)
         }
         try print(transition.current, unit: unit, json: json, context: context, wrote: true)
       }
     case "reset":
       guard let now = nows.first else { throw UsageError("missing option '--now'") }
       guard nows.count == 1 else { throw UsageError("reset takes one '--now'") }
+      let observation = try Self.observation(wall: now, tpm: tpm)
       let record = try perform { () throws(ClockMarkStoreError) in
-        try store.resetAfterOnlineSignIn(now: now)
+        try store.resetAfterOnlineSignIn(observation)
       }
       try print(record, unit: unit, json: json, context: context, wrote: true)
     case "show":
@@ -97,6 +116,24 @@ enum Mark: Subcommand {
       throw UsageError("unknown action '\(action)' (use observe, reset or show)")
     }
     return .success
+  }
+
+  /// The observation of `mark observe` and `mark reset`: `--now`, and the TPM's clock read now
+  /// when `--tpm` was given.
+  ///
+  /// - Throws: ``CommandFailure`` (exit 1) with the TPM's error when it cannot be read.
+  private static func observation(wall: WallClockInstant, tpm: (any TPMClock)?)
+    throws(CommandFailure) -> ClockObservation
+  {
+    var observation = ClockObservation(wall: wall)
+    if let tpm {
+      do throws(TPMClockError) {
+        observation.tpm = try tpm.now()
+      } catch {
+        throw CommandFailure(ExitCode(rawValue: 1), error.description)
+      }
+    }
+    return observation
   }
 
   /// Runs a store operation, turning its error into exit 74 (store unusable) or 1 (anything

@@ -15,7 +15,8 @@ enum Read: Subcommand {
       .json.with(
         help: "Prints one JSON object: the decision, and the item's written_at and base64 payload;"
           + " on a refusal, the decision."),
-    ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs,
+    ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs
+      + TrustedTimeOptions.tpmOptionSpecs,
     positionals: [
       PositionalSpec(
         name: "key",

@@ -6,18 +6,29 @@ enum SignIn: Subcommand {
   static let configuration = CommandConfiguration(
     name: "sign-in",
     abstract: "Stands for a successful online sign-in: resets the clock mark and writes items.",
-    usage: ["sign-in --store <dir> [--put <key>=<path> ...] [--json]"],
+    usage: [
+      "sign-in --store <dir> [--put <key>=<path> ...] [--json]"
+        + " [--server-time <time> [--server-time-uncertainty <duration>]]"
+    ],
     options: [
       .store.with(
         help: "The store directory; created (mode 0700) when missing, its parent must exist."),
       .put, .json.with(help: "Prints one JSON object instead of a line of text."),
-    ] + StoreBackend.optionSpecs,
+    ] + TrustedTimeOptions.serverTimeOptionSpecs + StoreBackend.optionSpecs
+      + TrustedTimeOptions.tpmOptionSpecs,
     discussion: """
       Resets the clock mark to the real wall clock now, in a new generation (even when now is
       earlier than the old mark: the recovery after a fast clock was corrected), and writes
       every --put item stamped with that time, in one atomic step: after a crash the store holds
       the state before or after, never a mix. Concurrent sign-ins take turns; each succeeds.
       Items not named are kept. Every file is read before anything is written.
+      With --server-time (the time the app received over its authenticated connection, with
+      --server-time-uncertainty for how far off it may be) the sign-in also anchors trusted
+      time: from then on status and read judge age by server time + elapsed time - uncertainty
+      - 2s - 500 ppm, carried by the boot clock (and, with --tpm, by the TPM clock across
+      reboots), whatever the wall clock says; the items are stamped with that trusted time.
+      With --tpm the TPM's clock is recorded too, and a TPM that cannot be read refuses the
+      sign-in (nothing is written).
       """,
     exitStatus: [
       (0, "signed in: the mark was reset and the items written, and the confirmation printed."),
@@ -26,11 +37,11 @@ enum SignIn: Subcommand {
         "signed in (committed), but the confirmation could not be written to standard output;"
           + " stderr says what was committed. Do not sign in again to retry the output."
       ),
-      (64, "usage error (an invalid or repeated key included)."),
+      (64, "usage error (an invalid or repeated key, or an invalid server time, included)."),
       (
         74,
-        "nothing was committed: the store cannot be opened or written, or an input file cannot"
-          + " be read (with the reason)."
+        "nothing was committed: the store cannot be opened or written, an input file cannot"
+          + " be read, or the --tpm TPM cannot be read (with the reason)."
       ),
       (
         75,
@@ -41,11 +52,18 @@ enum SignIn: Subcommand {
     examples: [
       ("sign-in --store /var/tmp/app-cache --put token=token.txt", "Signs in and writes token."),
       ("sign-in --store /var/tmp/app-cache --json", "Resets the mark only, printing JSON."),
+      (
+        "sign-in --store /var/tmp/app-cache --server-time 2026-11-30T15:00:00Z"
+          + " --server-time-uncertainty 250ms",
+        "Signs in and anchors trusted time at the server's time."
+      ),
     ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let path = try arguments.requiredValue(.store)
     let backend = try StoreBackend.parse(arguments)
+    let anchor = try TrustedTimeOptions.serverAnchor(arguments)
+    let tpm = try TrustedTimeOptions.tpmClock(arguments, context: context)
     var items: [(CacheItemKey, Data)] = []
     var keysSeen: Set<[UInt8]> = []
     for put in arguments.values(.put) {
@@ -71,17 +89,24 @@ enum SignIn: Subcommand {
     let gate = OfflineAccessGate(
       cache: try backend.cache(at: path), marks: try backend.marks(at: path),
       policy: try! EligibilityPolicy(maxAge: .zero), clock: context.clock,
-      bootClock: context.bootClock)
+      bootClock: context.bootClock, tpmClock: tpm)
     let session: OnlineSession
     var writtenAt: WallClockInstant?
     do {
       // One atomic step: the reset and the items become visible together or not at all, and a
       // concurrent sign-in is serialized with this one, never a failure.
-      session = try gate.beginOnlineSession(writing: items)
+      if let anchor {
+        session = try gate.beginOnlineSession(
+          serverTime: anchor.serverTime, uncertainty: anchor.uncertainty, writing: items)
+      } else {
+        session = try gate.beginOnlineSession(writing: items)
+      }
       writtenAt = session.signInWrittenAt
       session.close()
     } catch  where error.code == .superseded {
       throw CommandFailure(.temporaryFailure, "sign-in failed: \(error)")
+    } catch  where error.code == .invalidServerTime {
+      throw UsageError("--server-time-uncertainty: \(error.reason)")
     } catch {
       throw CommandFailure(.ioError, "sign-in failed: \(error)")
     }
@@ -92,11 +117,25 @@ enum SignIn: Subcommand {
       object.instant("mark", session.record.mark)
       object.instant("written_at", writtenAt)
       object["written"] = .array(items.map { .string($0.0.rawValue) })
+      if anchor != nil || tpm != nil {
+        // Only with trusted time: without it the object is exactly as before.
+        let trusted = session.record.trustedTime
+        object.instant("trusted_time", trusted?.effectiveNow)
+        object.instant("anchor_server_time", trusted?.anchor?.serverTime)
+        let reading = trusted?.lastTPM
+        object["tpm_clock_ms"] = reading.map { .unsignedInteger($0.clockMilliseconds) } ?? .null
+      }
       context.standardOutput.writeLine(object.text)
     } else {
       var line = "signed in: generation \(session.generation), mark \(session.record.mark.rfc3339)"
       if let writtenAt {
         line += ", wrote \(items.count) item\(items.count == 1 ? "" : "s") at \(writtenAt.rfc3339)"
+      }
+      if let trusted = session.record.trustedTime?.effectiveNow {
+        line += ", trusted time \(trusted.rfc3339)"
+      }
+      if let reading = session.record.trustedTime?.lastTPM {
+        line += ", TPM clock \(reading.clockMilliseconds) ms"
       }
       context.standardOutput.writeLine(line)
     }

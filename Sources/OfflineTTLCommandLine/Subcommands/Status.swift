@@ -12,7 +12,8 @@ enum Status: Subcommand {
     options: [
       .store, .maxAge, .json.with(help: "Prints one JSON object instead of name: value lines."),
       .verify,
-    ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs,
+    ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs
+      + TrustedTimeOptions.tpmOptionSpecs,
     discussion: """
       Observes the real wall clock through the clock mark (durably, before answering fresh) and
       prints status, reasons, now, mark, deadline, generation and item count. Items are never
@@ -26,6 +27,12 @@ enum Status: Subcommand {
       By default status reads the index header only, whatever the number of items; --verify
       also reads every item (header, payload and checksum, O(n)) and lists each item whose own
       written_at or bytes disagree with the decision (disagrees: lines; "verify" in JSON).
+      After a sign-in with --server-time, trusted time decides while its anchor holds (server
+      time + time elapsed on the boot clock, or on the TPM clock with --tpm, - uncertainty -
+      2s - 500 ppm): the output adds trusted_time, the wall clock's offset from it
+      (wall_offset), the anchor and the clock that carried it (carried_by); with --tpm also the
+      TPM's reading, whether its power-loss allowance was added, and tpm_changed or
+      tpm_unavailable when the TPM is not the recorded one or cannot be read.
       """,
     exitStatus: [
       (0, "fresh: the cache may be used offline (with --verify: and every item agrees)."),

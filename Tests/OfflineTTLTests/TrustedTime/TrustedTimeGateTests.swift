@@ -185,6 +185,56 @@ import Testing
     #expect(device.trueNow.duration(to: trusted) <= TPMClockStep.nvUpdateInterval)
   }
 
+  /// Without a server anchor the TPM carries the floor; after a power loss a correct wall
+  /// clock stays fresh (the floor counts no allowance) and the decision says the allowance
+  /// applied.
+  @Test func powerLossWithoutAnAnchorDoesNotRefuseACorrectWallClock() throws {
+    let device = try Device(wallOffset: .zero, tpm: true)
+    _ = try device.gate.beginOnlineSession().write(try CacheItemKey("token"), Data("x".utf8))
+    device.run(.seconds(600))
+    try #require(device.tpm).powerLoss(fallBack: .seconds(300))
+    device.boot.reboot(into: BootID(high: 2, low: 2), uptime: .seconds(10))
+    device.tpm?.advance(by: .seconds(10))
+    device.trueNow = device.trueNow.saturatingAdvanced(by: .seconds(10))
+    device.wall.set(device.trueNow)
+    let decision = device.check()
+    #expect(decision.status == .fresh, "\(decision.reasons)")
+    #expect(decision.trustedTime?.appliedPowerLossAllowance == true)
+    // Held 20 minutes back after that power loss: still caught by the 310 s proved.
+    device.wall.set(device.trueNow.saturatingAdvanced(by: .seconds(-1_200)))
+    #expect(device.check().reasons.contains(.clockBehindMark))
+  }
+
+  /// The TPM answers the check before the sign-in but not the reading under the lock: the
+  /// sign-in is refused and writes nothing (no reset without the TPM's reading, no items).
+  @Test(arguments: [false, true])
+  func aTPMFailingUnderTheLockLeavesNothingWritten(anchored: Bool) throws {
+    let device = try Device(wallOffset: .zero, tpm: false)
+    _ = try device.gate.beginOnlineSession().write(try CacheItemKey("old"), Data("x".utf8))
+    let before = try FileClockMarkStore(atPath: device.directory.path).read()
+    let flaky = FlakyTPMClock(answers: 1)
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(at: device.directory.path),
+      marks: FileClockMarkStore(atPath: device.directory.path),
+      policy: try EligibilityPolicy(maxAge: Self.week), clock: device.wall,
+      bootClock: device.boot, tpmClock: flaky)
+    let items = [(try CacheItemKey("new"), Data("y".utf8))]
+    do {
+      if anchored {
+        _ = try gate.beginOnlineSession(
+          serverTime: device.trueNow, uncertainty: .zero, writing: items)
+      } else {
+        _ = try gate.beginOnlineSession(writing: items)
+      }
+      Issue.record("the sign-in succeeded without the TPM's reading")
+    } catch {
+      #expect(error.code == .tpmUnavailable)
+    }
+    #expect(flaky.reads == 2, "checked before, and read again under the lock")
+    #expect(try FileClockMarkStore(atPath: device.directory.path).read() == before)
+    #expect(try DirectoryCacheStore(at: device.directory.path).keys() == [CacheItemKey("old")])
+  }
+
   @Test func aMissingTPMIsRefusedNotIgnored() throws {
     let device = try Device(wallOffset: .zero, tpm: true)
     try device.signIn()
@@ -221,5 +271,23 @@ import Testing
     #expect(throws: OnlineSessionError.self) {
       try device.gate.beginOnlineSession(serverTime: device.trueNow, uncertainty: .seconds(-1))
     }
+  }
+}
+
+/// A TPM that answers its first `answers` readings and then is unreachable.
+final class FlakyTPMClock: TPMClock, @unchecked Sendable {
+  // @unchecked: one test drives it from one thread.
+  private let answers: Int
+  private(set) var reads = 0
+  private let clock = ManualTPMClock(identity: TPMIdentity(7, 7, 7, 7), clock: .seconds(50))
+
+  init(answers: Int) { self.answers = answers }
+
+  func now() throws(TPMClockError) -> TPMClockReading {
+    reads += 1
+    guard reads <= answers else {
+      throw TPMClockError(code: .tpmUnavailable, reason: "gone after \(answers) readings (test)")
+    }
+    return try clock.now()
   }
 }
