@@ -22,16 +22,18 @@ public struct OfflineCacheReader: Sendable {
   ///
   /// The item served is the item judged: after the store's own checks (length, checksum), the
   /// item's own `writtenAt` must agree with the decision this reader was opened with. It must
-  /// not be after the time now (the effective time, with the boot-clock floor), nor after the
-  /// newest item the decision judged (`item_unreadable`); it must not be before the oldest item
-  /// the decision judged, nor more than the max age before now (`too_old`). An older copy of an
+  /// not be after the time now (the effective time, with the boot-clock floor:
+  /// `item_unreadable`); it must not be before the oldest item the decision judged, nor more
+  /// than the max age before now (`too_old`). An item newer than the newest the decision
+  /// judged, and not after now, is served: an online session of the same generation may have
+  /// written it after the decision, and it is only fresher. An older copy of an
   /// item put in place behind the index is refused, with the item's own time in the reason.
   ///
   /// - Parameter key: The item's key.
   /// - Returns: The item, exactly as the online session wrote it.
   /// - Throws: ``OfflineReadError``: `deadline_passed`, `clock_behind_mark` or
   ///   `mark_unreadable` before anything is read; `item_unreadable` when the item fails its
-  ///   checks or is dated after the decision's newest item or now, `too_old` when it is dated
+  ///   checks or is dated after now, `too_old` when it is dated
   ///   before the decision's oldest item or beyond the max age (it is left alone either way).
   /// - Complexity: One read of the mark record plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
@@ -66,12 +68,6 @@ public struct OfflineCacheReader: Sendable {
     if writtenAt > now {
       throw OfflineReadError(
         .itemUnreadable, reason: "\(name), after now (\(now.rfc3339)); refused, left alone")
-    }
-    if let newest = decision.items?.newest, writtenAt > newest {
-      throw OfflineReadError(
-        .itemUnreadable,
-        reason: "\(name), after the newest item the decision judged (\(newest.rfc3339));"
-          + " refused, left alone")
     }
     if let oldest = decision.items?.oldest, writtenAt < oldest {
       throw OfflineReadError(

@@ -81,7 +81,7 @@ import Testing
   }
 
   @Test(arguments: [Int64(1), 3_600_000_000_000])
-  func anItemDatedAfterTheNewestJudgedOrNowIsUnreadable(_ later: Int64) throws {
+  func anItemDatedAfterNowIsUnreadable(_ later: Int64) throws {
     let f = try Fixture(.directory)
     defer { f.remove() }
     try f.signIn(["token": "a"])
@@ -95,6 +95,21 @@ import Testing
     let reader = try open(f)
     let error = refusal { _ = try reader.item(forKey: Fixture.key("token")) }
     #expect(error?.code == .itemUnreadable)
+  }
+
+  /// Newer than the newest item the decision judged is not a refusal: an online session of the
+  /// same generation may write after the decision (found by `ConcurrentHonestClockTests`).
+  @Test func anItemAnOnlineSessionWroteAfterTheDecisionIsServed() throws {
+    let f = try Fixture(.directory)
+    defer { f.remove() }
+    let session = try f.gate.beginOnlineSession()
+    try session.write(Fixture.key("token"), Data("first".utf8))
+    let reader = try open(f)
+    f.clock.advance(by: .seconds(1))
+    try session.write(Fixture.key("token"), Data("second".utf8))
+    let item = try reader.item(forKey: Fixture.key("token"))
+    #expect(item?.payload == Data("second".utf8))
+    #expect(item.map { $0.writtenAt > (reader.decision.items?.newest ?? $0.writtenAt) } == true)
   }
 
   @Test func verifyNamesEveryItemThatDisagrees() throws {
