@@ -13,6 +13,7 @@ let package = Package(
   name: "OfflineTTL",
   products: [
     .library(name: "OfflineTTL", targets: ["OfflineTTL"]),
+    .library(name: "OfflineTTLTestDoubles", targets: ["OfflineTTLTestDoubles"]),
     .library(name: "OfflineTTLTesting", targets: ["OfflineTTLTesting"]),
     .executable(name: "offline-ttl", targets: ["offline-ttl"]),
     .executable(name: "offline-ttl-bench", targets: ["offline-ttl-bench"]),
@@ -86,17 +87,24 @@ let package = Package(
       dependencies: ["CZlib", "CSodium"],
       swiftSettings: swiftSettings
     ),
-    // Test doubles and conformance suites, shipped as their own product.
+    // Test doubles (manual clocks, in-memory stores) without a test framework: tests, previews,
+    // the demo and the benchmarks can all use them.
+    .target(
+      name: "OfflineTTLTestDoubles",
+      dependencies: ["OfflineTTL"],
+      swiftSettings: swiftSettings
+    ),
+    // The conformance suites and test helpers (Swift Testing); re-exports the doubles.
     .target(
       name: "OfflineTTLTesting",
-      dependencies: ["OfflineTTL"],
+      dependencies: ["OfflineTTL", "OfflineTTLTestDoubles"],
       swiftSettings: swiftSettings
     ),
     // The command-line tool's logic (parsing, output), kept testable and separate from @main.
     .target(
       name: "OfflineTTLCommandLine",
       dependencies: [
-        "OfflineTTL",
+        "OfflineTTL", "OfflineTTLTestDoubles",
         .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
         .target(name: "OfflineTTLTPM", condition: .when(traits: ["TPM"])),
       ],

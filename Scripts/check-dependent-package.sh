@@ -75,8 +75,9 @@ if variant == "trait":
         block("SecretService use"))
 
 # DocC listings: every catalog of a module the test target can import.
-catalogs = {"plain": ["OfflineTTL", "OfflineTTLTesting"],
-            "trait": ["OfflineTTL", "OfflineTTLTesting", "OfflineTTLSecretService"]}[variant]
+catalogs = {"plain": ["OfflineTTL", "OfflineTTLTestDoubles", "OfflineTTLTesting"],
+            "trait": ["OfflineTTL", "OfflineTTLTestDoubles", "OfflineTTLTesting",
+                      "OfflineTTLSecretService"]}[variant]
 declaration = re.compile(r"^(@Test|@Suite|@MainActor|func |struct |final class |class |enum |"
                          r"extension |actor |protocol |private |fileprivate |public )")
 count = 0

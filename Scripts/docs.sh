@@ -3,7 +3,7 @@
 # symbol link, an undocumented parameter that DocC checks), with docc from the toolchain and no
 # SwiftPM plugin. Works on a fresh clone as the first command.
 #
-# Output: .build/<Module>.doccarchive for OfflineTTL, OfflineTTLTesting and, when their traits
+# Output: .build/<Module>.doccarchive for OfflineTTL, OfflineTTLTestDoubles, OfflineTTLTesting and, when their traits
 # can be built (as Scripts/test.sh decides), OfflineTTLSecretService and OfflineTTLTPM; a module
 # whose trait is off is skipped with one line saying why.
 set -euo pipefail
@@ -18,7 +18,7 @@ if [ -z "$docc" ]; then
 fi
 
 # The traits Scripts/test.sh builds with, decided the same way, so that one build serves both.
-modules=(OfflineTTL OfflineTTLTesting)
+modules=(OfflineTTL OfflineTTLTestDoubles OfflineTTLTesting)
 enabled=()
 if command -v pkg-config >/dev/null && pkg-config --exists libsecret-1; then
   enabled+=(SecretService)

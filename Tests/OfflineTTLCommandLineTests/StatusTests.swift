@@ -30,6 +30,7 @@ import Testing
         boot_id: 00000000-0000-4000-8000-000000000001
         tolerance: 2s
         effective_now: 2023-11-14T22:14:50.000000000Z (from the wall clock)
+        protections: mark_rule=active boot_clock_floor=active server_anchor=none tpm_clock=not_configured
 
         """)
     #expect(run.standardError == "")
@@ -55,7 +56,9 @@ import Testing
       #""boot_id":"00000000-0000-4000-8000-000000000001","floor_untrusted":false,"#,
       #""tolerance":"2s","tolerance_ns":2000000000,"#,
       #""effective_now":"2023-11-16T22:13:20.000000000Z","effective_now_ns":1700172800000000000,"#,
-      #""effective_clock":"wall","store":"\#(store)"}"#, "\n",
+      #""effective_clock":"wall","store":"\#(store)","#,
+      #""protections":{"mark_rule":"active","boot_clock_floor":"active","#,
+      #""server_anchor":"none","tpm_clock":"not_configured"}}"#, "\n",
     ].joined()
     #expect(run.standardOutput == expected)
   }

@@ -21,12 +21,21 @@ import Testing
     #expect(StoreCommandSupport.roundedDurationText(.milliseconds(500)) == "500ms")
   }
 
-  @Test func refusalNamesStatusReasonsAndTheStoreError() {
-    let decision = OfflineAccessDecision(
-      status: .expired, reasons: [.clockBehindMark, .markNotPersisted],
-      now: WallClockInstant(nanosecondsSinceEpoch: 0), deadline: nil, mark: nil,
-      previousMark: nil, generation: nil, items: nil,
-      markError: ClockMarkStoreError(code: .writeFailed, errno: 28, reason: "ENOSPC"))
+  @Test func refusalNamesStatusReasonsAndTheStoreError() throws {
+    let zero = WallClockInstant(nanosecondsSinceEpoch: 0)
+    let reading = ClockObservation(wall: zero)
+    let stored = ClockMarkRecord.afterOnlineSignIn(
+      generation: 1, at: ClockObservation(wall: WallClockInstant(nanosecondsSinceEpoch: 10)))
+    let mark = MarkOutcome.failed(
+      ClockMarkStoreError(code: .writeFailed, errno: 28, reason: "ENOSPC"), stored: stored,
+      reading)
+    let items = try ItemTimeSummary(count: 1, oldest: zero, newest: zero)
+    let policy = try EligibilityPolicy(maxAge: .seconds(60), usesBootClockFloor: false)
+    let evaluation = OfflinePolicySet().evaluate(
+      OfflineDecisionInputs(
+        items: items, reading: reading, previousMark: mark.previousMark, record: mark.recordAfter),
+      policy: policy)
+    let decision = OfflineAccessDecision(evaluation: evaluation, mark: mark, items: .success(items))
     #expect(
       StoreCommandSupport.refusal(decision)
         == "expired: clock_behind_mark,mark_not_persisted (write_failed: ENOSPC)")

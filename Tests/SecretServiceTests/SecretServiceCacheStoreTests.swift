@@ -14,8 +14,9 @@
           lockDirectory: try SecretServiceTestSupport.temporaryDirectory()))
     }
 
-    @Test func passesTheCacheItemStoreConformanceSuite() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func passesTheCacheItemStoreConformanceSuite() throws {
       let locks = try SecretServiceTestSupport.temporaryDirectory()
       // Each check gets a fresh application id; the previous check's secrets are removed first,
       // since every secret written makes the daemon rewrite the whole keyring file.
@@ -37,8 +38,9 @@
       try removeAll(previous)
     }
 
-    @Test func anUnreadableItemIsLeftAloneAndOnlyACommitReplacesIt() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func anUnreadableItemIsLeftAloneAndOnlyACommitReplacesIt() throws {
       let store = try makeStore()
       let key = try CacheItemKey("token")
       var changes = CacheChanges()
@@ -66,8 +68,9 @@
       #expect(try store.summary() == ItemTimeSummary(count: 2, oldest: .at(50), newest: .at(200)))
     }
 
-    @Test func anInterruptedCommitsDirtyIndexIsRebuiltFromTheItems() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func anInterruptedCommitsDirtyIndexIsRebuiltFromTheItems() throws {
       let store = try makeStore()
       var changes = CacheChanges()
       changes.write(try CacheItemKey("a"), Data("a".utf8), writtenAt: .at(10))
@@ -81,8 +84,9 @@
       #expect(try store.summary() == ItemTimeSummary(count: 2, oldest: .at(10), newest: .at(30)))
     }
 
-    @Test func itemsAndTheMarkOfOneApplicationDoNotMix() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func itemsAndTheMarkOfOneApplicationDoNotMix() throws {
       let store = try makeStore()
       let marks = SecretServiceClockMarkStore(configuration: store.configuration)
       _ = try marks.resetAfterOnlineSignIn(now: .at(1))

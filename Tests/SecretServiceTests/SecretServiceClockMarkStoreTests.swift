@@ -15,8 +15,9 @@
           lockDirectory: try SecretServiceTestSupport.temporaryDirectory() + "/locks"))
     }
 
-    @Test func passesTheClockMarkStoreConformanceSuite() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func passesTheClockMarkStoreConformanceSuite() throws {
       let locks = try SecretServiceTestSupport.temporaryDirectory()
       try ClockMarkStoreConformance.run(
         ClockMarkStoreConformance.Backend(
@@ -38,8 +39,9 @@
         threadObservations: 10)
     }
 
-    @Test func observingWithoutARecordIsAbsentAndCreatesNothing() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func observingWithoutARecordIsAbsentAndCreatesNothing() throws {
       let store = try makeStore()
       #expect(throws: ClockMarkStoreError.self) { try store.read() }
       do {
@@ -56,8 +58,9 @@
       }
     }
 
-    @Test func signInThenObservationsAdvanceLikeTheSharedRule() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func signInThenObservationsAdvanceLikeTheSharedRule() throws {
       let store = try makeStore()
       let first = try store.resetAfterOnlineSignIn(now: .at(1_000))
       #expect(first.generation == 1)
@@ -79,8 +82,9 @@
       #expect(try store.read() == again)
     }
 
-    @Test func markResolutionSkipsSmallRisesExactlyAsNeedsWriteSays() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func markResolutionSkipsSmallRisesExactlyAsNeedsWriteSays() throws {
       let store = try makeStore()
       let start = try store.resetAfterOnlineSignIn(now: .at(1_000))
       let small = try store.observe(
@@ -93,8 +97,9 @@
       #expect(try store.read().mark == .at(1_061))
     }
 
-    @Test func exactNanosecondsSurviveTheKeyring() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func exactNanosecondsSurviveTheKeyring() throws {
       let store = try makeStore()
       let instant = WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_123_456_789)
       let boot = BootClockReading(
@@ -104,8 +109,9 @@
       #expect(record.floor.anchorSinceBoot == .nanoseconds(987_654_321))
     }
 
-    @Test func createFirstMarkCreatesOnceAndThenKeepsTheRecord() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func createFirstMarkCreatesOnceAndThenKeepsTheRecord() throws {
       let store = try makeStore()
       let created = try store.createFirstMark(now: .at(5_000))
       #expect(created.generation == 0)
@@ -115,12 +121,13 @@
       #expect(kept.mark == .at(6_000))
     }
 
-    @Test func anUnreadableSecretIsLeftAloneUntilASignIn() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
-      guard let secretTool = SecretServiceTestSupport.which("secret-tool") else {
-        print("skipped: secret-tool is not installed (Debian: libsecret-tools)")
-        return
-      }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing),
+      .enabled(
+        if: SecretServiceTestSupport.has("secret-tool"),
+        "needs secret-tool (Debian: libsecret-tools)"))
+    func anUnreadableSecretIsLeftAloneUntilASignIn() throws {
+      let secretTool = try #require(SecretServiceTestSupport.which("secret-tool"))
       let applicationID = SecretServiceTestSupport.uniqueApplicationID()
       let store = SecretServiceClockMarkStore(
         configuration: try SecretServiceStoreConfiguration(
@@ -153,8 +160,9 @@
       #expect(try store.read() == reset)
     }
 
-    @Test func fourThreadsNeverLowerTheMark() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func fourThreadsNeverLowerTheMark() throws {
       let store = try makeStore()
       _ = try store.resetAfterOnlineSignIn(now: .at(0))
       let highest = Mutex<Int64>(0)

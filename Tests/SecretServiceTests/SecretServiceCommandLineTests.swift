@@ -37,12 +37,12 @@
       return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
-    @Test func rollbackTwiceIsRefusedKeepsTheItemAndSignInRecovers() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
-      guard Self.library != nil else {
-        print("skipped: faketime (libfaketime.so.1, Debian package faketime) is not installed")
-        return
-      }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing),
+      .enabled(
+        if: Self.library != nil,
+        "needs libfaketime.so.1 (Debian: faketime)"))
+    func rollbackTwiceIsRefusedKeepsTheItemAndSignInRecovers() throws {
       let scratch = try SecretServiceTestSupport.temporaryDirectory()
       let store = scratch + "/store"
       let input = scratch + "/token.txt"

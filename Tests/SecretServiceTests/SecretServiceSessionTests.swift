@@ -48,19 +48,22 @@
       return directory + "/bus.conf"
     }
 
-    @Test func aProviderThatNeverAnswersIsCancelledEvenUnderLibfaketime() throws {
-      guard let runSession = SecretServiceTestSupport.which("dbus-run-session"),
-        let bash = SecretServiceTestSupport.which("bash"),
-        let python = ["/usr/bin/python3", SecretServiceTestSupport.which("python3")].compactMap({
-          $0
-        })
-        .first(where: {
-          (try? SecretServiceTestSupport.run($0, ["-c", "import dbus"]).status) == 0
-        })
-      else {
-        print("skipped: needs dbus-run-session and python3-dbus (Debian: dbus, python3-dbus)")
-        return
-      }
+    /// A python3 that can `import dbus`, or nil.
+    static let pythonWithDBus = ["/usr/bin/python3", SecretServiceTestSupport.which("python3")]
+      .compactMap({ $0 })
+      .first(where: {
+        (try? SecretServiceTestSupport.run($0, ["-c", "import dbus"]).status) == 0
+      })
+
+    @Test(
+      .enabled(
+        if: SecretServiceTestSupport.has("dbus-run-session") && SecretServiceTestSupport.has("bash")
+          && Self.pythonWithDBus != nil,
+        "needs dbus-run-session, bash and python3-dbus (Debian: dbus, python3-dbus)"))
+    func aProviderThatNeverAnswersIsCancelledEvenUnderLibfaketime() throws {
+      let runSession = try #require(SecretServiceTestSupport.which("dbus-run-session"))
+      let bash = try #require(SecretServiceTestSupport.which("bash"))
+      let python = try #require(Self.pythonWithDBus)
       // A fake provider owns the name and never reads its messages: every call hangs. The
       // probe runs under libfaketime two days back when faketime is installed, where Dispatch
       // and Task.sleep timers never fire; the watchdog must cancel the call anyway.
@@ -92,11 +95,12 @@
       #expect(elapsed >= 900 && elapsed < 4_000, "cancelled after one to two limits")
     }
 
-    @Test func aBusWithoutAProviderIsTypedAndQuick() throws {
-      guard let runSession = SecretServiceTestSupport.which("dbus-run-session") else {
-        print("skipped: dbus-run-session is not installed (Debian: dbus)")
-        return
-      }
+    @Test(
+      .enabled(
+        if: SecretServiceTestSupport.has("dbus-run-session"),
+        "needs dbus-run-session (Debian: dbus)"))
+    func aBusWithoutAProviderIsTypedAndQuick() throws {
+      let runSession = try #require(SecretServiceTestSupport.which("dbus-run-session"))
       let directory = try SecretServiceTestSupport.temporaryDirectory()
       let config = try Self.writeBusConfig(in: directory)
       let output = try SecretServiceTestSupport.run(
@@ -111,13 +115,13 @@
       #expect(elapsed < 2_000)
     }
 
-    @Test func aLockedCollectionIsTypedQuickNeverPromptsAndLosesNothing() throws {
-      guard let bash = SecretServiceTestSupport.which("bash"),
-        SecretServiceTestSupport.which("gnome-keyring-daemon") != nil
-      else {
-        print("skipped: gnome-keyring-daemon is not installed (Debian: gnome-keyring)")
-        return
-      }
+    @Test(
+      .enabled(
+        if: SecretServiceTestSupport.has("bash")
+          && SecretServiceTestSupport.has("gnome-keyring-daemon"),
+        "needs gnome-keyring-daemon and bash (Debian: gnome-keyring)"))
+    func aLockedCollectionIsTypedQuickNeverPromptsAndLosesNothing() throws {
+      let bash = try #require(SecretServiceTestSupport.which("bash"))
       // Its own keyring (locking the shared one would disturb the other tests): write a mark,
       // lock the collection, observe (refused), then unlock by restarting the daemon with the
       // password and read the mark back.

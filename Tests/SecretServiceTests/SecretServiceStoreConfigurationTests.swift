@@ -19,8 +19,9 @@
       }
     }
 
-    @Test func theDefaultLockDirectoryIsCreated0700UnderXDGRuntimeDir() throws {
-      guard SecretServiceTestSupport.keyringIsReady() else { return }
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func theDefaultLockDirectoryIsCreated0700UnderXDGRuntimeDir() throws {
       // Scripts/with-secret-service.sh gives every run a fresh XDG_RUNTIME_DIR.
       let runtime = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
       let configuration = try SecretServiceStoreConfiguration(

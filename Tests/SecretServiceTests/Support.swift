@@ -1,5 +1,6 @@
 import Foundation
 import OfflineTTL
+import Testing
 
 #if canImport(Glibc)
   import Glibc
@@ -15,15 +16,18 @@ enum SecretServiceTestSupport {
   /// Set by `Scripts/test.sh` inside its private session bus with an unlocked keyring.
   static let readyVariable = "OFFLINE_TTL_SECRET_SERVICE_READY"
 
-  /// Whether the tests that need the daemon can run; prints one line naming what is missing
-  /// when not (the test then returns early).
-  static func keyringIsReady(_ test: String = #function) -> Bool {
-    if ProcessInfo.processInfo.environment[readyVariable] == "1" { return true }
-    print(
-      "skipped \(test): no private gnome-keyring-daemon session (run Scripts/test.sh, which "
-        + "starts one when libsecret, gnome-keyring and dbus are installed)")
-    return false
-  }
+  /// Whether the tests that need the daemon can run (Swift Testing's `.enabled(if:)` skips the
+  /// others, reported as skipped with ``keyringMissing``).
+  static var keyringReady: Bool { ProcessInfo.processInfo.environment[readyVariable] == "1" }
+
+  /// Why a test that needs the daemon was skipped.
+  static let keyringMissing = Comment(
+    rawValue: "needs a private gnome-keyring-daemon session (run Scripts/test.sh, which starts one "
+      + "when libsecret, gnome-keyring and dbus are installed; Debian: gnome-keyring, dbus, "
+      + "libsecret-1-dev)")
+
+  /// Whether `program` is on the PATH (for `.enabled(if:)`).
+  static func has(_ program: String) -> Bool { which(program) != nil }
 
   /// A fresh application id, so parallel tests never share secrets.
   static func uniqueApplicationID(_ name: String = #function) -> String {

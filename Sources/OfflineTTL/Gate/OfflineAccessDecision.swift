@@ -1,16 +1,22 @@
 /// The gate's answer to "may this cache be used offline now?": a value, never an error.
 ///
 /// A store failure is a refusal that carries the typed error: the gate fails closed and keeps
-/// the evidence (<doc:Rules#Fail-closed>).
+/// the evidence (<doc:Rules#Fail-closed>). Every decision is built by one initializer,
+/// ``init(evaluation:mark:items:)``, from the rules' combined verdict and what happened to the
+/// mark and to the items.
 public struct OfflineAccessDecision: Sendable, Hashable {
   /// `fresh` (use the cache), `expired` (ask for an online sign-in; the data is kept) or
   /// `unavailable` (nothing is cached).
   public let status: EligibilityStatus
   /// Every reason that applies; empty unless ``status`` is `expired`.
   public let reasons: EligibilityReasons
-  /// The time this decision was made at: the wall clock read at the call, or, while a server
-  /// anchor holds, the trusted time (``trustedTime`` has both).
+  /// The wall-clock time this decision was made at (read under the mark store's lock, or after
+  /// the stored mark). The time that decided is ``effectiveNow``.
   public let now: WallClockInstant
+  /// The time that decided, which age was judged from: ``now``, the boot-clock floor when it
+  /// proves more time passed (see ``floorCheck``), or, while a server anchor holds, the trusted
+  /// time (see ``trustedTime``). Print ages and "in ..." from it.
+  public let effectiveNow: WallClockInstant
   /// For `fresh`, the last instant at which the cache is still fresh by age (oldest `writtenAt` +
   /// max age); `nil` otherwise or when not representable.
   public let deadline: WallClockInstant?
@@ -24,45 +30,88 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   /// summarized (see ``cacheError``).
   public let items: ItemTimeSummary?
   /// The mark store's failure behind `mark_missing`, `mark_unreadable` or `mark_not_persisted`.
-  public let markError: ClockMarkStoreError?
+  public let markError: StoreError?
   /// The item store's failure behind `item_unreadable`.
-  public let cacheError: CacheStoreError?
-  /// The boot-clock floor after this decision's observation (<doc:Rules#Boot-clock-floor>), when a record was
-  /// read; the reader carries it forward to check its deadline against `max(wall, L)`.
+  public let cacheError: StoreError?
+  /// The boot-clock floor after this decision's observation (<doc:Rules#Boot-clock-floor>),
+  /// when a record was read; the reader carries it forward to check its deadline against
+  /// `max(wall, L)`.
   public let floor: BootClockFloor?
-  /// The floor layer's verdict (the floor `L`, the tolerance, the effective time and which clock
-  /// set it), when the policy uses the floor and a record was read.
+  /// The floor's verdict (the floor `L`, the tolerance, the effective time and which clock set
+  /// it), when the policy uses the floor and it could be checked.
   public let floorCheck: BootClockFloorCheck?
   /// What the server anchor and the TPM contributed (the trusted time used, the wall clock's
   /// offset from it, which clock carried it, a TPM refusal); `nil` when the store has no trusted
   /// time and no TPM is configured.
   public let trustedTime: TrustedTimeVerdict?
+  /// Which protections this decision applied, and which were off, unavailable or superseded.
+  public let protections: OfflineProtections
 
-  /// Creates a decision (gates build these; public for test doubles and other front ends).
+  /// Builds a decision: the one place a decision is assembled.
   ///
-  /// - Parameters: One per property.
+  /// `unavailable` when the items were read and there are none (no reason, whatever the mark);
+  /// otherwise the rules' reasons, plus the mark store's failure (``MarkOutcome/reason``) and
+  /// `item_unreadable` for an item store failure, and `fresh` exactly when there is none.
+  ///
+  /// - Parameters:
+  ///   - evaluation: The rules' combined verdict over the same inputs
+  ///     (``OfflinePolicySet/evaluate(_:policy:)``).
+  ///   - mark: What happened to the mark, with the clocks read for this decision.
+  ///   - items: The items' summary, or the item store's failure.
+  /// - Complexity: O(1).
   public init(
-    status: EligibilityStatus, reasons: EligibilityReasons, now: WallClockInstant,
-    deadline: WallClockInstant?, mark: WallClockInstant?, previousMark: WallClockInstant?,
-    generation: UInt64?, items: ItemTimeSummary?, markError: ClockMarkStoreError? = nil,
-    cacheError: CacheStoreError? = nil, floor: BootClockFloor? = nil,
-    floorCheck: BootClockFloorCheck? = nil, trustedTime: TrustedTimeVerdict? = nil
+    evaluation: OfflineEvaluation, mark: MarkOutcome, items: Result<ItemTimeSummary, StoreError>
   ) {
-    self.trustedTime = trustedTime
+    let summary = try? items.get()
+    var reasons = evaluation.reasons.union(mark.reason)
+    if case .failure = items { reasons.insert(.itemUnreadable) }
+    let status: EligibilityStatus
+    if let summary, summary.count == 0 {
+      status = .unavailable
+      reasons = []
+    } else {
+      status = reasons.isEmpty ? .fresh : .expired
+    }
     self.status = status
     self.reasons = reasons
-    self.now = now
-    self.deadline = deadline
-    self.mark = mark
-    self.previousMark = previousMark
-    self.generation = generation
-    self.items = items
-    self.markError = markError
-    self.cacheError = cacheError
-    self.floor = floor
-    self.floorCheck = floorCheck
+    self.now = mark.reading.wall
+    self.effectiveNow = evaluation.effectiveNow
+    self.deadline = status == .fresh ? evaluation.deadline : nil
+    self.mark = mark.storedMark
+    self.previousMark = mark.previousMark
+    self.generation = mark.generation
+    self.items = summary
+    self.markError = mark.error
+    if case .failure(let error) = items {
+      self.cacheError = error
+    } else {
+      self.cacheError = nil
+    }
+    self.floor = mark.recordAfter?.floor
+    self.floorCheck = evaluation.floorCheck
+    self.protections = evaluation.protections
+    self.trustedTime = evaluation.trustedTime
   }
 
   /// Whether the cache may be used offline.
   public var isFresh: Bool { status == .fresh }
+
+  /// The time left before the cache expires by age, measured from ``effectiveNow``: `nil`
+  /// unless fresh with a representable deadline.
+  public var remaining: Duration? {
+    deadline.map { effectiveNow.duration(to: $0) }
+  }
+
+  /// Whether the cache is fresh and stays fresh by age for at least `minimum` more, judged from
+  /// ``effectiveNow`` (what Auth0's `hasValid(minTTL:)` answers): fresh with a deadline at or
+  /// after `effectiveNow + minimum`. A fresh decision with no representable deadline is fresh
+  /// for any duration. A rollback can still end freshness earlier; the reader rechecks.
+  ///
+  /// - Parameter minimum: How long the cache must stay fresh; zero or less asks only "fresh now".
+  /// - Returns: `false` when not fresh, or when the deadline comes sooner.
+  public func isFresh(forAtLeast minimum: Duration) -> Bool {
+    guard isFresh else { return false }
+    guard let remaining else { return true }
+    return remaining >= minimum
+  }
 }

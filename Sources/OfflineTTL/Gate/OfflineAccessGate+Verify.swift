@@ -56,8 +56,9 @@ extension OfflineAccessGate {
         do throws(OfflineReadError) {
           try reader.checkServed(item, now: now)
         } catch {
+          // The reason itself (`too_old`, `item_unreadable`), not the reader's main code.
           disagreeing.append(
-            ItemDisagreement(key: key, code: "\(error.code)", reason: error.reason))
+            ItemDisagreement(key: key, code: "\(error.reasons)", reason: error.reason))
         }
       } catch {
         disagreeing.append(ItemDisagreement(key: key, code: "\(error.code)", reason: error.reason))

@@ -78,6 +78,9 @@ public struct OfflineAccessGate: Sendable {
   ///
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`
   ///   with the decision.
+  /// Blocks the calling thread on `flock` and `fdatasync` as ``checkEligibility()`` does; from
+  /// Swift concurrency use ``openOfflineAsync()``.
+  ///
   /// - Complexity: As ``checkEligibility()``.
   ///
   /// Blocks the calling thread on `flock` and `fdatasync` as ``checkEligibility()`` does; from
@@ -95,7 +98,8 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``ClockMarkStoreError`` (for example `absent` before the first online sign-in);
   ///   nothing is created or deleted.
   ///
-  /// The clocks are read under the mark store's lock.
+  /// The clocks are read under the mark store's lock. Blocks the calling thread on `flock` and
+  /// `fdatasync`; from Swift concurrency use ``recordObservationAsync()``.
   @discardableResult
   public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
     try marks.observe(resolution: policy.markResolution, readingClocks: clocks.readForDecision)

@@ -1,10 +1,12 @@
-/// Read-only access to a cache that was fresh when it was opened (<doc:Rules#Recheck-at-open-and-at-each-read>).
+/// Read-only access to a cache that was fresh when it was opened
+/// (<doc:Rules#Recheck-at-open-and-at-each-read>).
 ///
-/// It has no write, delete or re-stamp API at all. Every read first checks the wall clock again:
-/// past the opening decision's deadline, or behind the clock mark (the one seen at open or the
-/// one stored now, whichever is later), it refuses with ``OfflineReadError`` and touches nothing.
-/// With the boot-clock floor on, the deadline is judged from `max(wall, L)`, `L` carried forward
-/// to the boot clock now, so a held-back wall clock cannot keep a reader alive.
+/// It has no write, delete or re-stamp API at all. Every read first rechecks with the same rules
+/// as the gate (``OfflinePolicySet``) over the items judged at open, the stored mark and the
+/// clocks now: past the opening decision's deadline (judged from the effective time, so a
+/// held-back wall clock cannot keep a reader alive), behind the clock mark (the one seen at open
+/// or the one stored now, whichever is later), or without the boot clock the policy asks for, it
+/// refuses with ``OfflineReadError`` and touches nothing.
 public struct OfflineCacheReader: Sendable {
   let gate: OfflineAccessGate
   /// The fresh decision this reader was opened with.
@@ -31,10 +33,14 @@ public struct OfflineCacheReader: Sendable {
   ///
   /// - Parameter key: The item's key.
   /// - Returns: The item, exactly as the online session wrote it.
-  /// - Throws: ``OfflineReadError``: `deadline_passed`, `clock_behind_mark` or
-  ///   `mark_unreadable` before anything is read; `item_unreadable` when the item fails its
-  ///   checks or is dated after now, `too_old` when it is dated
+  /// - Throws: ``OfflineReadError``: any recheck reason (`too_old` past the deadline,
+  ///   `clock_behind_mark`, the floor's reasons, `mark_unreadable`) before anything is read;
+  ///   `item_unreadable` when the item fails its checks or is dated after now, `too_old` when
+  ///   it is dated
   ///   before the decision's oldest item or beyond the max age (it is left alone either way).
+  ///
+  /// Blocks the calling thread on `flock` (a shared lock of the mark store, then the item
+  /// store's reads); from Swift concurrency use ``itemAsync(forKey:)``.
   /// - Complexity: One read of the mark record plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     let now = try recheck()
@@ -48,7 +54,7 @@ public struct OfflineCacheReader: Sendable {
         item = try gate.cache.item(forKey: key)
       }
     } catch {
-      throw OfflineReadError(.itemUnreadable, cacheError: error, reason: error.reason)
+      throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
     }
     guard let item else { return nil }
     try checkServed(item, now: now)
@@ -67,17 +73,18 @@ public struct OfflineCacheReader: Sendable {
     let name = "item \(item.key) was written at \(writtenAt.rfc3339)"
     if writtenAt > now {
       throw OfflineReadError(
-        .itemUnreadable, reason: "\(name), after now (\(now.rfc3339)); refused, left alone")
+        reasons: .itemUnreadable, reason: "\(name), after now (\(now.rfc3339)); refused, left alone"
+      )
     }
     if let oldest = decision.items?.oldest, writtenAt < oldest {
       throw OfflineReadError(
-        .tooOld,
+        reasons: .tooOld,
         reason: "\(name), before the oldest item the decision judged (\(oldest.rfc3339));"
           + " refused, left alone")
     }
     if writtenAt.saturatingAdvanced(by: gate.policy.maxAge) < now {
       throw OfflineReadError(
-        .tooOld,
+        reasons: .tooOld,
         reason: "\(name), more than the max age before now (\(now.rfc3339)); refused, left alone")
     }
   }
@@ -92,59 +99,103 @@ public struct OfflineCacheReader: Sendable {
     do {
       return try gate.cache.keys()
     } catch {
-      throw OfflineReadError(.itemUnreadable, cacheError: error, reason: error.reason)
+      throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
     }
   }
 
-  /// Refuses when the wall clock is past the deadline or behind the mark.
+  /// Rechecks now, writing nothing.
   ///
   /// Reads the stored mark record first and the clocks after it (``Clocks/readForDecision()``),
-  /// so a mark that another process raised while this reader waited is never later than the
-  /// reading it is compared with.
+  /// so a mark that another process raised while this reader waited for the lock is never later
+  /// than the reading it is compared with. Then judges, with the gate's rules, the items seen at
+  /// open against the later of the stored mark and the mark seen at open, the floor carried
+  /// forward to the boot clock now (the later of the stored floor and the floor seen at open),
+  /// and the opening decision's deadline.
   ///
-  /// - Throws: ``OfflineReadError`` saying which.
+  /// - Throws: ``OfflineReadError`` with every reason found.
   public func checkStillFresh() throws(OfflineReadError) {
     _ = try recheck()
   }
 
   /// ``checkStillFresh()``, returning the effective time it judged by (`max(wall, L)` with the
-  /// floor on, else the wall clock).
+  /// floor on, trusted time while a server anchor holds, else the wall clock).
   func recheck() throws(OfflineReadError) -> WallClockInstant {
     let stored: ClockMarkRecord
     do {
       stored = try gate.marks.read()
     } catch {
-      throw OfflineReadError(.markUnreadable, markError: error, reason: error.reason)
+      throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
     }
     let reading = gate.clocks.readForDecision()
-    if let tpmError = reading.tpmError ?? stored.tpmChange(for: reading) {
-      throw OfflineReadError(
-        tpmError.code == .tpmChanged ? .tpmChanged : .tpmUnavailable, reason: tpmError.reason)
+    let previous = Swift.max(stored.mark, decision.mark ?? stored.mark)
+    var record = stored.observing(reading)
+    if let opened = decision.floor?.advanced(to: reading.boot), !opened.isUntrusted,
+      !record.floor.isUntrusted, opened.lowerBound > record.floor.lowerBound
+    {
+      record.floor = opened
     }
-    // While the stored record's server anchor holds, trusted time carried to now (in memory)
-    // takes the wall clock's place: a wrong wall clock is not punished.
-    let anchored = stored.trustedTime?.isAnchored == true
-    let now = anchored ? stored.observing(reading).effectiveNow(wall: reading.wall) : reading.wall
-    if let deadline = decision.deadline, now > deadline {
-      throw OfflineReadError(
-        .deadlinePassed,
-        reason: "the cache expired at its deadline (\(deadline)); now is \(now)")
+    let inputs = OfflineDecisionInputs(
+      items: decision.items, reading: reading, previousMark: previous, record: record,
+      recordBefore: stored)
+    let evaluation = OfflinePolicySet().evaluate(inputs, policy: gate.policy)
+    // The reader keeps its opening decision's word on the floor's other reasons (the next check
+    // judges them); its deadline is judged from the effective time (max(wall, L), or trusted
+    // time while a server anchor holds), so a held clock cannot extend it.
+    var reasons = evaluation.reasons.intersection([
+      .clockBehindMark, .tooOld, .bootClockUnavailable, .tpmUnavailable, .tpmChanged,
+    ])
+    if let deadline = decision.deadline, evaluation.effectiveNow > deadline {
+      reasons.insert(.tooOld)
     }
-    let mark = Swift.max(stored.mark, decision.mark ?? stored.mark)
-    if now < mark {
+    guard reasons.isEmpty else {
       throw OfflineReadError(
-        .clockBehindMark, reason: "the wall clock (\(now)) is behind the clock mark (\(mark))")
+        reasons: reasons,
+        reason: Self.explain(reasons, reading: reading, mark: previous, evaluation: evaluation))
     }
-    guard !anchored else { return now }
-    // A held-back wall clock cannot keep a reader alive past its deadline
-    // (<doc:Rules#Boot-clock-floor>).
-    let effective = gate.effectiveNow(reading: reading, stored: stored, openedWith: decision.floor)
-    if let deadline = decision.deadline, effective > deadline {
-      throw OfflineReadError(
-        .deadlinePassed,
-        reason: "the cache expired at its deadline (\(deadline)); the boot clock shows real time"
-          + " is at least \(effective) (the wall clock reads \(now))")
+    return evaluation.effectiveNow
+  }
+
+  /// A sentence for the reasons of a refused recheck.
+  private static func explain(
+    _ reasons: EligibilityReasons, reading: ClockObservation, mark: WallClockInstant,
+    evaluation: OfflineEvaluation
+  ) -> String {
+    let now = reading.wall
+    let trusted = evaluation.trustedTime?.trustedNow
+    var parts: [String] = []
+    if reasons.contains(.clockBehindMark) {
+      if let trusted {
+        parts.append("the trusted time (\(trusted)) is behind the clock mark (\(mark))")
+      } else {
+        parts.append("the wall clock (\(now)) is behind the clock mark (\(mark))")
+      }
     }
-    return effective
+    if reasons.contains(.tooOld) {
+      let deadline = evaluation.deadline.map { "\($0)" } ?? "its deadline"
+      if let trusted {
+        parts.append(
+          "the cache expired at its deadline (\(deadline)); trusted time is \(trusted) (the wall"
+            + " clock reads \(now))")
+      } else if evaluation.effectiveNow > now {
+        parts.append(
+          "the cache expired at its deadline (\(deadline)); the boot clock shows real time"
+            + " is at least \(evaluation.effectiveNow) (the wall clock reads \(now))")
+      } else {
+        parts.append("the cache expired at its deadline (\(deadline)); now is \(now)")
+      }
+    }
+    if reasons.contains(.bootClockUnavailable) {
+      parts.append(
+        "the boot-clock floor is on but no boot clock can be read now or was read at the last"
+          + " sign-in (turn the floor off where there is none)")
+    }
+    if let error = evaluation.trustedTime?.tpmError {
+      parts.append("the TPM clock cannot carry trusted time: \(error.reason)")
+    }
+    let other = reasons.subtracting([
+      .clockBehindMark, .tooOld, .bootClockUnavailable, .tpmUnavailable, .tpmChanged,
+    ])
+    if !other.isEmpty { parts.append("refused: \(other)") }
+    return parts.joined(separator: "; ")
   }
 }

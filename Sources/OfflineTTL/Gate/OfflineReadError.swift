@@ -1,20 +1,24 @@
 /// An ``OfflineCacheReader`` refused a read. Nothing was changed.
+///
+/// It carries every eligibility reason the reader's recheck found (the same reasons, judged by
+/// the same rules, as ``OfflineAccessDecision/reasons``) and, for a store failure, the store's
+/// error as the store threw it.
 public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertible {
-  /// Why the read was refused.
+  /// The main reason for the refusal, as one code.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
     enum Backing: String, Sendable, Hashable {
       case deadlinePassed = "deadline_passed"
       case clockBehindMark = "clock_behind_mark"
       case markUnreadable = "mark_unreadable"
       case itemUnreadable = "item_unreadable"
-      case tooOld = "too_old"
       case tpmUnavailable = "tpm_unavailable"
       case tpmChanged = "tpm_changed"
+      case refused
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
 
-    /// The wall clock is past the deadline of the decision the reader was opened with.
+    /// The effective time is past the deadline of the decision the reader was opened with.
     public static let deadlinePassed = Code(.deadlinePassed)
     /// The wall clock went behind the clock mark after the reader was opened.
     public static let clockBehindMark = Code(.clockBehindMark)
@@ -22,53 +26,56 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     public static let markUnreadable = Code(.markUnreadable)
     /// The item could not be read; see ``OfflineReadError/storeError``.
     public static let itemUnreadable = Code(.itemUnreadable)
-    /// The item's own `writtenAt` is older than the decision allowed: before the oldest item the
-    /// decision judged, or more than the max age before now (an older copy of the item was put
-    /// in place behind the index). The reason gives the item's own time.
-    public static let tooOld = Code(.tooOld)
     /// The configured TPM could not be read to check the time.
     public static let tpmUnavailable = Code(.tpmUnavailable)
     /// The TPM is not the one the record was written with.
     public static let tpmChanged = Code(.tpmChanged)
+    /// Another rule refused (the boot-clock floor's reasons); see ``OfflineReadError/reasons``.
+    public static let refused = Code(.refused)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }
   }
 
-  /// Why the read was refused.
-  public let code: Code
+  /// Every reason the recheck found (`too_old` for a passed deadline).
+  public let reasons: EligibilityReasons
   /// The store's error as the store threw it: the mark store's for `mark_unreadable`, the item
   /// store's for `item_unreadable`.
   public let storeError: StoreError?
   /// A sentence for people.
   public let reason: String
 
-  init(
-    _ backing: Code.Backing, markError: StoreError? = nil, cacheError: StoreError? = nil,
-    reason: String
-  ) {
-    self.code = Code(backing)
-    self.storeError = markError ?? cacheError
+  /// Creates an error.
+  ///
+  /// - Parameters:
+  ///   - reasons: Every reason found; not empty.
+  ///   - storeError: The store's error behind `mark_unreadable` or `item_unreadable`.
+  ///   - reason: A sentence for people.
+  public init(reasons: EligibilityReasons, storeError: StoreError? = nil, reason: String) {
+    self.reasons = reasons
+    self.storeError = storeError
     self.reason = reason
   }
 
-  /// ``storeError`` for `mark_unreadable`, else `nil`.
-  public var markError: StoreError? { code == .markUnreadable ? storeError : nil }
-  /// ``storeError`` for `item_unreadable`, else `nil`.
-  public var cacheError: StoreError? { code == .itemUnreadable ? storeError : nil }
-
-  /// The matching eligibility reason (`too_old` for a passed deadline).
-  public var eligibilityReason: EligibilityReasons {
-    switch code.backing {
-    case .deadlinePassed: .tooOld
-    case .clockBehindMark: .clockBehindMark
-    case .markUnreadable: .markUnreadable
-    case .itemUnreadable: .itemUnreadable
-    case .tooOld: .tooOld
-    case .tpmUnavailable: .tpmUnavailable
-    case .tpmChanged: .tpmChanged
-    }
+  /// The main reason as one code: a store failure first, then the TPM's reasons, then
+  /// `clock_behind_mark`, then `deadline_passed` (for `too_old`), else `refused`.
+  public var code: Code {
+    if reasons.contains(.markUnreadable) { return .markUnreadable }
+    if reasons.contains(.itemUnreadable) { return .itemUnreadable }
+    if reasons.contains(.tpmChanged) { return .tpmChanged }
+    if reasons.contains(.tpmUnavailable) { return .tpmUnavailable }
+    if reasons.contains(.clockBehindMark) { return .clockBehindMark }
+    if reasons.contains(.tooOld) { return .deadlinePassed }
+    return .refused
   }
+
+  /// ``storeError`` for `mark_unreadable`, else `nil`.
+  public var markError: StoreError? { reasons.contains(.markUnreadable) ? storeError : nil }
+  /// ``storeError`` for `item_unreadable`, else `nil`.
+  public var cacheError: StoreError? { reasons.contains(.itemUnreadable) ? storeError : nil }
+
+  /// The eligibility reasons (the same as ``reasons``).
+  public var eligibilityReason: EligibilityReasons { reasons }
 
   /// `"<code>: <reason>"`.
   public var description: String { "\(code): \(reason)" }

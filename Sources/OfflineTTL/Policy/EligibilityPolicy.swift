@@ -23,6 +23,10 @@ public struct EligibilityPolicy: Sendable, Hashable {
   /// (`clock_behind_elapsed_time`) and age is judged from `max(wall, floor)`. On by default.
   /// Off, the clock mark alone decides; the floor is still carried forward in the record, so
   /// turning it back on loses no elapsed time.
+  ///
+  /// With the floor on, a decision that cannot read the boot clock (or whose last sign-in
+  /// could not) is refused with `boot_clock_unavailable`: on a platform or in a process without
+  /// a boot clock, turn the floor off to run on the mark rule alone.
   public var usesBootClockFloor: Bool
   /// The fixed part of the boot-clock floor's tolerance; 500 ppm of the boot time since the last
   /// sign-in is added to it. Default 2 s. Never negative.

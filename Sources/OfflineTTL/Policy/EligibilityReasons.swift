@@ -31,6 +31,11 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
   /// The TPM is not the one the record was written with (cleared or replaced), or its clock went
   /// back further than a power loss explains; an online sign-in re-anchors.
   public static let tpmChanged = EligibilityReasons(rawValue: 1 << 10)
+  /// The boot-clock floor is on but cannot be judged: no boot clock can be read now (no boot
+  /// clock on this platform, or the boot id hidden from this process), or the last online
+  /// sign-in had none to anchor the floor. Turn the floor off where there is no boot clock
+  /// (``EligibilityPolicy/usesBootClockFloor``, `--no-boot-floor`).
+  public static let bootClockUnavailable = EligibilityReasons(rawValue: 1 << 11)
 
   /// Every reason, in the fixed listing order.
   public static let allCases: [(reason: EligibilityReasons, code: String)] = [
@@ -45,6 +50,7 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
     (.bootClockInconsistent, "boot_clock_inconsistent"),
     (.tpmUnavailable, "tpm_unavailable"),
     (.tpmChanged, "tpm_changed"),
+    (.bootClockUnavailable, "boot_clock_unavailable"),
   ]
 
   /// The snake_case codes of the reasons in this set, in the fixed listing order.

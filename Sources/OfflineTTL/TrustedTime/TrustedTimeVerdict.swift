@@ -40,18 +40,31 @@ public struct TrustedTimeVerdict: Sendable, Hashable {
   /// - Parameter transition: The mark store's transition (its observation carries the TPM's
   ///   reading or failure).
   init?(transition: ClockMarkTransition) {
-    let observation = transition.observation
+    self.init(
+      before: transition.previous, observation: transition.observation,
+      after: transition.current)
+  }
+
+  /// The verdict for one observation of a record (`nil` when the record has no trusted time and
+  /// no TPM is configured).
+  ///
+  /// - Parameters:
+  ///   - before: The record before the observation.
+  ///   - observation: The clocks (with the TPM's reading or failure).
+  ///   - after: The record after it (``ClockMarkRecord/observing(_:)``).
+  /// - Complexity: O(1).
+  public init?(before: ClockMarkRecord, observation: ClockObservation, after: ClockMarkRecord) {
     let tpmError = observation.tpmError
-    guard transition.previous.trustedTime != nil || observation.tpm != nil || tpmError != nil
+    guard before.trustedTime != nil || observation.tpm != nil || tpmError != nil
     else { return nil }
     let previous =
-      transition.previous.trustedTime
+      before.trustedTime
       ?? TrustedTime(
-        anchor: nil, lowerBound: transition.previous.floor.lowerBound, elapsedSinceAnchor: .zero,
+        anchor: nil, lowerBound: before.floor.lowerBound, elapsedSinceAnchor: .zero,
         lastBoot: observation.boot, lastTPM: observation.tpm)
     let step = try? previous.advanced(boot: observation.boot, tpm: observation.tpm)
-    let changed = transition.previous.tpmChange(for: observation)
-    let current = transition.current.trustedTime
+    let changed = before.tpmChange(for: observation)
+    let current = after.trustedTime
     self.init(
       wall: observation.wall, trustedNow: changed == nil ? current?.effectiveNow : nil,
       anchor: changed == nil ? current?.anchor : nil, carriedBy: step?.carriedBy,

@@ -1,53 +1,18 @@
 import Foundation
 import OfflineTTL
-import Synchronization
-
-/// The injected clock of `offline-ttl demo`: starts at the real time, then moved by hand.
-final class DemoClock: WallClock {
-  let start: WallClockInstant
-  private let current: Mutex<WallClockInstant>
-
-  init(_ start: WallClockInstant) {
-    self.start = start
-    current = Mutex(start)
-  }
-
-  func now() -> WallClockInstant { current.withLock { $0 } }
-
-  /// Sets the clock to `t0 + offset`.
-  func set(_ offset: Duration) {
-    current.withLock { $0 = start.saturatingAdvanced(by: offset) }
-  }
-}
-
-/// The injected boot clock of `offline-ttl demo`: one boot, moved forward by hand only when the
-/// story lets real time pass (a clock the user moves leaves it alone).
-final class DemoBootClock: BootClock {
-  /// The demo's boot.
-  static let bootID = BootID(high: 0xDE40, low: 1)
-  private let sinceBoot: Mutex<Duration>
-  /// The uptime at t0.
-  let startUptime: Duration = .seconds(600)
-
-  init() { sinceBoot = Mutex(startUptime) }
-
-  func now() -> BootClockReading? {
-    BootClockReading(bootID: Self.bootID, sinceBoot: sinceBoot.withLock { $0 })
-  }
-
-  /// Sets the uptime to the start's plus `elapsed` of real time since t0.
-  func set(elapsedSinceStart elapsed: Duration) {
-    sinceBoot.withLock { $0 = startUptime + elapsed }
-  }
-}
+import OfflineTTLTestDoubles
 
 /// The steps of `offline-ttl demo`, each printed as one row.
 struct DemoStory {
   let gate: OfflineAccessGate
   /// The same stores with the floor off: what the mark rule alone decides.
   let markRuleOnlyGate: OfflineAccessGate
-  let clock: DemoClock
-  let bootClock: DemoBootClock
+  /// The injected wall clock, moved by hand; it starts at `start` (t0, the real time).
+  let clock: ManualWallClock
+  let start: WallClockInstant
+  /// The injected boot clock: one boot, moved forward by hand only when the story lets real
+  /// time pass (a clock the user moves leaves it alone).
+  let bootClock: ManualBootClock
   let maxAge: Duration
   let json: Bool
   let context: CommandContext
@@ -55,12 +20,13 @@ struct DemoStory {
   private var itemsAtSignIn: [CacheItemKey: CacheItem] = [:]
 
   init(
-    gate: OfflineAccessGate, markRuleOnlyGate: OfflineAccessGate, clock: DemoClock,
-    bootClock: DemoBootClock, maxAge: Duration, json: Bool, context: CommandContext
+    gate: OfflineAccessGate, markRuleOnlyGate: OfflineAccessGate, clock: ManualWallClock,
+    bootClock: ManualBootClock, maxAge: Duration, json: Bool, context: CommandContext
   ) {
     self.gate = gate
     self.markRuleOnlyGate = markRuleOnlyGate
     self.clock = clock
+    self.start = clock.now()
     self.bootClock = bootClock
     self.maxAge = maxAge
     self.json = json
@@ -68,6 +34,20 @@ struct DemoStory {
   }
 
   static let day = Duration.seconds(86_400)
+  /// The demo's boot.
+  static let bootID = BootID(high: 0xDE40, low: 1)
+  /// The uptime at t0.
+  static let startUptime = Duration.seconds(600)
+
+  /// Lets `elapsed` of real time since t0 pass on the boot clock.
+  private func letRealTimePass(sinceStart elapsed: Duration) {
+    bootClock.set(BootClockReading(bootID: Self.bootID, sinceBoot: Self.startUptime + elapsed))
+  }
+
+  /// Sets the wall clock to `t0 + offset`.
+  private func setClock(_ offset: Duration) {
+    clock.set(start.saturatingAdvanced(by: offset))
+  }
 
   mutating func tell() throws {
     if !json {
@@ -76,7 +56,7 @@ struct DemoStory {
           + pad("reasons", 62) + pad("mark", 12) + "floor")
     }
     try signIn("sign in online, write 2 items", at: .zero)
-    bootClock.set(elapsedSinceStart: .seconds(3600))
+    letRealTimePass(sinceStart: .seconds(3600))
     try check("check", at: .seconds(3600), expect: .fresh, [])
     try check("move the clock past max age", at: maxAge + Self.day, expect: .expired, .tooOld)
     let high = try gate.marks.read().mark
@@ -90,7 +70,7 @@ struct DemoStory {
     }
     try readOffline()
     try itemsIntact()
-    bootClock.set(elapsedSinceStart: Self.day)
+    letRealTimePass(sinceStart: Self.day)
     try signIn("clock corrected; sign in online again", at: Self.day)
     try heldClock()
   }
@@ -100,7 +80,7 @@ struct DemoStory {
   /// tolerance is below the hold), then the clock catches up with real time.
   private mutating func heldClock() throws {
     let hold = Self.day * 2
-    bootClock.set(elapsedSinceStart: Self.day + hold)
+    letRealTimePass(sinceStart: Self.day + hold)
     let policy = gate.policy
     var caught: EligibilityReasons = []
     if policy.usesBootClockFloor {
@@ -123,7 +103,7 @@ struct DemoStory {
   }
 
   private mutating func signIn(_ action: String, at offset: Duration) throws {
-    clock.set(offset)
+    setClock(offset)
     let session = try gate.beginOnlineSession()
     try session.write(contentsOf: [
       (CacheItemKey("token"), Data("demo-token-\(session.generation)".utf8)),
@@ -139,7 +119,7 @@ struct DemoStory {
     _ reasons: EligibilityReasons, allowing optional: EligibilityReasons = [],
     gate: OfflineAccessGate? = nil
   ) throws {
-    clock.set(offset)
+    setClock(offset)
     let decision = (gate ?? self.gate).checkEligibility()
     row(action, decision: decision)
     guard decision.status == status, decision.reasons.subtracting(optional) == reasons else {
@@ -216,7 +196,7 @@ struct DemoStory {
 
   /// `t0+8d`, `t0-1d`, `t0`.
   private func offset(_ instant: WallClockInstant) -> String {
-    let delta = clock.start.duration(to: instant)
+    let delta = start.duration(to: instant)
     if delta == .zero { return "t0" }
     let text = StoreCommandSupport.durationText(delta)
     return "t0" + (delta > .zero ? "+" : "") + text

@@ -31,7 +31,7 @@ extension StoreCommandSupport {
   /// does not have are `null`.
   static func addFloor(_ object: inout JSONObject, _ decision: OfflineAccessDecision) {
     let check = decision.floorCheck
-    object["boot_floor"] = .string(check == nil ? "off" : "on")
+    object["boot_floor"] = .string(bootFloorWord(decision))
     object.instant("floor", decision.floor?.lowerBound)
     let anchor = decision.floor.flatMap { $0.isAnchored ? $0.anchorBootID : nil }
     object["boot_id"] = anchor.map { .string($0.description) } ?? .null
@@ -42,13 +42,31 @@ extension StoreCommandSupport {
       object["tolerance"] = .null
       object["tolerance_ns"] = .null
     }
-    object.instant("effective_now", check?.effectiveNow ?? decision.now)
-    object["effective_clock"] = .string(check?.effectiveClock.rawValue ?? "wall")
+    object.instant("effective_now", decision.effectiveNow)
+    object["effective_clock"] = .string(effectiveClockWord(decision))
+  }
+
+  /// Which clock set the time that decided: `trusted` while a server anchor holds, else the
+  /// floor check's (`wall` or `floor`), else `wall`.
+  static func effectiveClockWord(_ decision: OfflineAccessDecision) -> String {
+    if decision.trustedTime?.trustedNow != nil { return "trusted" }
+    return decision.floorCheck?.effectiveClock.rawValue ?? "wall"
+  }
+
+  /// `on`, `off`, `unavailable` (the floor is asked for but no boot clock can be read) or
+  /// `superseded` (a server anchor holds: trusted time decides).
+  static func bootFloorWord(_ decision: OfflineAccessDecision) -> String {
+    switch decision.protections.bootClockFloor {
+    case .active: "on"
+    case .off: "off"
+    case .unavailable: "unavailable"
+    case .superseded: "superseded"
+    }
   }
 
   /// The floor's `name: value` lines for the text output.
   static func floorLines(_ decision: OfflineAccessDecision) -> [String] {
-    guard let check = decision.floorCheck else { return ["boot_floor: off"] }
+    guard let check = decision.floorCheck else { return ["boot_floor: \(bootFloorWord(decision))"] }
     var lines = ["boot_floor: on"]
     let anchor = decision.floor.flatMap { $0.isAnchored ? $0.anchorBootID : nil }
     lines.append("floor: \(check.floor.rfc3339)" + (check.isFloorUntrusted ? " (untrusted)" : ""))

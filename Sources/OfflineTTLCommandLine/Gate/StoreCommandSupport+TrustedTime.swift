@@ -6,7 +6,7 @@ extension StoreCommandSupport {
   /// exactly as before these features. Each field is `null`, or `off`/`false`, when the
   /// decision has no such value:
   /// - `trusted_time`/`_ns`: the time the decision used while a server anchor holds (`now` is
-  ///   then the same time);
+  ///   the wall clock's reading; `effective_now` is the trusted time);
   /// - `wall_clock`/`_ns`: the wall clock's reading (whether or not it decided);
   /// - `wall_offset`/`_ns`: the wall clock minus trusted time (negative: the wall clock is
   ///   behind);

@@ -256,7 +256,7 @@ enum StoreCommandSupport {
   /// "in ..." and time left are measured from it, so they agree with the reasons (a `too_old`
   /// decided by the floor is never printed beside an age under the max age).
   static func decidingTime(_ decision: OfflineAccessDecision) -> WallClockInstant {
-    decision.trustedTime?.trustedNow ?? decision.floorCheck?.effectiveNow ?? decision.now
+    decision.effectiveNow
   }
 
   /// The decision as `name: value` lines.
@@ -320,6 +320,10 @@ enum StoreCommandSupport {
 
   /// One line for standard error per floor reason, with the values it was judged on.
   static func floorRefusal(_ decision: OfflineAccessDecision) -> String {
+    if decision.reasons.contains(.bootClockUnavailable) {
+      return "; the boot-clock floor is on but no boot clock can be read (now, or at the last"
+        + " sign-in); on a system without one, run with --no-boot-floor"
+    }
     guard let check = decision.floorCheck, !check.reasons.isEmpty else { return "" }
     var text = ""
     if check.reasons.contains(.clockBehindElapsedTime) {

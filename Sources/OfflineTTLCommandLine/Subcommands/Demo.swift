@@ -1,5 +1,6 @@
 import Foundation
 @_spi(SystemCalls) import OfflineTTL
+import OfflineTTLTestDoubles
 
 /// `offline-ttl demo`: the whole story on a fresh temporary store with real files and an
 /// injected clock. The README's main-job command.
@@ -93,8 +94,8 @@ enum Demo: Subcommand {
     defer {
       if !arguments.flag(.keep) { try? FileManager.default.removeItem(atPath: path) }
     }
-    let clock = DemoClock(start)
-    let bootClock = DemoBootClock()
+    let clock = ManualWallClock(start)
+    let bootClock = ManualBootClock(bootID: DemoStory.bootID, sinceBoot: DemoStory.startUptime)
     let floor = try StoreCommandSupport.floorOptions(arguments)
     let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
     let markRuleOnly = try StoreCommandSupport.policy(
@@ -114,7 +115,7 @@ enum Demo: Subcommand {
     if !json {
       context.standardOutput.writeLine(
         "offline-ttl demo: a fresh store in \(path), max age \(StoreCommandSupport.durationText(maxAge)),"
-          + " an injected clock starting at t0 = \(clock.start.rfc3339) (the real time)"
+          + " an injected clock starting at t0 = \(start.rfc3339) (the real time)"
           + " and an injected boot clock")
     }
     do {

@@ -22,7 +22,7 @@ enum Status: Subcommand {
       The boot-clock floor (on unless --no-boot-floor) also refuses a wall clock more than the
       tolerance behind the time the boot clock proves has passed since the last sign-in
       (clock_behind_elapsed_time), and judges age from the later of the two; the output adds
-      floor, boot_id, tolerance, effective_now and effective_clock (wall or floor). Ages,
+      floor, boot_id, tolerance, effective_now and effective_clock (wall, floor, or trusted). Ages,
       "in ..." and the deadline are measured from effective_now, the time that decided.
       By default status reads the index header only, whatever the number of items; --verify
       also reads every item (header, payload and checksum, O(n)) and lists each item whose own
@@ -33,6 +33,9 @@ enum Status: Subcommand {
       (wall_offset), the anchor and the clock that carried it (carried_by); with --tpm also the
       TPM's reading, whether its power-loss allowance was added, and tpm_changed or
       tpm_unavailable when the TPM is not the recorded one or cannot be read.
+      Both outputs end by naming the protections the decision applied: mark_rule and
+      boot_clock_floor (active, off, unavailable, or superseded while a server anchor decides),
+      server_anchor (holding, none, lost) and tpm_clock (in_use, not_configured, unavailable).
       """,
     exitStatus: [
       (0, "fresh: the cache may be used offline (with --verify: and every item agrees)."),
@@ -76,6 +79,7 @@ enum Status: Subcommand {
           })
         object["verify"] = .object(verify)
       }
+      object["protections"] = protections(decision.protections)
       context.standardOutput.writeLine(object.text)
     } else {
       var text = StoreCommandSupport.text(decision, maxAge: maxAge)
@@ -86,10 +90,37 @@ enum Status: Subcommand {
         for item in verification.disagreeing { text += "disagrees: \(item)\n" }
       }
       context.standardOutput.write(text)
+      context.standardOutput.writeLine(protectionsLine(decision.protections))
     }
     if let verification, !verification.disagreeing.isEmpty, decision.status == .fresh {
       return .expired
     }
     return StoreCommandSupport.exitCode(for: decision, store: path, context: context)
+  }
+
+  /// The protections by name, in a fixed order: `mark_rule` and `boot_clock_floor` (`active`,
+  /// `off`, `unavailable`, `superseded`), `server_anchor` (`holding`, `none`, `lost`) and
+  /// `tpm_clock` (`in_use`, `not_configured`, `unavailable`). One list for the JSON object and
+  /// the text line, so that a new protection is added in one place.
+  static func protectionStates(_ protections: OfflineProtections) -> [(String, String)] {
+    [
+      ("mark_rule", protections.markRule.rawValue),
+      ("boot_clock_floor", protections.bootClockFloor.rawValue),
+      ("server_anchor", protections.serverAnchor.rawValue),
+      ("tpm_clock", protections.tpmClock.rawValue),
+    ]
+  }
+
+  /// `{"mark_rule": ..., "boot_clock_floor": ..., "server_anchor": ..., "tpm_clock": ...}`.
+  static func protections(_ protections: OfflineProtections) -> JSONValue {
+    var object = JSONObject()
+    for (name, state) in protectionStates(protections) { object[name] = .string(state) }
+    return .object(object)
+  }
+
+  /// `protections: mark_rule=active boot_clock_floor=active server_anchor=none ...`.
+  static func protectionsLine(_ protections: OfflineProtections) -> String {
+    "protections: "
+      + protectionStates(protections).map { "\($0)=\($1)" }.joined(separator: " ")
   }
 }

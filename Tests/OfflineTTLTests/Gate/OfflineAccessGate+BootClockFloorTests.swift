@@ -103,14 +103,16 @@ private struct FloorGate {
     #expect(try f.marks.read().floor.lowerBound == FloorGate.start, "nothing was written")
   }
 
-  @Test func noBootClockLeavesTheFloorAtTheSignIn() throws {
+  @Test func noBootClockAtTheSignInIsARefusalNotASilentlyMissingFloor() throws {
     let f = try FloorGate()
     f.boot.makeUnavailable()
     try f.signIn()
     f.wall.advance(by: .seconds(60))
     let decision = f.gate.checkEligibility()
-    #expect(decision.status == .fresh)
-    #expect(decision.floorCheck?.floor == FloorGate.start)
+    #expect(decision.status == .expired)
+    #expect(decision.reasons == .bootClockUnavailable)
+    #expect(decision.protections.bootClockFloor == .unavailable)
+    #expect(decision.floorCheck == nil)
     #expect(decision.floor?.isAnchored == false)
   }
 }

@@ -60,7 +60,7 @@ import Testing
     let reader = try open(f)
     #expect(reader.decision.isFresh, "the index does not notice: status stays O(1)")
     let error = refusal { _ = try reader.item(forKey: Fixture.key("token")) }
-    #expect(error?.code == .tooOld)
+    #expect(error?.reasons == .tooOld)
     #expect(error?.eligibilityReason == .tooOld)
     #expect(error?.reason.contains(Fixture.start.rfc3339) == true, "gives the item's own time")
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == old, "left alone")
@@ -76,7 +76,7 @@ import Testing
     try f.signIn(["token": "new", "other": "x"])
     try Self.overwriteInPlace(path, with: old)
     let reader = try open(f)
-    #expect(refusal { _ = try reader.item(forKey: Fixture.key("token")) }?.code == .tooOld)
+    #expect(refusal { _ = try reader.item(forKey: Fixture.key("token")) }?.reasons == .tooOld)
     #expect(try reader.item(forKey: Fixture.key("other"))?.payload == Data("x".utf8))
   }
 

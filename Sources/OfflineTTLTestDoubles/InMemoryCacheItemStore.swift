@@ -5,7 +5,7 @@ import Synchronization
 /// A `CacheItemStore` in memory, for tests of code that uses a cache (the gate, the command
 /// line). It keeps exact `writtenAt` values, serializes commits across threads (not processes;
 /// nothing here is durable), and can be told to treat an item as unreadable or to fail the next
-/// commit. It passes ``CacheItemStoreConformance``.
+/// commit. It passes `CacheItemStoreConformance` (in the `OfflineTTLTesting` product).
 public final class InMemoryCacheItemStore: CacheItemStore {
   struct State {
     var items: [CacheItemKey: CacheItem] = [:]

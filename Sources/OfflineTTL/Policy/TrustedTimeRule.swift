@@ -1,0 +1,67 @@
+/// Trusted time as an ``OfflinePolicy``: while a server anchor holds
+/// (``OfflineAccessGate/beginOnlineSession(serverTime:uncertainty:)``), the time of the decision
+/// is the trusted time carried by the boot and TPM clocks (``TrustedTime``), and the other rules
+/// judge from it (``OfflineDecisionInputs/time``); a configured TPM that cannot be read, or is
+/// not the recorded one, is a refusal.
+///
+/// It refuses with `tpm_unavailable` or `tpm_changed` (an online sign-in re-anchors). It reports
+/// the server anchor (`holding`, `none`, `lost`) and the TPM clock (`in_use`, `not_configured`,
+/// `unavailable`) in ``OfflineProtections``. When no anchor holds it changes nothing: the mark
+/// rule and the boot-clock floor (at the last trusted time) decide from the wall reading.
+public struct TrustedTimeRule: OfflinePolicy {
+  /// Creates the rule.
+  public init() {}
+
+  /// Judges one decision.
+  ///
+  /// - Parameters:
+  ///   - inputs: The clocks (with the TPM's reading or failure) and the record before and after
+  ///     this observation.
+  ///   - policy: Unused: trusted time applies whenever a server anchor holds.
+  /// - Returns: The TPM's reasons, the trusted time (or the wall reading) as the effective time,
+  ///   and `active` while an anchor holds, else `off` (the anchor's and the TPM's own states are
+  ///   ``states(for:)``'s).
+  /// - Complexity: O(1); no heap allocation.
+  public func verdict(for inputs: OfflineDecisionInputs, policy: EligibilityPolicy)
+    -> OfflinePolicyVerdict
+  {
+    let verdict = inputs.trustedTime
+    return OfflinePolicyVerdict(
+      reasons: verdict?.reasons ?? [], effectiveNow: verdict?.trustedNow ?? inputs.reading.wall,
+      protection: verdict?.trustedNow != nil ? .active : .off)
+  }
+
+  /// The server anchor's and the TPM clock's states for one decision.
+  ///
+  /// The anchor is `holding` while the decision's time is trusted time; `lost` when the record
+  /// before this observation still names an anchor that does not hold now, or keeps trusted time
+  /// that no TPM carried (which only a server anchor starts); else `none`. The TPM is
+  /// `unavailable` when configured but unreadable or not the recorded one, `in_use` when it
+  /// answered, else `not_configured`.
+  ///
+  /// - Parameter inputs: The decision's inputs.
+  /// - Returns: Both states.
+  /// - Complexity: O(1).
+  public func states(for inputs: OfflineDecisionInputs) -> (ServerAnchorState, TPMClockState) {
+    let verdict = inputs.trustedTime
+    let anchor: ServerAnchorState
+    if verdict?.trustedNow != nil {
+      anchor = .holding
+    } else if let before = (inputs.recordBefore ?? inputs.record)?.trustedTime,
+      before.anchor != nil || before.lastTPM == nil
+    {
+      anchor = .lost
+    } else {
+      anchor = .none
+    }
+    let tpm: TPMClockState
+    if inputs.reading.tpmError != nil || verdict?.tpmError != nil {
+      tpm = .unavailable
+    } else if inputs.reading.tpm != nil {
+      tpm = .inUse
+    } else {
+      tpm = .notConfigured
+    }
+    return (anchor, tpm)
+  }
+}
