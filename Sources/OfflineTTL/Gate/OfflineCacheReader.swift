@@ -67,7 +67,9 @@ public struct OfflineCacheReader: Sendable {
   /// - Parameters:
   ///   - item: The item as read from the store.
   ///   - now: The effective time of this read (`max(wall, L)` with the floor on).
-  /// - Throws: ``OfflineReadError``: `item_unreadable` or `too_old`, naming the item's time.
+  /// - Throws: ``OfflineReadError``: `item_unreadable` or `too_old` (its code is
+  ///   `deadline_passed`, as for every `too_old` of a reader, so the sentence starts with
+  ///   `too_old:`), naming the item's time.
   func checkServed(_ item: CacheItem, now: WallClockInstant) throws(OfflineReadError) {
     let writtenAt = item.writtenAt
     let name = "item \(item.key) was written at \(writtenAt.rfc3339)"
@@ -79,13 +81,15 @@ public struct OfflineCacheReader: Sendable {
     if let oldest = decision.items?.oldest, writtenAt < oldest {
       throw OfflineReadError(
         reasons: .tooOld,
-        reason: "\(name), before the oldest item the decision judged (\(oldest.rfc3339));"
-          + " refused, left alone")
+        reason: "too_old: \(name), before the oldest item the decision judged"
+          + " (\(oldest.rfc3339)); refused, left alone")
     }
     if writtenAt.saturatingAdvanced(by: gate.policy.maxAge) < now {
       throw OfflineReadError(
         reasons: .tooOld,
-        reason: "\(name), more than the max age before now (\(now.rfc3339)); refused, left alone")
+        reason:
+          "too_old: \(name), more than the max age before now (\(now.rfc3339)); refused, left alone"
+      )
     }
   }
 
