@@ -20,6 +20,7 @@ let usage = """
     gate       checkEligibility() latency for 1, 1,000 and 100,000 items
     floor      a boot-clock reading vs its raw system calls; the floor layer vs the mark rule
     async      checkEligibilityAsync() vs checkEligibility(): the cost of the async hop
+    seal       a sealed store vs the same unsealed one: repeated check, 1 MiB read, sign-in
     all        every subcommand above, in that order
 
   options:
@@ -41,6 +42,7 @@ let subcommands: [(name: String, run: BenchSubcommand?)] = [
   ("gate", GateBenchmark.run),
   ("floor", FloorBenchmark.run),
   ("async", AsyncHopBenchmark.run),
+  ("seal", SealBenchmark.run),
 ]
 
 func fail(_ error: any Error, usageHint: Bool) -> Never {

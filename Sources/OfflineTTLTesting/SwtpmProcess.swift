@@ -88,6 +88,39 @@ public final class SwtpmProcess: @unchecked Sendable {
     try run("tpm2_clear", ["-T", tcti])
   }
 
+  /// Whether `tpm2_readclock` and `tpm2_setclock` (for ``advanceClock(by:)``) are on the
+  /// `PATH`.
+  public static var canSetClock: Bool {
+    ["tpm2_readclock", "tpm2_setclock"].allSatisfy { executable(named: $0) != nil }
+  }
+
+  /// Moves the TPM's clock forward with `TPM2_ClockSet` (the owner may only ever move it
+  /// forward): TPM time passes without waiting for it, the way a TPM sees minutes pass while its
+  /// machine runs. The reset and restart counts and `safe` are unchanged.
+  ///
+  /// - Parameter duration: How far, in whole milliseconds; more than zero.
+  /// - Returns: The clock after, in milliseconds.
+  /// - Throws: ``SwtpmError`` when `tpm2_readclock` or `tpm2_setclock` is missing or fails.
+  @discardableResult
+  public func advanceClock(by duration: Duration) throws -> UInt64 {
+    guard let readTool = Self.executable(named: "tpm2_readclock") else {
+      throw SwtpmError("tpm2_readclock is not installed (Debian: tpm2-tools)")
+    }
+    let (status, output) = try Self.execute(readTool, ["-T", tcti])
+    let clockLine = output.split(separator: "\n").first {
+      $0.trimmingCharacters(in: .whitespaces).hasPrefix("clock: ")
+    }
+    guard status == 0,
+      let now = clockLine.flatMap({ UInt64($0.trimmingCharacters(in: .whitespaces).dropFirst(7)) })
+    else { throw SwtpmError("tpm2_readclock failed (\(status)): \(output)") }
+    let milliseconds =
+      UInt64(duration.components.seconds) * 1000
+      + UInt64(duration.components.attoseconds / 1_000_000_000_000_000)
+    let target = now + milliseconds
+    try run("tpm2_setclock", ["-T", tcti, String(target)])
+    return target
+  }
+
   /// Stops the TPM (SIGKILL) and removes its state directory when this instance created it.
   public func stop() {
     send(SIGKILL)

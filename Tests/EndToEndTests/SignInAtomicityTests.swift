@@ -5,7 +5,8 @@ import Synchronization
 import Testing
 
 /// The all-or-nothing sign-in (`docs/sign-in-protocol.md`) on the built `offline-ttl`:
-/// sign-ins killed with SIGKILL at random points, and concurrent sign-ins.
+/// sign-ins killed with SIGKILL at random points, and concurrent sign-ins; each on an unsealed
+/// store and on a store sealed with a key file (`--seal file:<path>`).
 @Suite struct SignInAtomicityTests {
   static let itemCount = 400
   static let runs = 50
@@ -21,9 +22,12 @@ import Testing
     }
   }
 
-  static func state(of directory: String, keys: [CacheItemKey]) throws -> StoreState {
-    let marks = FileClockMarkStore(atPath: directory)
-    let cache = DirectoryCacheStore(at: directory)
+  static func state(of directory: String, keys: [CacheItemKey], keyFile: String?) throws
+    -> StoreState
+  {
+    let sealing = keyFile.map { FileSealingKeyProvider(path: $0) }
+    let marks = FileClockMarkStore(atPath: directory, sealing: sealing)
+    let cache = DirectoryCacheStore(at: directory, sealing: sealing)
     let generation = try marks.read().generation
     var payloads: [String: Data] = [:]
     for key in keys {
@@ -51,25 +55,28 @@ import Testing
     return (arguments, payloads)
   }
 
-  @Test func killedSignInsLeaveTheStateBeforeOrAfterNeverAMix() throws {
+  @Test(arguments: [false, true])
+  func killedSignInsLeaveTheStateBeforeOrAfterNeverAMix(sealed: Bool) throws {
     let store = try TemporaryStoreDirectory(prefix: "sign-in-crash")
     let scratch = try TemporaryStoreDirectory(prefix: "sign-in-crash-files")
     defer {
       store.remove()
       scratch.remove()
     }
+    let keyFile = sealed ? scratch.appending("sealing.key") : nil
+    let seal = keyFile.map { ["--seal", "file:\($0)"] } ?? []
     let binary = try BinaryRunner()
     let keys = try (0..<Self.itemCount).map { try CacheItemKey("item-\($0)") }
     let versions = try ["A1", "B2"].map {
       try Self.putArguments(scratch, tag: $0, count: Self.itemCount)
     }
-    let first = try binary.run(["sign-in", "--store", store.path] + versions[0].arguments)
+    let first = try binary.run(["sign-in", "--store", store.path] + seal + versions[0].arguments)
     try #require(first.exitCode == 0, "\(first.standardError)")
     // How long an unkilled sign-in of 400 items takes here: the kill points spread over it.
-    let timed = try binary.run(["sign-in", "--store", store.path] + versions[1].arguments)
+    let timed = try binary.run(["sign-in", "--store", store.path] + seal + versions[1].arguments)
     try #require(timed.exitCode == 0, "\(timed.standardError)")
     let span = max(timed.elapsed, .milliseconds(50))
-    var before = try Self.state(of: store.path, keys: keys)
+    var before = try Self.state(of: store.path, keys: keys, keyFile: keyFile)
     var outcomes = (before: 0, after: 0, mixed: [String]())
     let started = ContinuousClock.now
     for run in 0..<Self.runs {
@@ -78,13 +85,13 @@ import Testing
       // Kill points: ten spread over the measured span (from the first instructions to after
       // the commit), each with jitter.
       let point = Double(run % 10) / 10 + Double.random(in: 0..<0.1)
-      let child = try binary.start(["sign-in", "--store", store.path] + version.arguments)
+      let child = try binary.start(["sign-in", "--store", store.path] + seal + version.arguments)
       let spanMicroseconds =
         Double(span.components.seconds) * 1e6 + Double(span.components.attoseconds) / 1e12
       usleep(UInt32(spanMicroseconds * point * 1.2))
       child.kill()
       _ = child.waitForExit(timeout: .seconds(60))
-      let after = try Self.state(of: store.path, keys: keys)
+      let after = try Self.state(of: store.path, keys: keys, keyFile: keyFile)
       if after == before {
         outcomes.before += 1
       } else if after == expectedAfter {
@@ -95,30 +102,35 @@ import Testing
       before = after
     }
     print(
-      "sign-in crash test: \(Self.runs) runs of \(Self.itemCount) items killed at ten points:"
+      "sign-in crash test\(sealed ? " (sealed)" : ""): \(Self.runs) runs of \(Self.itemCount) items killed at ten points:"
         + " \(outcomes.before) before, \(outcomes.after) after, \(outcomes.mixed.count) mixed,"
         + " in \(ContinuousClock.now - started)")
     #expect(outcomes.mixed.isEmpty, "\(outcomes.mixed)")
     #expect(outcomes.before > 0 && outcomes.after > 0, "every kill landed on one side")
     // The next sign-in reclaims whatever a killed one left and completes.
-    let last = try binary.run(["sign-in", "--store", store.path] + versions[0].arguments)
+    let last = try binary.run(["sign-in", "--store", store.path] + seal + versions[0].arguments)
     #expect(last.exitCode == 0, "\(last.standardError)")
-    #expect(try Self.state(of: store.path, keys: keys).payloads == versions[0].payloads)
+    #expect(
+      try Self.state(of: store.path, keys: keys, keyFile: keyFile).payloads == versions[0].payloads)
     let cache = try FileManager.default.contentsOfDirectory(atPath: store.appending("cache"))
     #expect(!cache.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(cache)")
   }
 
-  @Test func twentyConcurrentSignInsAllSucceedInTurn() throws {
+  @Test(arguments: [false, true])
+  func twentyConcurrentSignInsAllSucceedInTurn(sealed: Bool) throws {
     let store = try TemporaryStoreDirectory(prefix: "sign-in-race")
     let scratch = try TemporaryStoreDirectory(prefix: "sign-in-race-files")
     defer {
       store.remove()
       scratch.remove()
     }
+    let keyFile = sealed ? scratch.appending("sealing.key") : nil
+    let sealing = keyFile.map { FileSealingKeyProvider(path: $0) }
+    let seal = keyFile.map { ["--seal", "file:\($0)"] } ?? []
     let binary = try BinaryRunner()
-    let first = try binary.run(["sign-in", "--store", store.path, "--json"])
+    let first = try binary.run(["sign-in", "--store", store.path, "--json"] + seal)
     try #require(first.exitCode == 0, "\(first.standardError)")
-    let start = try FileClockMarkStore(atPath: store.path).read().generation
+    let start = try FileClockMarkStore(atPath: store.path, sealing: sealing).read().generation
     let count = 20
     // Process i writes `shared` and `k<i % 5>`: different and overlapping keys.
     var plans: [[String: String]] = []
@@ -135,7 +147,7 @@ import Testing
     let frozen = plans
     runConcurrently(count) { index in
       let arguments =
-        ["sign-in", "--store", store.path, "--json"]
+        ["sign-in", "--store", store.path, "--json"] + seal
         + frozen[index].sorted { $0.key < $1.key }.flatMap { ["--put", "\($0.key)=\($0.value)"] }
       let result = try? binary.run(arguments)
       results.withLock { $0[index] = result }
@@ -149,9 +161,9 @@ import Testing
       generationOf[index] = UInt64(generation)
     }
     #expect(Set(generationOf.values) == Set((start + 1)...(start + UInt64(count))))
-    let final = try FileClockMarkStore(atPath: store.path).read().generation
+    let final = try FileClockMarkStore(atPath: store.path, sealing: sealing).read().generation
     #expect(final == start + UInt64(count))
-    let cache = DirectoryCacheStore(at: store.path)
+    let cache = DirectoryCacheStore(at: store.path, sealing: sealing)
     for key in ["shared", "k0", "k1", "k2", "k3", "k4"] {
       let writers = (0..<count).filter { frozen[$0][key] != nil }
       let last = try #require(writers.max { generationOf[$0]! < generationOf[$1]! })

@@ -32,6 +32,10 @@ extension DirectoryCacheStore {
     }
     return try withLockedCache { cache throws(CacheStoreError) -> Bool in
       guard precondition() else { return false }
+      if sealing != nil {
+        try sealedApply(changes, cache: cache.fd)
+        return true
+      }
       do throws(StoreFileError) {
         try apply(changes, cache: cache)
       } catch {
@@ -47,9 +51,20 @@ extension DirectoryCacheStore {
   /// See ``CacheItemStore/withWriterLock(_:)``: holds the `flock(2)` writer lock on
   /// `cache/lock` (creating the store directory and `cache/` with mode 0700 when missing) while
   /// `body` runs, and writes no item. Only the online sign-in takes it, so like a commit it
-  /// replaces a `cache/` or `cache/lock` of the wrong type (a FIFO, a file, a link) first.
+  /// replaces a `cache/` or `cache/lock` of the wrong type (a FIFO, a file, a link) first. In a
+  /// sealed store, when `body` moved the clock mark to a new generation (an online sign-in's
+  /// reset), the index is re-sealed for it before the lock is released, since a sealed index is
+  /// bound to the mark's generation.
   public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
-    try withLockedCache { _ in body() }
+    try withLockedCache { cache throws(CacheStoreError) in
+      guard sealing != nil else { return body() }
+      let before = try? sealedMarks.read().generation
+      let result = body()
+      if let after = try? sealedMarks.read().generation, after != before {
+        try sealedApply(CacheChanges(), cache: cache.fd)
+      }
+      return result
+    }
   }
 
   /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and

@@ -42,6 +42,10 @@ extension DirectoryCacheStore {
   public func commitSignIn(
     _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
+    if sealing != nil {
+      return try sealedCommitSignIn(
+        changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
+    }
     for case let (_, write?) in changes.entries
     where UInt64(write.payload.count) > CacheFormat.maximumPayloadLength {
       throw StoreError(
@@ -389,7 +393,13 @@ extension DirectoryCacheStore {
   public func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
+    if sealing != nil {
+      // A sealed set is bound to the mark's generation: while `pending` exists, ask for it.
+      if (try? files.exists(cache, Self.pendingName)) == true { return nil }
+      return try sealedSummary(cache.fd, generation: nil)
+    }
     if let fast = try fastIndexHeader(cache) { return fast.summary }
+    try refuseSealedIndex(cache)
     if let staged = try? stagings(cache), !staged.isEmpty { return nil }
     return try rebuildIndex(cache).summary
   }
@@ -402,6 +412,7 @@ extension DirectoryCacheStore {
   public func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedSummary(cache.fd, generation: generation) }
     do {
       if let staged = try committedStaging(cache, generation: generation) {
         return staged.catalog.summary
@@ -410,6 +421,7 @@ extension DirectoryCacheStore {
       throw failure(error, .indexUnreadable)
     }
     if let fast = try fastIndexHeader(cache) { return fast.summary }
+    try refuseSealedIndex(cache)
     let catalog: CacheCatalog
     do {
       catalog = try scanItems(cache)
@@ -432,6 +444,7 @@ extension DirectoryCacheStore {
   {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedItem(cache.fd, key, generation: generation) }
     let staged: (name: String, catalog: CacheCatalog)?
     do {
       staged = try committedStaging(cache, generation: generation)

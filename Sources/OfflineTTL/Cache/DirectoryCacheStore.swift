@@ -36,7 +36,11 @@ import Foundation
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
+  /// The sealing key's provider when the store is sealed, else `nil`.
+  public let sealing: (any SealingKeyProvider)?
   let files: CacheFiles
+  /// The sealed store's raw-descriptor operations over the same seam.
+  var raw: RawCacheFiles { RawCacheFiles(sys: files.sys) }
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -50,7 +54,30 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// - Parameter directory: The store directory's path. Its parents may be symbolic links; the
   ///   directory itself and everything the store creates inside it are never followed as links.
   public init(at directory: String) {
+    self.init(at: directory, sealing: nil)
+  }
+
+  /// Creates a store over a directory, sealed with the key of `sealing` when it is given;
+  /// nothing is created until the first commit.
+  ///
+  /// A sealed store encrypts every payload (XChaCha20-Poly1305) bound to the store, the key,
+  /// `writtenAt` and the generation it was committed under, and MACs its index, bound to the
+  /// clock mark's generation: pair it with a ``FileClockMarkStore`` over the same directory and
+  /// provider. It refuses what does not authenticate (`item_unauthentic`, `index_unauthentic`),
+  /// an unsealed or differently sealed store (`seal_mismatch`), and leaves it in place; an
+  /// unsealed store refuses a sealed one (`key_required`). Only the online path
+  /// (``commitSignIn(_:storedGeneration:commitPoint:)`` and ``commit(_:onlyIf:)``) may create a
+  /// missing key, re-seal the index, and drop item files that no longer authenticate. A sealed
+  /// sign-in stages its items sealed for the generation it commits (see
+  /// `docs/sign-in-protocol.md`). The rule: <doc:Rules#Sealed-stores>; layouts:
+  /// `docs/cache-format.md`.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  public init(at directory: String, sealing: (any SealingKeyProvider)?) {
     self.directory = directory
+    self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls())
   }
 
@@ -60,8 +87,11 @@ public struct DirectoryCacheStore: CacheItemStore {
   ///   - directory: The store directory's path.
   ///   - faults: The plan that may fail any call with any error.
   @_spi(Testing)
-  public init(at directory: String, faults: SyscallFaultPlan) {
+  public init(
+    at directory: String, faults: SyscallFaultPlan, sealing: (any SealingKeyProvider)? = nil
+  ) {
     self.directory = directory
+    self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls(faults: faults))
   }
 
@@ -81,7 +111,9 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedSummary(cache.fd, generation: nil) }
     if let fast = try fastIndexHeader(cache) { return fast.summary }
+    try refuseSealedIndex(cache)
     return try rebuildIndex(cache).summary
   }
 
@@ -97,6 +129,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedItem(cache.fd, key, generation: nil) }
     return try readItem(key, inSet: cache)
   }
 
@@ -114,6 +147,10 @@ public struct DirectoryCacheStore: CacheItemStore {
       let head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
       let header: CacheFormat.ItemHeader
       switch CacheFormat.decodeItemHeader(head) {
+      case .failure where CacheSeal.looksSealedItem(head):
+        throw CacheStoreError(
+          code: .keyRequired, key: key,
+          reason: "item \(key) is sealed; open the store with its sealing key")
       case .failure(let problem): throw unreadable(key, problem.rawValue)
       case .success(let decoded): header = decoded
       }
@@ -143,6 +180,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func keys() throws(CacheStoreError) -> [CacheItemKey] {
     guard let cache = try openCache() else { return [] }
     defer { files.close(cache) }
+    if sealing != nil { return try sealedKeys(cache.fd) }
     do {
       let items = try files.openDirectory(cache, Self.itemsName)
       defer { files.close(items) }
@@ -212,5 +250,28 @@ public struct DirectoryCacheStore: CacheItemStore {
     CacheStoreError(
       code: .itemUnreadable, key: key,
       reason: "item \(key) is unreadable (\(why)); left alone")
+  }
+
+  /// An unsealed store over a sealed index: `key_required` instead of a rebuild.
+  func refuseSealedIndex(_ cache: StoreDirectory) throws(CacheStoreError) {
+    guard let file = try? files.openFile(cache, Self.indexName, .readOnly) else { return }
+    defer { files.close(file.fd) }
+    if let bytes = try? files.read(
+      file.fd, count: 8, offset: 0, path: cache.path(of: Self.indexName)),
+      CacheSeal.looksSealedIndex(bytes)
+    {
+      throw CacheStoreError(
+        code: .keyRequired,
+        reason: "the item index in \(directory) is sealed; open the store with its sealing key")
+    }
+  }
+
+  /// The sealed store's item error for a failed call (``RawCacheFiles``).
+  func unreadable(_ key: CacheItemKey, _ error: Errno) -> CacheStoreError {
+    let why =
+      error == .tooManySymbolicLinks ? "is a symbolic link (never followed)" : error.description
+    return CacheStoreError(
+      code: .itemUnreadable, key: key, errno: error.rawValue,
+      reason: "item \(key) \(why); left alone")
   }
 }

@@ -145,8 +145,9 @@ extension ClockMarkStorage {
   /// - Throws: ``StoreError``: `writeFailed` (the old bytes intact), `lockFailed`,
   ///   `storeUnusable`, `clockUnreadable` (the reading carries a TPM failure,
   ///   ``ClockObservation/tpmError``: a configured TPM's protection would be missing from the new
-  ///   record); a load failure other than `absent` or `unreadable` (a read-only file system, an
-  ///   unusable service) is thrown as it is. Nothing is written on any of them.
+  ///   record); a load failure other than `absent`, `unreadable`, `mark_unauthentic` or
+  ///   `seal_mismatch` (a read-only file system, an unusable service, a missing sealing key,
+  ///   `key_required`) is thrown as it is. Nothing is written on any of them.
   public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
   {
@@ -167,7 +168,12 @@ extension ClockMarkStorage {
       } catch  where error.code == .absent {
         generation = 1
         loaded = false
-      } catch  where error.code == .unreadable {
+      } catch
+        where error.code == .unreadable || error.code == .markUnauthentic
+        || error.code == .sealMismatch
+      {
+        // A sealed record that is altered, unsealed or sealed with another key is replaced
+        // like an unreadable one: the online sign-in re-seals it.
         generation =
           salvagedGeneration(in: &access).map(ClockMarkRecord.generation(after:)) ?? 1
         loaded = false

@@ -36,6 +36,12 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case storeFromAnotherMachine = "store_from_another_machine"
       case insecureStore = "insecure_store"
       case notARegularFile = "not_a_regular_file"
+      case itemUnauthentic = "item_unauthentic"
+      case indexUnauthentic = "index_unauthentic"
+      case markUnauthentic = "mark_unauthentic"
+      case sealMismatch = "seal_mismatch"
+      case keyRequired = "key_required"
+      case keyUnavailable = "key_unavailable"
       case clockUnreadable = "clock_unreadable"
     }
     let backing: Backing
@@ -73,6 +79,24 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// belongs (``StoreError/key`` names the item when it is one). It is never waited on or
     /// followed; an online sign-in removes it.
     public static let notARegularFile = Code(.notARegularFile)
+    /// A sealed store's item failed authentication: altered, moved from another key, copied from
+    /// an older generation or from another store (see ``StoreError/key``). Left in place.
+    public static let itemUnauthentic = Code(.itemUnauthentic)
+    /// A sealed store's index failed authentication (altered, or from another generation or
+    /// store). Left in place, never rebuilt offline; an online sign-in re-seals it.
+    public static let indexUnauthentic = Code(.indexUnauthentic)
+    /// A slot of a sealed store's clock mark record failed authentication. Left in place until
+    /// an online sign-in rewrites it.
+    public static let markUnauthentic = Code(.markUnauthentic)
+    /// The store's files are not sealed, or sealed with another key, while the caller expects its
+    /// seal. Refused until an online sign-in re-seals the store.
+    public static let sealMismatch = Code(.sealMismatch)
+    /// The store is sealed and was opened without a sealing key.
+    public static let keyRequired = Code(.keyRequired)
+    /// The sealing key cannot be had (missing, unsafe file, locked keyring...); the message
+    /// starts with the key's own error code, and ``StoreError/unusableReason`` says why a
+    /// keyring could not be used.
+    public static let keyUnavailable = Code(.keyUnavailable)
     /// A clock that an online sign-in's reset must record (a configured TPM) could not be read
     /// under the lock; nothing was written, and the previous record is intact.
     public static let clockUnreadable = Code(.clockUnreadable)

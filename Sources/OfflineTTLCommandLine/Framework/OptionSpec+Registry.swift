@@ -32,6 +32,11 @@ extension OptionSpec {
     "backend", value: "file|secret-service", kind: .choice(["file", "secret-service"]),
     help: "Where items and the clock mark live: files in the store directory (default) or the"
       + " Secret Service keyring.")
+  /// `--seal file:<path>|secret-service`: seals the file store with a key kept outside it.
+  static let seal = OptionSpec.option(
+    "seal", value: "file:<path>|secret-service",
+    help: "Seals the store with a key kept outside it: a key file (32 bytes, mode 0600) or the"
+      + " Secret Service keyring; only sign-in creates a missing key.")
   /// `--put <key>=<path>`: an item to write at sign-in.
   static let put = OptionSpec.option(
     "put", value: "key=path", kind: .file, repeatable: true,

@@ -10,23 +10,67 @@ import OfflineTTL
 /// when the tool is built with the `SecretService` trait, `--backend secret-service` (secrets
 /// in the Secret Service's `default` collection, with the store directory holding only the lock
 /// file and naming the cache: application id `offline-ttl-cli:<absolute store path>`).
-enum StoreBackend: Equatable {
-  case file
-  case secretService
+///
+/// `--seal file:<path>` or `--seal secret-service` seals the file backend (see
+/// ``FileSealingKeyProvider`` and `SecretServiceSealingKeyProvider`, the latter keyed by the same
+/// application id as the Secret Service backend).
+struct StoreBackend: Equatable {
+  /// Where the sealing key lives.
+  enum Seal: Equatable {
+    case keyFile(String)
+    case secretService
+  }
 
-  /// The `--backend` option, listed only when the Secret Service backend is built in.
+  enum Kind: Equatable {
+    case file
+    case secretService
+  }
+
+  var kind: Kind
+  /// The `--seal` choice, or `nil` for an unsealed store.
+  var seal: Seal? = nil
+
+  static let file = StoreBackend(kind: .file)
+  static let secretService = StoreBackend(kind: .secretService)
+
+  /// The `--backend` option (listed only when the Secret Service backend is built in) and
+  /// `--seal`.
   static var optionSpecs: [OptionSpec] {
     #if SecretService
-      [.backend]
+      [.backend, .seal]
     #else
-      []
+      [.seal]
     #endif
   }
 
-  /// The `--backend` value; `file` when absent.
+  /// The `--backend` and `--seal` values; an unsealed `file` store when both are absent.
   ///
-  /// - Throws: ``UsageError`` for any other value.
+  /// - Throws: ``UsageError`` for any other value, or `--seal` with the Secret Service backend.
   static func parse(_ arguments: ParsedArguments) throws(UsageError) -> StoreBackend {
+    var backend = try parseKind(arguments)
+    backend.seal = try parseSeal(arguments)
+    if backend.seal != nil && backend.kind != .file {
+      throw UsageError("--seal: only the file backend is sealed")
+    }
+    return backend
+  }
+
+  /// The `--seal` value alone (`demo` has no `--backend`).
+  static func parseSeal(_ arguments: ParsedArguments) throws(UsageError) -> Seal? {
+    guard let text = arguments.value(.seal) else { return nil }
+    if text.hasPrefix("file:"), text.count > 5 { return .keyFile(String(text.dropFirst(5))) }
+    if text == "secret-service" {
+      #if SecretService
+        return .secretService
+      #else
+        throw UsageError("--seal: this build has no Secret Service support")
+      #endif
+    }
+    throw UsageError(
+      "--seal: expected file:<path> or secret-service, got \(text.debugDescription)")
+  }
+
+  private static func parseKind(_ arguments: ParsedArguments) throws(UsageError) -> StoreBackend {
     #if SecretService
       let value = arguments.value(.backend)
     #else
@@ -53,8 +97,8 @@ enum StoreBackend: Equatable {
 
   /// The clock-mark store for a store directory.
   func marks(at path: String) throws(CommandFailure) -> any ClockMarkStore {
-    switch self {
-    case .file: return FileClockMarkStore(atPath: path)
+    switch kind {
+    case .file: return FileClockMarkStore(atPath: path, sealing: try sealing(at: path))
     case .secretService:
       #if SecretService
         return SecretServiceClockMarkStore(configuration: try Self.configuration(path))
@@ -66,13 +110,27 @@ enum StoreBackend: Equatable {
 
   /// The item store for a store directory.
   func cache(at path: String) throws(CommandFailure) -> any CacheItemStore {
-    switch self {
-    case .file: return DirectoryCacheStore(at: path)
+    switch kind {
+    case .file: return DirectoryCacheStore(at: path, sealing: try sealing(at: path))
     case .secretService:
       #if SecretService
         return SecretServiceCacheStore(configuration: try Self.configuration(path))
       #else
         preconditionFailure("no Secret Service backend in this build")
+      #endif
+    }
+  }
+
+  /// The sealing key's provider for `--seal`, or `nil`.
+  func sealing(at path: String) throws(CommandFailure) -> (any SealingKeyProvider)? {
+    switch seal {
+    case nil: return nil
+    case .keyFile(let keyPath): return FileSealingKeyProvider(path: keyPath)
+    case .secretService:
+      #if SecretService
+        return SecretServiceSealingKeyProvider(configuration: try Self.configuration(path))
+      #else
+        preconditionFailure("no Secret Service support in this build")
       #endif
     }
   }

@@ -10,12 +10,15 @@ enum Demo: Subcommand {
     abstract: "Tells the whole story on a fresh temporary store, moving an injected clock.",
     usage: [
       "demo [--max-age <duration>] [--json] [--keep] [--clock-tolerance <duration>]"
-        + " [--no-boot-floor]"
+        + " [--no-boot-floor] [--seal file:<path>|secret-service]"
     ],
     options: [
       .maxAge.with(help: "The max age to use, with units, at least 1d; default 7d."),
       .json.with(help: "Prints one JSON object per step (JSON Lines) instead of a table."),
       .keep,
+      .seal.with(
+        help: "Tells the story on a store sealed with this key (a key file outside the store,"
+          + " created when missing, or the Secret Service keyring)."),
     ] + StoreCommandSupport.floorOptionSpecs
       + TrustedTimeOptions.tpmOptionSpecs.map {
         $0.with(
@@ -100,8 +103,10 @@ enum Demo: Subcommand {
     let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
     let markRuleOnly = try StoreCommandSupport.policy(
       maxAge: maxAge, floor: FloorOptions(usesBootClockFloor: false))
-    let cache = DirectoryCacheStore(at: path)
-    let marks = FileClockMarkStore(atPath: path)
+    let sealing = try StoreBackend(kind: .file, seal: StoreBackend.parseSeal(arguments))
+      .sealing(at: path)
+    let cache = DirectoryCacheStore(at: path, sealing: sealing)
+    let marks = FileClockMarkStore(atPath: path, sealing: sealing)
     let gate = OfflineAccessGate(
       cache: cache, marks: marks, policy: policy, clock: clock, bootClock: bootClock,
       tpmClock: tpm)

@@ -70,17 +70,20 @@ enum Read: Subcommand {
       do {
         item = try reader.item(forKey: key)
       } catch {
-        // Refused after opening: the decision said fresh, the item cannot be served.
+        // Refused after opening: the decision said fresh, the item cannot be served. The
+        // store's own error names its typed reason (e.g. item_unauthentic).
+        let detail = error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
         if json {
           var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
           object["status"] = .string(EligibilityStatus.expired.rawValue)
           object["reasons"] = .array(EligibilityReasons.itemUnreadable.codes.map { .string($0) })
-          object["item_error"] = .string("\(error)")
+          object["item_error"] = .string(detail)
+          if let code = error.storeError?.code { object["item_error_code"] = .string("\(code)") }
           object["key"] = .string(key.rawValue)
           context.standardOutput.writeLine(object.text)
         }
         let insecure = error.cacheError?.code == .insecureStore
-        throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(error)")
+        throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(detail)")
       }
       guard let item else {
         if json {

@@ -6,6 +6,8 @@ struct LoadedRecord {
   let newestSlot: Int
   let sequence: UInt64
   let record: ClockMarkRecord
+  /// The seal of a sealed store (its subkeys and store id); `nil` when the store is not sealed.
+  var seal: MarkSeal.Context? = nil
 }
 
 extension FileClockMarkStore {
@@ -103,13 +105,16 @@ extension FileClockMarkStore {
 
   /// Opens, checks and reads the record under the lock.
   ///
-  /// - Parameter writable: Open read-write (for a write that may follow).
+  /// - Parameters:
+  ///   - writable: Open read-write (for a write that may follow).
+  ///   - creatingKey: Whether a sealed store may create a missing key (online sign-in only).
   /// - Returns: The loaded record; the caller closes its descriptor.
-  /// - Throws: `absent`, `unreadable` with its reason, or `writeFailed` when a writable open is
+  /// - Throws: `absent`, `unreadable` with its reason, `writeFailed` when a writable open is
   ///   refused by a read-only file system, or refused (`EPERM`, `EACCES`) for a record that can
-  ///   still be opened for reading (an immutable file).
-  func load(in directory: FileDescriptor, writable: Bool) throws(StoreError)
-    -> LoadedRecord
+  ///   still be opened for reading (an immutable file), or a seal failure (`key_required`,
+  ///   `seal_mismatch`, `mark_unauthentic`, `key_unavailable`).
+  func load(in directory: FileDescriptor, writable: Bool, creatingKey: Bool = false)
+    throws(StoreError) -> LoadedRecord
   {
     let fd: FileDescriptor
     do {
@@ -132,7 +137,9 @@ extension FileClockMarkStore {
       throw openError(error, writable: writable)
     }
     do {
-      return try loadOpened(fd)
+      var loaded = try loadOpened(fd)
+      loaded.seal = try checkSeals(loaded.bytes, creatingKey: creatingKey)
+      return loaded
     } catch {
       system.closeIgnoringErrors(fd)
       throw error

@@ -5,6 +5,8 @@ extension FileClockMarkStore {
   public struct Access {
     let directory: FileDescriptor
     var loaded: LoadedRecord?
+    /// Whether a sealed store may create a missing key (an online sign-in's reset only).
+    var creatingKey = false
   }
 
   /// Opens the directory (created, mode 0700, unless `operation` is `observe`) and the lock
@@ -18,7 +20,8 @@ extension FileClockMarkStore {
       creating: operation.createsStorage, repairing: operation == .reset, lock: .exclusive
     ) {
       directory throws(StoreError) in
-      var access = Access(directory: directory, loaded: nil)
+      var access = Access(
+        directory: directory, loaded: nil, creatingKey: operation == .reset)
       defer { if let loaded = access.loaded { system.closeIgnoringErrors(loaded.fd) } }
       return try body(&access)
     }
@@ -29,7 +32,8 @@ extension FileClockMarkStore {
   public func loadRecord(in access: inout Access, forWriting: Bool) throws(StoreError)
     -> ClockMarkRecord
   {
-    let loaded = try load(in: access.directory, writable: forWriting)
+    let loaded = try load(
+      in: access.directory, writable: forWriting, creatingKey: access.creatingKey)
     if let previous = access.loaded { system.closeIgnoringErrors(previous.fd) }
     access.loaded = loaded
     return loaded.record
@@ -47,7 +51,8 @@ extension FileClockMarkStore {
 
   /// Creates the record file: temporary file, `fsync`, `rename`, `fsync` of the directory.
   public func writeFirst(_ record: ClockMarkRecord, in access: inout Access) throws(StoreError) {
-    try replaceFile(with: record, in: access.directory)
+    let seal = try newSealContext(in: access.directory, creatingKey: false)
+    try replaceFile(with: record, in: access.directory, seal: seal)
   }
 
   /// Over a loaded record, writes both slots in place, one after the other, each synced; else
@@ -60,7 +65,8 @@ extension FileClockMarkStore {
     } else {
       // The online path: a FIFO, directory or link in the record's place is removed first.
       removeNonRecord(in: access.directory)
-      try replaceFile(with: record, in: access.directory)
+      let seal = try newSealContext(in: access.directory, creatingKey: true)
+      try replaceFile(with: record, in: access.directory, seal: seal)
     }
   }
 

@@ -10,7 +10,13 @@ extension FileClockMarkStore {
   {
     let target = 1 - loaded.newestSlot
     let offset = MarkRecordCodec.slotOffsets[target]
-    let slot = MarkRecordCodec.encode(record, sequence: loaded.sequence &+ 1)
+    var slot = MarkRecordCodec.encode(record, sequence: loaded.sequence &+ 1)
+    if let seal = loaded.seal {
+      // One write: the slot, zero padding to the longest slot, then its seal trailer.
+      let trailer = MarkSeal.trailer(slot: slot[...], context: seal)
+      slot += [UInt8](repeating: 0, count: MarkRecordCodec.maximumSlotLength - slot.count)
+      slot += trailer
+    }
     do throws(Errno) {
       try system.pwriteAll(loaded.fd, bytes: slot[...], at: Int64(offset))
       try system.fdatasync(loaded.fd)
@@ -25,7 +31,7 @@ extension FileClockMarkStore {
     bytes.replaceSubrange(offset..<(offset + slot.count), with: slot)
     return LoadedRecord(
       fd: loaded.fd, bytes: bytes, newestSlot: target, sequence: loaded.sequence &+ 1,
-      record: record)
+      record: record, seal: loaded.seal)
   }
 
   /// Writes a reset in place into both slots, one after the other, each synced: first the slot
@@ -48,7 +54,10 @@ extension FileClockMarkStore {
   /// being reported.
   private func restoreSlot(_ slot: Int, from loaded: LoadedRecord) {
     let offset = MarkRecordCodec.slotOffsets[slot]
-    let previous = loaded.bytes[offset..<(offset + MarkRecordCodec.maximumSlotLength)]
+    // The slot, its padding up to the longest slot, and the seal trailer after it (zero in an
+    // unsealed store).
+    let previous = loaded.bytes[
+      offset..<(offset + MarkRecordCodec.maximumSlotLength + MarkSeal.length)]
     do {
       try system.pwriteAll(loaded.fd, bytes: previous, at: Int64(offset))
       try system.fdatasync(loaded.fd)
@@ -59,10 +68,17 @@ extension FileClockMarkStore {
   /// file, write, `fsync`, `rename` over the record's name (a symbolic link there is replaced,
   /// never followed; a directory there fails with `EISDIR`), `fsync` of the directory. The rename
   /// is the commit point: a failure after it reports `writeFailed` with the new record in place.
-  func replaceFile(with record: ClockMarkRecord, in directory: FileDescriptor)
-    throws(StoreError)
-  {
-    let file = MarkRecordCodec.encodeFile(record, sequence: 1)
+  func replaceFile(
+    with record: ClockMarkRecord, in directory: FileDescriptor, seal: MarkSeal.Context? = nil
+  ) throws(StoreError) {
+    var file = MarkRecordCodec.encodeFile(record, sequence: 1)
+    if let seal {
+      for index in MarkRecordCodec.slotOffsets.indices {
+        let trailer = MarkSeal.trailer(slot: Self.slotBytes(file, index), context: seal)
+        let at = Self.sealOffset(index)
+        file.replaceSubrange(at..<(at + MarkSeal.length), with: trailer)
+      }
+    }
     var renamed = false
     do throws(Errno) {
       do {

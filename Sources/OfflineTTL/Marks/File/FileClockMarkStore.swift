@@ -62,6 +62,9 @@ public struct FileClockMarkStore: ClockMarkStorage {
 
   /// The store directory's path.
   public let directoryPath: String
+  /// The sealing key's provider when the store is sealed (each slot then carries a MAC), else
+  /// `nil`.
+  public let sealing: (any SealingKeyProvider)?
   let system: Syscalls
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
@@ -76,7 +79,25 @@ public struct FileClockMarkStore: ClockMarkStorage {
   ///
   /// - Parameter path: The store directory.
   public init(atPath path: String) {
+    self.init(atPath: path, sealing: nil)
+  }
+
+  /// Creates a store in a directory, sealed with the key of `sealing` when it is given. Does no
+  /// I/O.
+  ///
+  /// A sealed store writes a MAC after each slot (keyed with a subkey of the store key, over the
+  /// whole slot) and refuses a record whose slots are not sealed (`seal_mismatch`), sealed with
+  /// another key (`seal_mismatch`), or altered (`mark_unauthentic`), leaving its bytes alone. An
+  /// unsealed store refuses a sealed record (`key_required`). Only
+  /// ``resetAfterOnlineSignIn(readingClocks:)`` may create a missing key; see
+  /// `docs/mark-record-format.md`.
+  ///
+  /// - Parameters:
+  ///   - path: The store directory.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  public init(atPath path: String, sealing: (any SealingKeyProvider)?) {
     self.directoryPath = path
+    self.sealing = sealing
     self.system = Syscalls()
   }
 
@@ -86,8 +107,11 @@ public struct FileClockMarkStore: ClockMarkStorage {
   ///   - path: The store directory.
   ///   - faults: The plan every system call of this instance consults.
   @_spi(Testing)
-  public init(atPath path: String, faults: SyscallFaultPlan?) {
+  public init(
+    atPath path: String, faults: SyscallFaultPlan?, sealing: (any SealingKeyProvider)? = nil
+  ) {
     self.directoryPath = path
+    self.sealing = sealing
     self.system = Syscalls(faults: faults)
   }
 

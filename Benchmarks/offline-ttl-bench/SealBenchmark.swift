@@ -1,0 +1,95 @@
+import Foundation
+import OfflineTTL
+
+/// `seal`: a sealed store beside the same unsealed store, side by side in one run and one
+/// directory: a repeated check, reading a 1 MiB item, and a 10,000-item sign-in.
+enum SealBenchmark {
+  static let help = """
+    usage: offline-ttl-bench seal [--json] [--quick]
+
+    Sealed (key file, XChaCha20-Poly1305 items, MACed index and mark) vs unsealed, interleaved:
+      repeated check     checkEligibility() with the default mark resolution (target <= 1.2x)
+      1 MiB item read    OfflineCacheReader.item(forKey:) of one 1 MiB item (target <= 1.3x)
+      10,000-item sign-in  beginOnlineSession(writing:) of 10,000 64-byte items (<= 1.3x)
+      --quick         fewer runs; 2,000 items for the sign-in
+    """
+
+  static func run(arguments: [String], json: Bool) throws {
+    let options = try BenchArguments(arguments, flags: ["quick", "help"], options: [])
+    if options.flag("help") {
+      print(help)
+      return
+    }
+    let quick = options.flag("quick")
+    let report = BenchReport(section: "seal", json: json)
+    let directory = try BenchProcess.workDirectory("seal")
+    defer { BenchProcess.discard(directory) }
+    let provider = FileSealingKeyProvider(path: directory.appendingPathComponent("key").path)
+    _ = try provider.loadOrCreateKey()
+    func gate(_ name: String, sealed: Bool, resolution: Duration = .seconds(1)) throws
+      -> OfflineAccessGate
+    {
+      let path = directory.appendingPathComponent(name).path
+      let sealing: (any SealingKeyProvider)? = sealed ? provider : nil
+      return OfflineAccessGate(
+        cache: DirectoryCacheStore(at: path, sealing: sealing),
+        marks: FileClockMarkStore(atPath: path, sealing: sealing),
+        policy: try EligibilityPolicy(maxAge: .seconds(86_400), markResolution: resolution))
+    }
+    /// The atomic sign-in: items staged, the mark reset as the commit point, the roll forward.
+    func signIn(_ gate: OfflineAccessGate, _ items: [(CacheItemKey, Data)]) throws {
+      try gate.beginOnlineSession(writing: items).close()
+    }
+
+    report.heading("sealed store vs the same unsealed store")
+    // Repeated check.
+    let sealedCheck = try gate("check-sealed", sealed: true)
+    let plainCheck = try gate("check-plain", sealed: false)
+    let token = [(try CacheItemKey("token"), Data(repeating: 0x5A, count: 64))]
+    try signIn(sealedCheck, token)
+    try signIn(plainCheck, token)
+    let checks = try BenchClock.paired(
+      quick ? 500 : 3_000,
+      measured: { try GateBenchmark.expectFresh(sealedCheck.checkEligibility()) },
+      floor: { try GateBenchmark.expectFresh(plainCheck.checkEligibility()) })
+    report.record(
+      "repeated check p50, sealed", BenchStats.median(checks.measured), unit: "ns",
+      floor: ("same check, unsealed", BenchStats.median(checks.floor)),
+      target: .ratioAtMost(1.2))
+
+    // 1 MiB item read.
+    let big = [
+      (try CacheItemKey("big"), Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) }))
+    ]
+    try signIn(sealedCheck, big)
+    try signIn(plainCheck, big)
+    func readBig(_ gate: OfflineAccessGate) throws {
+      guard case .opened(let reader) = gate.openOffline(),
+        let item = try reader.item(forKey: big[0].0), item.payload.count == 1 << 20
+      else { throw BenchError.failed("the 1 MiB item was not served") }
+    }
+    let reads = try BenchClock.paired(
+      quick ? 50 : 300, measured: { try readBig(sealedCheck) }, floor: { try readBig(plainCheck) })
+    report.record(
+      "open + read 1 MiB item p50, sealed", BenchStats.median(reads.measured), unit: "ns",
+      floor: ("same read, unsealed", BenchStats.median(reads.floor)), target: .ratioAtMost(1.3))
+
+    // 10,000-item sign-in, alternating sealed and unsealed.
+    let count = quick ? 2_000 : 10_000
+    let payload = Data(repeating: 0x5A, count: 64)
+    let batch = try (0..<count).map { (try CacheItemKey("item-\($0)"), payload) }
+    var sealedTimes: [UInt64] = []
+    var plainTimes: [UInt64] = []
+    for round in 0..<3 {
+      let sealed = try gate("signin-sealed-\(round)", sealed: true, resolution: .zero)
+      let plain = try gate("signin-plain-\(round)", sealed: false, resolution: .zero)
+      plainTimes.append(try BenchClock.time { try signIn(plain, batch) })
+      sealedTimes.append(try BenchClock.time { try signIn(sealed, batch) })
+    }
+    report.record(
+      "sign-in of \(BenchFormat.grouped(Int64(count))) items, sealed",
+      BenchStats.median(sealedTimes) / 1e6, unit: "ms",
+      floor: ("same sign-in, unsealed", BenchStats.median(plainTimes) / 1e6),
+      target: .ratioAtMost(1.3), note: "median of 3, interleaved")
+  }
+}

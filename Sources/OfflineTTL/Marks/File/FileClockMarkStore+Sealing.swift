@@ -1,0 +1,197 @@
+extension FileClockMarkStore {
+  /// Where slot `index`'s seal trailer starts: after the longest slot any version writes, in the
+  /// same block.
+  static func sealOffset(_ index: Int) -> Int {
+    MarkRecordCodec.slotOffsets[index] + MarkRecordCodec.maximumSlotLength
+  }
+
+  /// Slot `index`'s own bytes: its length L is read from bytes 6–7 (the framing every version
+  /// shares); an implausible L gives the longest slot, whose MAC then fails.
+  static func slotBytes(_ bytes: [UInt8], _ index: Int) -> ArraySlice<UInt8> {
+    let offset = MarkRecordCodec.slotOffsets[index]
+    var length = Int(bytes[offset + 6]) | Int(bytes[offset + 7]) << 8
+    if length < 16 || length > MarkRecordCodec.maximumSlotLength {
+      length = MarkRecordCodec.maximumSlotLength
+    }
+    return bytes[offset..<(offset + length)]
+  }
+
+  /// The subkeys of this store's sealing key, or `nil` when the store is not sealed.
+  ///
+  /// - Parameter creating: Whether a missing key may be created (online sign-in only).
+  func sealKeys(creating: Bool) throws(StoreError) -> SealKeys? {
+    guard let sealing else { return nil }
+    do {
+      try sealing.checkKeptOutside(storeDirectory: directoryPath)
+      return SealKeys(try creating ? sealing.loadOrCreateKey() : sealing.loadKey())
+    } catch {
+      throw StoreError(sealingKey: error, provider: sealing)
+    }
+  }
+
+  /// Checks the seals of both slots of a loaded record against this store's configuration.
+  ///
+  /// Unsealed store: any sealed slot is `key_required`. Sealed store: every slot must carry a
+  /// trailer (`seal_mismatch` otherwise), made with this key (`seal_mismatch`), whose MAC holds
+  /// over the slot (`mark_unauthentic`; this includes a slot that fails its checksum: a sealed
+  /// reader cannot tell damage from forgery, and both slots of a sealed record are always written
+  /// valid), and both slots must name one store.
+  ///
+  /// - Returns: The seal context, or `nil` for an unsealed store.
+  func checkSeals(_ bytes: [UInt8], creatingKey: Bool) throws(StoreError) -> MarkSeal.Context? {
+    let slots = MarkRecordCodec.slotOffsets.indices.map { index in
+      (
+        slot: Self.slotBytes(bytes, index),
+        trailer: bytes[Self.sealOffset(index)..<(Self.sealOffset(index) + MarkSeal.length)]
+      )
+    }
+    guard let keys = try sealKeys(creating: creatingKey) else {
+      if slots.contains(where: { MarkSeal.isPresent($0.trailer) }) {
+        throw StoreError(
+          code: .keyRequired,
+          message: "\(Self.recordFileName) in \(directoryPath) is sealed; open the store with its "
+            + "sealing key")
+      }
+      return nil
+    }
+    var storeID: [UInt8]?
+    for (index, part) in slots.enumerated() {
+      switch MarkSeal.verify(slot: part.slot, trailer: part.trailer, keys: keys) {
+      case .unsealed:
+        throw StoreError(
+          code: .sealMismatch,
+          message: "slot \(index) of \(Self.recordFileName) in \(directoryPath) is not sealed, "
+            + "but this store expects a seal; left alone until an online sign-in")
+      case .otherKey:
+        throw StoreError(
+          code: .sealMismatch,
+          message: "\(Self.recordFileName) in \(directoryPath) is sealed with another key; left "
+            + "alone until an online sign-in")
+      case .altered:
+        throw markUnauthentic(index, "its MAC does not verify")
+      case .authentic(let id):
+        let offset = MarkRecordCodec.slotOffsets[index]
+        guard case .valid = MarkRecordCodec.decode(bytes[offset..<(offset + 4096)]) else {
+          throw markUnauthentic(index, "it does not decode")
+        }
+        if let storeID, storeID != id { throw markUnauthentic(index, "the slots name two stores") }
+        storeID = id
+      }
+    }
+    return MarkSeal.Context(keys: keys, storeID: storeID!)
+  }
+
+  private func markUnauthentic(_ slot: Int, _ why: String) -> StoreError {
+    StoreError(
+      code: .markUnauthentic,
+      message: "slot \(slot) of \(Self.recordFileName) in \(directoryPath) is not authentic ("
+        + "\(why)); left alone until an online sign-in")
+  }
+
+  /// The store id and generation of any slot whose seal verifies with this key, in a record that
+  /// could not be loaded (for a sign-in over it). Never follows a link.
+  func salvagedSeal(in directory: FileDescriptor, keys: SealKeys) -> [UInt8]? {
+    guard
+      let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
+    else { return nil }
+    defer { system.closeIgnoringErrors(fd) }
+    guard let status = try? system.fstat(fd), status.kind == .regular,
+      status.size == Int64(MarkRecordCodec.fileSize)
+    else { return nil }
+    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+    guard (try? system.preadAll(fd, into: &bytes, at: 0)) == MarkRecordCodec.fileSize else {
+      return nil
+    }
+    for index in MarkRecordCodec.slotOffsets.indices {
+      let seal = Self.sealOffset(index)
+      if case .authentic(let id) = MarkSeal.verify(
+        slot: Self.slotBytes(bytes, index),
+        trailer: bytes[seal..<(seal + MarkSeal.length)], keys: keys)
+      {
+        return id
+      }
+    }
+    return nil
+  }
+
+  /// The seal context for a new or replaced sealed record: the key (created only when
+  /// `creatingKey`), and the store id of the record it replaces when one of its slots verifies,
+  /// else the store id of a sealed sign-in's staging (see ``stagedStoreID(in:keys:)``), else a
+  /// new random id. `nil` for an unsealed store.
+  func newSealContext(in directory: FileDescriptor, creatingKey: Bool) throws(StoreError)
+    -> MarkSeal.Context?
+  {
+    guard let keys = try sealKeys(creating: creatingKey) else { return nil }
+    let storeID =
+      salvagedSeal(in: directory, keys: keys) ?? stagedStoreID(in: directory, keys: keys)
+      ?? Sodium.randomBytes(MarkSeal.storeIDLength)
+    return MarkSeal.Context(keys: keys, storeID: storeID)
+  }
+
+  /// The store id carried by a sealed sign-in's staged index (`cache/next-<g>/index`) whose
+  /// header authenticates with this key, or `nil`.
+  ///
+  /// A sealed sign-in seals its staged items and index for a store id *before* its commit point
+  /// (this store's reset) writes the record; when the record has no slot to take the id from (a
+  /// first sign-in, or one over a forged or unsealed record), the reset takes the staging's, so
+  /// that the committed items and the record name one store. The sign-in holds the cache's writer
+  /// lock and has removed every other staging, so at most one is found. Never follows a link.
+  ///
+  /// - Complexity: One directory listing and one 128-byte read per staging (at most one).
+  func stagedStoreID(in directory: FileDescriptor, keys: SealKeys) -> [UInt8]? {
+    guard
+      let cache = try? system.openat(
+        directory, DirectoryCacheStore.cacheName, [.readOnly, .directory, .nonBlocking])
+    else { return nil }
+    defer { system.closeIgnoringErrors(cache) }
+    guard let names = try? system.directoryEntries(cache) else { return nil }
+    for name in names where name.hasPrefix(DirectoryCacheStore.stagingPrefix) {
+      guard
+        let next = try? system.openat(cache, name, [.readOnly, .directory, .nonBlocking])
+      else { continue }
+      defer { system.closeIgnoringErrors(next) }
+      guard
+        let fd = try? system.openat(
+          next, DirectoryCacheStore.indexName, [.readOnly, .nonBlocking])
+      else { continue }
+      defer { system.closeIgnoringErrors(fd) }
+      var bytes = [UInt8](repeating: 0, count: CacheSeal.indexHeaderSize)
+      guard (try? system.preadAll(fd, into: &bytes, at: 0)) == CacheSeal.indexHeaderSize,
+        case .success(let header) = CacheSeal.decodeIndexHeader(bytes, keys: keys)
+      else { continue }
+      return header.storeID
+    }
+    return nil
+  }
+
+  /// The store id of the record when one of its slots verifies with `keys`, read without the
+  /// lock (every slot of a sealed record names the same store), or `nil`.
+  func authenticStoreID(keys: SealKeys) -> [UInt8]? {
+    guard let directory = try? system.open(directoryPath, [.readOnly, .directory]) else {
+      return nil
+    }
+    defer { system.closeIgnoringErrors(directory) }
+    return salvagedSeal(in: directory, keys: keys)
+  }
+
+  /// The record and the store id, read under the shared lock (for the sealed item store, which
+  /// binds its index to them).
+  func readSealed() throws(StoreError) -> (record: ClockMarkRecord, storeID: [UInt8]?) {
+    try withLockedDirectory(creating: false, lock: .shared) {
+      directory throws(StoreError) in
+      let loaded = try load(in: directory, writable: false)
+      system.closeIgnoringErrors(loaded.fd)
+      return (loaded.record, loaded.seal?.storeID)
+    }
+  }
+}
+
+extension StoreError {
+  /// A store error for a sealing key that cannot be had: `key_unavailable`, with the key error's
+  /// code in the message and its keyring reason, if any.
+  init(sealingKey error: SealingKeyError, provider: any SealingKeyProvider) {
+    self.init(
+      code: .keyUnavailable, errno: error.errno, unusableReason: error.unusableReason,
+      message: "\(error.code) (\(provider)): \(error.reason)")
+  }
+}

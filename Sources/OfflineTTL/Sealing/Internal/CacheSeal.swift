@@ -1,0 +1,218 @@
+import Foundation
+
+/// The sealed (version 2) layouts of ``DirectoryCacheStore`` (documented in
+/// `docs/cache-format.md`, section "Sealed store").
+///
+/// Item: `"OTLI"`, version `UInt32` = 2, `writtenAt` `Int64`, payload length `UInt64`,
+/// generation `UInt64`, a random 24-byte nonce, then the XChaCha20-Poly1305 ciphertext and tag.
+/// The associated data is the 32 header bytes before the nonce, the store id and the key, so an
+/// item moved to another key, restamped, copied from another generation or another store fails.
+///
+/// Index: a 128-byte header (`"OTLX"`, version 2, count, oldest, newest, the mark's generation,
+/// the store id, the key check, body length, the body's MAC, the header's MAC over bytes 0..<96),
+/// then per item `writtenAt` `Int64`, generation `UInt64`, key length `UInt8`, key.
+enum CacheSeal {
+  static let version: UInt32 = 2
+  static let itemHeaderSize = 56
+  static let indexHeaderSize = 128
+
+  /// One indexed item of a sealed store.
+  struct Entry: Equatable {
+    var writtenAt: WallClockInstant
+    var generation: UInt64
+  }
+
+  /// A sealed index, decoded.
+  struct Index {
+    var entries: [String: Entry]
+    var generation: UInt64
+    var storeID: [UInt8]
+
+    var summary: ItemTimeSummary { ItemTimeSummary(writtenAt: entries.values.map(\.writtenAt)) }
+  }
+
+  /// Why a sealed file is refused.
+  enum Failure: Error {
+    /// Not sealed (an unsealed version-1 file, or not a store file at all).
+    case unsealed
+    /// Sealed with another key.
+    case otherKey
+    /// Altered, or bound to something else (another store, generation, key or time).
+    case unauthentic(String)
+  }
+
+  // MARK: Items
+
+  static func sealItem(
+    key: String, payload: Data, writtenAt: WallClockInstant, generation: UInt64,
+    storeID: [UInt8], keys: SealKeys
+  ) -> [UInt8] {
+    var header = CacheFormat.itemMagic
+    header.appendLittleEndian(version)
+    header.appendLittleEndian(UInt64(bitPattern: writtenAt.nanosecondsSinceEpoch))
+    header.appendLittleEndian(UInt64(payload.count))
+    header.appendLittleEndian(generation)
+    let nonce = Sodium.randomBytes(Sodium.nonceLength)
+    let ad = header + storeID + Array(key.utf8)
+    var file = [UInt8](repeating: 0, count: itemHeaderSize + payload.count + Sodium.tagLength)
+    file.replaceSubrange(0..<32, with: header)
+    file.replaceSubrange(32..<56, with: nonce)
+    file.withUnsafeMutableBytes { out in
+      payload.withUnsafeBytes { message in
+        Sodium.seal(
+          message, associatedData: ad, nonce: nonce, key: keys.items,
+          into: UnsafeMutableRawBufferPointer(rebasing: out[itemHeaderSize...]))
+      }
+    }
+    return file
+  }
+
+  /// Whether `bytes` start like a sealed item (for an unsealed store: `key_required`).
+  static func looksSealedItem(_ bytes: [UInt8]) -> Bool {
+    bytes.count >= 8 && Array(bytes[0..<4]) == CacheFormat.itemMagic
+      && bytes.littleEndianUInt32(at: 4) == version
+  }
+
+  /// Opens a sealed item file.
+  ///
+  /// - Returns: The payload, `writtenAt` and the generation it was committed under.
+  static func openItem(_ bytes: [UInt8], key: String, storeID: [UInt8], keys: SealKeys)
+    -> Result<(payload: Data, entry: Entry), Failure>
+  {
+    guard bytes.count >= 8, Array(bytes[0..<4]) == CacheFormat.itemMagic else {
+      return .failure(.unsealed)
+    }
+    guard bytes.littleEndianUInt32(at: 4) == version else { return .failure(.unsealed) }
+    guard bytes.count >= itemHeaderSize + Sodium.tagLength else {
+      return .failure(.unauthentic("truncated"))
+    }
+    let length = bytes.littleEndianUInt64(at: 16)
+    guard length == UInt64(bytes.count - itemHeaderSize - Sodium.tagLength) else {
+      return .failure(.unauthentic("its length does not match its header"))
+    }
+    let ad = Array(bytes[0..<32]) + storeID + Array(key.utf8)
+    let nonce = Array(bytes[32..<56])
+    var payload = Data(count: Int(length))
+    let ok = payload.withUnsafeMutableBytes { out in
+      bytes.withUnsafeBytes { all in
+        Sodium.open(
+          UnsafeRawBufferPointer(rebasing: all[itemHeaderSize...]), associatedData: ad,
+          nonce: nonce, key: keys.items, into: out)
+      }
+    }
+    guard ok else {
+      return .failure(
+        .unauthentic("it does not authenticate under this key, store, name and header"))
+    }
+    let entry = Entry(
+      writtenAt: WallClockInstant(
+        nanosecondsSinceEpoch: Int64(bitPattern: bytes.littleEndianUInt64(at: 8))),
+      generation: bytes.littleEndianUInt64(at: 24))
+    return .success((payload, entry))
+  }
+
+  // MARK: Index
+
+  static func encodeIndex(_ index: Index, keys: SealKeys) -> [UInt8] {
+    var body: [UInt8] = []
+    body.reserveCapacity(index.entries.count * 40)
+    for (key, entry) in index.entries.sorted(by: {
+      $0.key.utf8.lexicographicallyPrecedes($1.key.utf8)
+    }) {
+      body.appendLittleEndian(UInt64(bitPattern: entry.writtenAt.nanosecondsSinceEpoch))
+      body.appendLittleEndian(entry.generation)
+      let utf8 = Array(key.utf8)
+      body.append(UInt8(utf8.count))
+      body.append(contentsOf: utf8)
+    }
+    let summary = index.summary
+    var header = CacheFormat.indexMagic
+    header.appendLittleEndian(version)
+    header.appendLittleEndian(UInt64(summary.count))
+    header.appendLittleEndian(UInt64(bitPattern: summary.oldest?.nanosecondsSinceEpoch ?? 0))
+    header.appendLittleEndian(UInt64(bitPattern: summary.newest?.nanosecondsSinceEpoch ?? 0))
+    header.appendLittleEndian(index.generation)
+    header += index.storeID
+    header += keys.check
+    header.appendLittleEndian(UInt64(body.count))
+    header += Sodium.mac([body], key: keys.index)
+    header += Sodium.mac([header], key: keys.index)
+    return header + body
+  }
+
+  /// A verified index header.
+  struct Header {
+    var summary: ItemTimeSummary
+    var generation: UInt64
+    var storeID: [UInt8]
+    var bodyLength: UInt64
+    var bodyMAC: [UInt8]
+  }
+
+  /// Whether `bytes` start like a sealed index (for an unsealed store: `key_required`).
+  static func looksSealedIndex(_ bytes: [UInt8]) -> Bool {
+    bytes.count >= 8 && Array(bytes[0..<4]) == CacheFormat.indexMagic
+      && bytes.littleEndianUInt32(at: 4) == version
+  }
+
+  static func decodeIndexHeader(_ bytes: [UInt8], keys: SealKeys) -> Result<Header, Failure> {
+    guard looksSealedIndex(bytes) else { return .failure(.unsealed) }
+    guard bytes.count >= indexHeaderSize else { return .failure(.unauthentic("truncated")) }
+    guard Sodium.equalInConstantTime(bytes[48..<56], keys.check) else {
+      return .failure(.otherKey)
+    }
+    let expected = Sodium.mac([Array(bytes[0..<96])], key: keys.index)
+    guard Sodium.equalInConstantTime(bytes[96..<128], expected) else {
+      return .failure(.unauthentic("its header MAC does not verify"))
+    }
+    let count = bytes.littleEndianUInt64(at: 8)
+    let summary: ItemTimeSummary
+    if count == 0 {
+      summary = .empty
+    } else {
+      guard count <= UInt64(Int32.max),
+        let bounded = try? ItemTimeSummary(
+          count: Int(count),
+          oldest: WallClockInstant(
+            nanosecondsSinceEpoch: Int64(bitPattern: bytes.littleEndianUInt64(at: 16))),
+          newest: WallClockInstant(
+            nanosecondsSinceEpoch: Int64(bitPattern: bytes.littleEndianUInt64(at: 24))))
+      else { return .failure(.unauthentic("its summary is inconsistent")) }
+      summary = bounded
+    }
+    return .success(
+      Header(
+        summary: summary, generation: bytes.littleEndianUInt64(at: 32),
+        storeID: Array(bytes[40..<48]), bodyLength: bytes.littleEndianUInt64(at: 56),
+        bodyMAC: Array(bytes[64..<96])))
+  }
+
+  static func decodeIndexBody(_ body: [UInt8], header: Header, keys: SealKeys)
+    -> Result<Index, Failure>
+  {
+    guard UInt64(body.count) == header.bodyLength,
+      Sodium.equalInConstantTime(Sodium.mac([body], key: keys.index), header.bodyMAC)
+    else { return .failure(.unauthentic("its body MAC does not verify")) }
+    var entries: [String: Entry] = [:]
+    var offset = 0
+    while offset < body.count {
+      guard offset + 17 <= body.count else { return .failure(.unauthentic("malformed body")) }
+      let writtenAt = Int64(bitPattern: body.littleEndianUInt64(at: offset))
+      let generation = body.littleEndianUInt64(at: offset + 8)
+      let length = Int(body[offset + 16])
+      offset += 17
+      guard offset + length <= body.count,
+        let key = String(validating: body[offset..<offset + length], as: UTF8.self),
+        CacheItemKey.problem(with: key) == nil
+      else { return .failure(.unauthentic("malformed body")) }
+      offset += length
+      entries[key] = Entry(
+        writtenAt: WallClockInstant(nanosecondsSinceEpoch: writtenAt), generation: generation)
+    }
+    let index = Index(entries: entries, generation: header.generation, storeID: header.storeID)
+    guard index.summary == header.summary else {
+      return .failure(.unauthentic("its body does not match its header"))
+    }
+    return .success(index)
+  }
+}

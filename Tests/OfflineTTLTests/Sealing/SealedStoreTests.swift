@@ -1,0 +1,451 @@
+import Foundation
+@_spi(Testing) @_spi(SystemCalls) import OfflineTTL
+import OfflineTTLTesting
+import Testing
+
+/// Sealed file stores through the gate: the conformance suites, what is on disk, and every
+/// tampering refused with its typed reason, bytes left alone, until a sign-in re-seals.
+@Suite struct SealedStoreTests {
+  static let start = WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000)
+
+  /// A sealed store: a directory for the store, another for its key.
+  struct Fixture {
+    let root: TemporaryStoreDirectory
+    let store: String
+    let keyPath: String
+    let clock = ManualWallClock(SealedStoreTests.start)
+
+    init() throws {
+      root = try TemporaryStoreDirectory(prefix: "sealed")
+      store = root.path + "/store"
+      keyPath = root.path + "/key"
+    }
+
+    func gate(keyPath: String? = nil, sealed: Bool = true, store: String? = nil) throws
+      -> OfflineAccessGate
+    {
+      let provider: (any SealingKeyProvider)? =
+        sealed ? FileSealingKeyProvider(path: keyPath ?? self.keyPath) : nil
+      let directory = store ?? self.store
+      return OfflineAccessGate(
+        cache: DirectoryCacheStore(at: directory, sealing: provider),
+        marks: FileClockMarkStore(atPath: directory, sealing: provider),
+        policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+        clock: clock)
+    }
+
+    /// The atomic sign-in: the items are staged, sealed for the new generation, and committed
+    /// by the mark reset.
+    func signIn(_ items: [String: String], gate: OfflineAccessGate? = nil) throws {
+      _ = try (gate ?? self.gate()).beginOnlineSession(
+        writing: items.map { (try! CacheItemKey($0.key), Data($0.value.utf8)) })
+    }
+
+    /// The code of the store error behind a refusal of `openOffline` or of reading `key`.
+    func refusal(_ key: String = "token", gate: OfflineAccessGate? = nil) throws -> String? {
+      switch try (gate ?? self.gate()).openOffline() {
+      case .refused(let decision):
+        return (decision.markError ?? decision.cacheError).map { "\($0.code)" }
+          ?? "\(decision.reasons)"
+      case .opened(let reader):
+        do {
+          _ = try reader.item(forKey: CacheItemKey(key))
+          return nil
+        } catch {
+          return (error as? OfflineReadError)?.storeError.map { "\($0.code)" } ?? "\(error)"
+        }
+      }
+    }
+
+    var files: [String] {
+      let base = URL(fileURLWithPath: store)
+      let names = (FileManager.default.enumerator(atPath: store)?.allObjects as? [String]) ?? []
+      return names.filter {
+        var directory: ObjCBool = false
+        let exists = FileManager.default.fileExists(
+          atPath: base.appendingPathComponent($0).path, isDirectory: &directory)
+        return exists && !directory.boolValue
+      }.sorted()
+    }
+
+    func bytes(_ name: String) throws -> Data {
+      try Data(contentsOf: URL(fileURLWithPath: store + "/" + name))
+    }
+
+    func write(_ data: Data, _ name: String) throws {
+      try data.write(to: URL(fileURLWithPath: store + "/" + name))
+    }
+
+    func flip(_ name: String, at offset: Int) throws {
+      var data = try bytes(name)
+      data[offset] ^= 0x01
+      try write(data, name)
+    }
+
+    func snapshot() throws -> [String: Data] {
+      Dictionary(uniqueKeysWithValues: try files.map { ($0, try bytes($0)) })
+    }
+  }
+
+  @Test func markConformanceOnASealedStore() throws {
+    let keys = try TemporaryStoreDirectory(prefix: "sealed-keys")
+    defer { keys.remove() }
+    let provider = FileSealingKeyProvider(path: keys.path + "/key")
+    _ = try provider.loadOrCreateKey()
+    try ClockMarkStoreConformance.run(
+      ClockMarkStoreConformance.Backend(
+        makeEmpty: {
+          FileClockMarkStore(
+            atPath: try TemporaryStoreDirectory(prefix: "sealed-conformance").path,
+            sealing: provider)
+        },
+        reopen: { store in
+          FileClockMarkStore(
+            atPath: (store as! FileClockMarkStore).directoryPath, sealing: provider)
+        },
+        corrupt: { store in
+          let path =
+            (store as! FileClockMarkStore).directoryPath + "/" + FileClockMarkStore.recordFileName
+          let handle = try #require(FileHandle(forWritingAtPath: path))
+          try handle.write(
+            contentsOf: Data(repeating: 0xEE, count: FileClockMarkStore.recordFileSize))
+          try handle.close()
+        },
+        cleanUp: { store in
+          try? FileManager.default.removeItem(atPath: (store as! FileClockMarkStore).directoryPath)
+        }))
+  }
+
+  @Test func cacheConformanceOnASealedStore() throws {
+    let keys = try TemporaryStoreDirectory(prefix: "sealed-keys")
+    defer { keys.remove() }
+    let provider = FileSealingKeyProvider(path: keys.path + "/key")
+    var directories: [TemporaryStoreDirectory] = []
+    defer { directories.forEach { $0.remove() } }
+    try CacheItemStoreConformance.check {
+      let directory = try TemporaryStoreDirectory(prefix: "sealed-cache-conformance")
+      directories.append(directory)
+      // The sealed index is bound to the clock mark of the same directory.
+      _ = try FileClockMarkStore(atPath: directory.path, sealing: provider)
+        .resetAfterOnlineSignIn(now: SealedStoreTests.start)
+      return DirectoryCacheStore(at: directory.path, sealing: provider)
+    }
+  }
+
+  @Test func aSealedStoreServesItsItemsAndKeepsNoPayloadInPlainText() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    let marker = "PAYLOAD-MARKER-\(UUID().uuidString)"
+    try f.signIn(["token": marker, "profile": marker + "-profile"])
+    #expect(try f.refusal() == nil)
+    guard case .opened(let reader) = try f.gate().openOffline() else {
+      Issue.record("refused")
+      return
+    }
+    #expect(try reader.item(forKey: CacheItemKey("token"))?.payload == Data(marker.utf8))
+    for (name, data) in try f.snapshot() {
+      #expect(data.range(of: Data(marker.utf8)) == nil, "\(name) holds the payload in plain text")
+      #expect(data.range(of: Data("MARKER".utf8)) == nil, "\(name)")
+    }
+    #expect(try f.files.contains("cache/items/token"))
+  }
+
+  /// One tampering, its expected code, and the bytes on disk unchanged after the refusal.
+  func expectRefused(
+    _ f: Fixture, _ expected: String, key: String = "token", _ comment: Comment? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    let before = try f.snapshot()
+    #expect(try f.refusal(key) == expected, comment, sourceLocation: sourceLocation)
+    #expect(try f.snapshot() == before, "bytes left alone", sourceLocation: sourceLocation)
+  }
+
+  func recovers(_ f: Fixture, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    try f.signIn(["token": "new"])
+    #expect(try f.refusal() == nil, "a sign-in re-seals", sourceLocation: sourceLocation)
+  }
+
+  @Test(arguments: [0, 4, 8, 16, 24, 32, 40, 56, 60, -1])
+  func aFlippedItemByteIsUnauthentic(_ offset: Int) throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "secret value", "other": "x"])
+    let size = try f.bytes("cache/items/token").count
+    try f.flip("cache/items/token", at: offset < 0 ? size - 1 : offset)
+    let code = try f.refusal()
+    #expect(
+      code == "item_unauthentic" || code == "seal_mismatch", "offset \(offset): \(code ?? "nil")")
+    try recovers(f)
+  }
+
+  @Test(arguments: [0, 8, 32, 40, 48, 60, 64, 100, 127, 130, -1])
+  func aFlippedIndexByteIsRefused(_ offset: Int) throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "secret value", "other": "x"])
+    let size = try f.bytes("cache/index").count
+    try f.flip("cache/index", at: offset < 0 ? size - 1 : offset)
+    let code = try f.refusal()
+    #expect(
+      ["index_unauthentic", "seal_mismatch"].contains(code ?? ""),
+      "offset \(offset): \(code ?? "nil")")
+    try recovers(f)
+  }
+
+  @Test(arguments: [0, 8, 16, 24, 72, 100, 124, 256, 268, 290, 307, 4096, 4120, 4352, 4403])
+  func aFlippedMarkSlotByteIsRefused(_ offset: Int) throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "secret value"])
+    try f.flip("clock-mark", at: offset)
+    let code = try f.refusal()
+    #expect(
+      ["mark_unauthentic", "seal_mismatch"].contains(code ?? ""),
+      "offset \(offset): \(code ?? "nil")")
+    try recovers(f)
+  }
+
+  @Test func swappedItemsAreUnauthentic() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "one", "other": "two"])
+    let token = try f.bytes("cache/items/token")
+    try f.write(try f.bytes("cache/items/other"), "cache/items/token")
+    try f.write(token, "cache/items/other")
+    try expectRefused(f, "item_unauthentic")
+    try expectRefused(f, "item_unauthentic", key: "other")
+    try f.signIn(["token": "new", "other": "new"])
+    #expect(try f.refusal("other") == nil)
+  }
+
+  @Test func anItemFromAnOlderGenerationIsUnauthentic() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    let old = try f.bytes("cache/items/token")
+    f.clock.advance(by: .seconds(60))
+    try f.signIn(["token": "new"])
+    try f.write(old, "cache/items/token")
+    try expectRefused(f, "item_unauthentic")
+    try recovers(f)
+  }
+
+  @Test func anItemUntouchedByALaterSignInStillReads() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "kept"])
+    f.clock.advance(by: .seconds(60))
+    try f.signIn(["other": "new"])
+    try f.signIn([:])
+    #expect(try f.refusal("token") == nil)
+    #expect(try f.refusal("other") == nil)
+  }
+
+  @Test func anItemFromAnotherStoreWithTheSameKeyIsUnauthentic() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "mine"])
+    let otherStore = f.root.path + "/other"
+    try f.signIn(["token": "theirs"], gate: try f.gate(store: otherStore))
+    try f.write(
+      try Data(contentsOf: URL(fileURLWithPath: otherStore + "/cache/items/token")),
+      "cache/items/token")
+    try expectRefused(f, "item_unauthentic")
+    try recovers(f)
+  }
+
+  @Test func anIndexFromAnOlderGenerationIsUnauthentic() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    let old = try f.bytes("cache/index")
+    f.clock.advance(by: .seconds(60))
+    try f.signIn(["token": "new"])
+    try f.write(old, "cache/index")
+    try expectRefused(f, "index_unauthentic")
+    try recovers(f)
+  }
+
+  @Test func anUnsealedStoreThatReadsFreshIsASealMismatch() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "sealed"])
+    try FileManager.default.removeItem(atPath: f.store)
+    try f.signIn(["token": "forged"], gate: try f.gate(sealed: false))
+    #expect(try f.refusal(gate: try f.gate(sealed: false)) == nil, "it reads fresh unsealed")
+    try expectRefused(f, "seal_mismatch")
+    try recovers(f)
+    #expect(try f.refusal() == nil)
+  }
+
+  @Test func aSealedStoreOpenedWithoutAKeyIsKeyRequired() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "sealed"])
+    let before = try f.snapshot()
+    #expect(try f.refusal(gate: try f.gate(sealed: false)) == "key_required")
+    #expect(try f.snapshot() == before)
+  }
+
+  @Test func anotherKeyIsASealMismatchAndASignInReseals() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "sealed", "other": "also"])
+    let other = f.root.path + "/other-key"
+    _ = try FileSealingKeyProvider(path: other).loadOrCreateKey()
+    let before = try f.snapshot()
+    #expect(try f.refusal(gate: try f.gate(keyPath: other)) == "seal_mismatch")
+    #expect(try f.snapshot() == before)
+    // The key was lost: a sign-in with the new key re-seals; what the old key sealed is gone.
+    try f.signIn(["token": "new"], gate: try f.gate(keyPath: other))
+    #expect(try f.refusal(gate: try f.gate(keyPath: other)) == nil)
+    #expect(try f.refusal("other", gate: try f.gate(keyPath: other)) == nil)
+    #expect(!(try f.files.contains("cache/items/other")))
+  }
+
+  @Test func aMissingKeyIsRefusedOfflineAndNeverCreated() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "sealed"])
+    try FileManager.default.removeItem(atPath: f.keyPath)
+    #expect(try f.refusal() == "key_unavailable")
+    #expect(!FileManager.default.fileExists(atPath: f.keyPath))
+    try recovers(f)
+  }
+
+  @Test func theWholeScenarioExpireRollBackTwiceAndRecover() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "secret"])
+    #expect(try f.gate().checkEligibility().status == .fresh)
+    f.clock.advance(by: .seconds(86_401))
+    #expect(try f.gate().checkEligibility().reasons.contains(.tooOld))
+    for _ in 0..<2 {
+      f.clock.moveBack(by: .seconds(86_400))
+      let decision = try f.gate().checkEligibility()
+      #expect(decision.status == .expired)
+      #expect(decision.reasons.contains(.clockBehindMark))
+    }
+    try f.signIn(["token": "renewed"])
+    #expect(try f.refusal() == nil)
+  }
+
+  // MARK: The staged sign-in on a sealed store
+
+  /// A gate over the fixture's store whose item store fails every `rename`: its sign-ins stage
+  /// and commit (the mark reset) but cannot roll forward.
+  func gateThatCannotRollForward(_ f: Fixture) throws -> OfflineAccessGate {
+    let plan = SyscallFaultPlan()
+    plan.fail(.renameat, occurrence: nil, with: .ioError)
+    let provider = FileSealingKeyProvider(path: f.keyPath)
+    return OfflineAccessGate(
+      cache: DirectoryCacheStore(at: f.store, faults: plan, sealing: provider),
+      marks: FileClockMarkStore(atPath: f.store, sealing: provider),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+      clock: f.clock)
+  }
+
+  func payload(_ f: Fixture, _ key: String) throws -> String? {
+    guard case .opened(let reader) = try f.gate().openOffline() else { return "refused" }
+    return try reader.item(forKey: CacheItemKey(key)).map {
+      String(decoding: $0.payload, as: UTF8.self)
+    }
+  }
+
+  @Test func aCommittedStagingIsReadUntilItsRollForwardAndTheNextSignInFinishesIt() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old", "gone": "old"])
+    f.clock.advance(by: .seconds(60))
+    // Committed (the reset ran), not rolled forward: the session is valid.
+    var changes = [(try CacheItemKey("token"), Data("new".utf8))]
+    changes.append((try CacheItemKey("added"), Data("new".utf8)))
+    _ = try gateThatCannotRollForward(f).beginOnlineSession(writing: changes)
+    let names = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(names.contains("pending"))
+    #expect(names.contains { $0.hasPrefix("next-") })
+    #expect(try payload(f, "token") == "new")
+    #expect(try payload(f, "added") == "new")
+    #expect(try payload(f, "gone") == "old", "items not named are kept")
+    #expect(try f.gate().cache.keys().map(\.rawValue) == ["added", "gone", "token"])
+    // The next sign-in rolls it forward, then commits its own.
+    try f.signIn(["other": "later"])
+    #expect(try payload(f, "token") == "new")
+    #expect(try payload(f, "other") == "later")
+    let after = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(!after.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(after)")
+  }
+
+  @Test func anUncommittedStagingIsNeverReadAndIsRemovedByTheNextSignIn() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    // The reset fails (its fdatasync): the staging of the next generation stays, uncommitted.
+    let plan = SyscallFaultPlan()
+    plan.fail(.fdatasync, occurrence: nil, with: .ioError)
+    let provider = FileSealingKeyProvider(path: f.keyPath)
+    let failing = OfflineAccessGate(
+      cache: DirectoryCacheStore(at: f.store, sealing: provider),
+      marks: FileClockMarkStore(atPath: f.store, faults: plan, sealing: provider),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+      clock: f.clock)
+    #expect(throws: OnlineSessionError.self) {
+      _ = try failing.beginOnlineSession(writing: [(try CacheItemKey("token"), Data("new".utf8))])
+    }
+    let names = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(names.contains { $0.hasPrefix("next-") }, "\(names)")
+    #expect(try payload(f, "token") == "old")
+    try f.signIn(["other": "x"])
+    #expect(try payload(f, "token") == "old")
+    let after = try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+    #expect(!after.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(after)")
+  }
+
+  /// The staging of a committed sign-in, tampered with: a flipped byte of its index or of a
+  /// staged item, or `pending` removed, is refused with its typed reason and never served as
+  /// valid; a sign-in recovers.
+  @Test(arguments: ["index", "item", "pending-removed", "pending-added"])
+  func aTamperedStagingIsRefusedOrHarmless(_ what: String) throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    f.clock.advance(by: .seconds(60))
+    _ = try gateThatCannotRollForward(f).beginOnlineSession(
+      writing: [(try CacheItemKey("token"), Data("new".utf8))])
+    let staging = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: f.store + "/cache")
+        .first { $0.hasPrefix("next-") })
+    switch what {
+    case "index":
+      try f.flip("cache/\(staging)/index", at: 100)
+      try expectRefused(f, "index_unauthentic")
+    case "item":
+      try f.flip("cache/\(staging)/items/token", at: 60)
+      try expectRefused(f, "item_unauthentic")
+    case "pending-removed":
+      try FileManager.default.removeItem(atPath: f.store + "/cache/pending")
+      try expectRefused(f, "index_unauthentic")
+    default:
+      // A settled store with `pending` added: the live set is still the one read.
+      try f.signIn(["token": "settled"])
+      FileManager.default.createFile(atPath: f.store + "/cache/pending", contents: nil)
+      #expect(try payload(f, "token") == "settled")
+    }
+    try recovers(f)
+  }
+
+  @Test func sessionWritesDeletesAndSignOutOnASealedStore() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    let session = try f.gate().beginOnlineSession(
+      writing: [(try CacheItemKey("token"), Data("one".utf8))])
+    try session.write(try CacheItemKey("profile"), Data("two".utf8))
+    #expect(try payload(f, "token") == "one")
+    #expect(try payload(f, "profile") == "two")
+    try session.delete(try CacheItemKey("token"))
+    #expect(try payload(f, "token") == nil)
+    #expect(try payload(f, "profile") == "two")
+    try session.signOut()
+    #expect(try f.gate().checkEligibility().status == .unavailable)
+  }
+}
