@@ -66,6 +66,9 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// `nil`.
   public let sealing: (any SealingKeyProvider)?
   let system: Syscalls
+  /// The sealing subkeys, already loaded and checked by the caller (the sealed item store reading
+  /// the mark it is bound to), so that one operation loads the key once; `nil`: load them.
+  var presetSealKeys: SealKeys? = nil
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
   /// that writes, created with mode 0700) by each operation.
@@ -73,6 +76,16 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// - Parameter directory: The store directory, a `file:` URL.
   public init(at directory: URL) {
     self.init(atPath: directory.path)
+  }
+
+  /// Creates a sealed (or, with `nil`, unsealed) store in a directory given as a file URL; as
+  /// ``init(atPath:sealing:)``.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory, a `file:` URL.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  public init(at directory: URL, sealing: (any SealingKeyProvider)?) {
+    self.init(atPath: directory.path, sealing: sealing)
   }
 
   /// Creates a store in a directory given by path. Does no I/O.
