@@ -29,18 +29,27 @@ public struct OfflineCacheReader: Sendable {
   /// - Returns: The item, exactly as the online session wrote it.
   /// - Throws: ``OfflineReadError``: any recheck reason (`too_old` past the deadline,
   ///   `clock_behind_mark`, the floor's reasons, `mark_unreadable`) before anything is read;
-  ///   `item_unreadable` when the item fails its checks (it is left alone).
-  /// - Complexity: One read of the mark record plus O(payload size).
+  ///   `item_unreadable` when the item fails its checks (it is left alone);
+  ///   ``OfflineReadError/Code/superseded`` when a newer sign-in committed after the reader was
+  ///   opened (checked before the read and again after it).
+  /// - Complexity: Two reads of the mark record (before and after the item) plus O(payload
+  ///   size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     try checkStillFresh()
+    let item: CacheItem?
     do {
       // The set this reader's decision judged, also while a sign-in is between its commit point
       // and its end.
-      guard let generation = decision.generation else { return try gate.cache.item(forKey: key) }
-      return try gate.cache.item(forKey: key, generation: generation)
+      if let generation = decision.generation {
+        item = try gate.cache.item(forKey: key, generation: generation)
+      } else {
+        item = try gate.cache.item(forKey: key)
+      }
     } catch {
       throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
     }
+    try checkSameGeneration()
+    return item
   }
 
   /// Every key in the cache, in ascending byte order.
@@ -50,10 +59,33 @@ public struct OfflineCacheReader: Sendable {
   /// - Complexity: O(n log n).
   public func keys() throws(OfflineReadError) -> [CacheItemKey] {
     try checkStillFresh()
+    let keys: [CacheItemKey]
     do {
-      return try gate.cache.keys()
+      keys = try gate.cache.keys()
     } catch {
       throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+    }
+    try checkSameGeneration()
+    return keys
+  }
+
+  /// Reads the mark record's generation again after a read, and refuses when a newer sign-in
+  /// committed since this reader's decision (a sign-in that ran whole between the recheck and
+  /// the read could otherwise have its items served as the judged ones).
+  ///
+  /// - Throws: ``OfflineReadError``: ``OfflineReadError/Code/superseded``, or
+  ///   `mark_unreadable`.
+  /// - Complexity: One read of the mark record.
+  func checkSameGeneration() throws(OfflineReadError) {
+    guard let judged = decision.generation else { return }
+    let stored: ClockMarkRecord
+    do {
+      stored = try gate.marks.read()
+    } catch {
+      throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
+    }
+    guard stored.generation == judged else {
+      throw OfflineReadError(judged: judged, stored: stored.generation)
     }
   }
 
@@ -66,13 +98,18 @@ public struct OfflineCacheReader: Sendable {
   /// forward to the boot clock now (the later of the stored floor and the floor seen at open),
   /// and the opening decision's deadline.
   ///
-  /// - Throws: ``OfflineReadError`` with every reason found.
+  /// - Throws: ``OfflineReadError`` with every reason found, or
+  ///   ``OfflineReadError/Code/superseded`` when the stored generation is no longer the one the
+  ///   reader's decision was made at (a newer sign-in committed).
   public func checkStillFresh() throws(OfflineReadError) {
     let stored: ClockMarkRecord
     do {
       stored = try gate.marks.read()
     } catch {
       throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
+    }
+    if let judged = decision.generation, stored.generation != judged {
+      throw OfflineReadError(judged: judged, stored: stored.generation)
     }
     let reading = gate.clocks.readForDecision()
     let previous = Swift.max(stored.mark, decision.mark ?? stored.mark)
