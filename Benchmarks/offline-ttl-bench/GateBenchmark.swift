@@ -128,26 +128,26 @@ enum GateBenchmark {
       commits.append(try BenchClock.time { try fill(commitStore.path, items: batch) })
       for done in [signInStore, plain, commitStore] { BenchProcess.discard(done) }
     }
-    let signIn = BenchClock.median(signIns)
-    let noSync = BenchClock.median(floors)
-    let commit = BenchClock.median(commits)
+    let signInMedian = BenchStats.median(signIns)
+    let noSync = BenchStats.median(floors)
+    let commit = BenchStats.median(commits)
     let perRound = (0..<rounds).map { round in
       String(format: "%.2f", Double(signIns[round]) / Double(max(floors[round], 1)))
     }
     let floorName = "same files written and renamed, no sync"
     report.record(
       "atomic sign-in of \(BenchFormat.grouped(Int64(batch))) items, median of \(rounds)",
-      Double(signIn) / 1e6, unit: "ms", floor: (floorName, Double(noSync) / 1e6),
+      signInMedian / 1e6, unit: "ms", floor: (floorName, noSync / 1e6),
       note: "staged in next-<g>/, one syncfs, the mark reset as commit point, rolled forward;"
         + " per-round ratios \(perRound.joined(separator: ", "))")
     report.record(
       "commit \(BenchFormat.grouped(Int64(batch))) items (session), median of \(rounds)",
-      Double(commit) / 1e6, unit: "ms", floor: (floorName, Double(noSync) / 1e6),
+      commit / 1e6, unit: "ms", floor: (floorName, noSync / 1e6),
       target: .ratioAtMost(2),
       note: "the in-place commit of an online session: one syncfs and 5 fsyncs in all")
     report.record(
-      "atomic sign-in vs the session's in-place commit", Double(signIn) / 1e6, unit: "ms",
-      floor: ("commit of the same items in one session", Double(commit) / 1e6),
+      "atomic sign-in vs the session's in-place commit", signInMedian / 1e6, unit: "ms",
+      floor: ("commit of the same items in one session", commit / 1e6),
       target: .ratioAtMost(1.2))
     let fsyncEach = 1_000
     let perItem = directory.appendingPathComponent("fsync-each")
@@ -156,7 +156,7 @@ enum GateBenchmark {
       try writeFiles(perItem.path, count: fsyncEach, syncEach: true)
     }
     report.record(
-      "commit, per item", Double(commit) / Double(batch) / 1e3, unit: "us/item",
+      "commit, per item", commit / Double(batch) / 1e3, unit: "us/item",
       floor: (
         "one fsync per file, per item", Double(eachSync) / Double(fsyncEach) / 1e3
       ),

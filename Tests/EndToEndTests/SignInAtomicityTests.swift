@@ -210,7 +210,8 @@ import Testing
     #expect(after.payloads == ["token": Data("old".utf8)], "\(after)")
     let names = try FileManager.default.contentsOfDirectory(atPath: store.path + "/cache")
     #expect(!names.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(names)")
-    let read = try binary.run(["read", "--store", store.path, "--max-age", "1d", "token"] + seal)
+    let read = try binary.run(
+      ["read", "--store", store.path, "--max-age", "1d", "--no-boot-floor", "token"] + seal)
     #expect(read.exitCode == 0, "\(read.standardError)")
     #expect(read.standardOutput == "old")
   }

@@ -39,7 +39,10 @@ extension DirectoryCacheStore {
           reason: "cannot reclaim an earlier sign-in's staging: \(error.description);"
             + " nothing of this sign-in was written")
       }
-      if changes.isEmpty { return commitPoint() }
+      if changes.isEmpty {
+        settlePending(cache)
+        return commitPoint()
+      }
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
       do throws(Errno) {
@@ -86,6 +89,27 @@ extension DirectoryCacheStore {
       } else {
         try removeStaging(cache, staging.name)
       }
+    }
+  }
+
+  /// After an uncommitted staging was removed, `pending` is left: when no staging remains,
+  /// writes the index of `items/` (the set of the stored generation) and removes `pending`, as a
+  /// roll forward would. Left as it is when an item is unreadable or a write fails (every check
+  /// then rebuilds, as after any interrupted commit). Runs under the writer lock.
+  ///
+  /// - Complexity: O(n) item headers read, only while `pending` exists.
+  private func settlePending(_ cache: FileDescriptor) {
+    guard (try? files.exists(cache, Self.pendingName)) == true,
+      let staged = try? stagings(cache), staged.isEmpty,
+      let stamp = try? itemsStamp(cache), let catalog = try? scanItems(cache),
+      catalog.unreadable.isEmpty
+    else { return }
+    do throws(Errno) {
+      try writeIndex(cache, catalog, stamp: stamp)
+      try files.unlink(cache, Self.pendingName)
+      try files.sync(cache)
+    } catch {
+      return
     }
   }
 

@@ -107,18 +107,25 @@ import Testing
   /// An item store that runs `hook` once, just before the first item read: a whole sign-in that
   /// completes between a reader's recheck and its read.
   struct SignInDuringRead: CacheItemStore {
+    /// The hook, taken by the first read.
+    final class Hook: Sendable {
+      let body: Mutex<(@Sendable () -> Void)?>
+      init(_ body: @escaping @Sendable () -> Void) { self.body = Mutex(body) }
+    }
     let base: DirectoryCacheStore
-    let hook: Mutex<(@Sendable () -> Void)?>
+    let hook: Hook
 
     init(_ base: DirectoryCacheStore, hook: @escaping @Sendable () -> Void) {
       self.base = base
-      self.hook = Mutex(hook)
+      self.hook = Hook(hook)
     }
 
     func runHook() {
-      hook.withLock { hook in
-        defer { hook = nil }; return hook
-      }?()
+      let body = hook.body.withLock { body in
+        defer { body = nil }
+        return body
+      }
+      body?()
     }
     func summary() throws(CacheStoreError) -> ItemTimeSummary { try base.summary() }
     func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
@@ -130,7 +137,7 @@ import Testing
       return try base.keys()
     }
     func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
-      throws(CacheStoreError)
+      throws(CacheStoreError) -> Bool
     {
       try base.commit(changes, onlyIf: precondition)
     }
@@ -215,7 +222,11 @@ import Testing
         atPath: f.store + "/cache/next-2/items")
       #expect(staged == ["token"], "\(staged)")
     }
-    // The next sign-in reclaims it and commits its own.
+    // The next sign-in, even one with no items, reclaims it and leaves the store settled.
+    _ = try f.gate().beginOnlineSession()
+    #expect(try f.stagings().isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: f.store + "/cache/pending"))
+    #expect(try f.openReader().item(forKey: "token")?.payload == Data("old".utf8))
     try f.signIn(["other": "x"])
     #expect(try f.stagings().isEmpty)
     #expect(!FileManager.default.fileExists(atPath: f.store + "/cache/pending"))
