@@ -30,7 +30,7 @@ enum AsyncHopBenchmark {
       at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     defer { try? FileManager.default.removeItem(at: directory) }
     let gate = OfflineAccessGate(
-      cache: DirectoryCacheStore(at: directory.path),
+      cache: DirectoryCacheStore(atPath: directory.path),
       marks: FileClockMarkStore(atPath: directory.path),
       policy: try EligibilityPolicy(maxAge: .seconds(86_400), markResolution: .seconds(3_600)))
     try gate.beginOnlineSession().write("token", Data("secret".utf8))

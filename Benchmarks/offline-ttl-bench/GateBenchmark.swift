@@ -188,7 +188,7 @@ enum GateBenchmark {
 
   static func gate(_ path: String, resolution: Duration) throws -> OfflineAccessGate {
     OfflineAccessGate(
-      cache: DirectoryCacheStore(at: path), marks: FileClockMarkStore(atPath: path),
+      cache: DirectoryCacheStore(atPath: path), marks: FileClockMarkStore(atPath: path),
       policy: try EligibilityPolicy(maxAge: .seconds(86_400), markResolution: resolution))
   }
 

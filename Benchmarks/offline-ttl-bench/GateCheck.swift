@@ -33,7 +33,7 @@ final class GateCheck {
   init(directory: String, items: Int = 1, reuse: Bool = false) throws {
     self.directory = directory
     let maxAge = Duration.seconds(7 * 86_400)
-    let cache = DirectoryCacheStore(at: directory)
+    let cache = DirectoryCacheStore(atPath: directory)
     let marks = FileClockMarkStore(atPath: directory)
     writingGate = OfflineAccessGate(
       cache: cache, marks: marks,
@@ -103,7 +103,7 @@ final class GateCheck {
   func repeatedCheckParts(_ count: Int) throws -> (
     summary: [UInt64], bootClock: [UInt64], observe: [UInt64]
   ) {
-    let cache = DirectoryCacheStore(at: directory)
+    let cache = DirectoryCacheStore(atPath: directory)
     let marks = FileClockMarkStore(atPath: directory)
     let boot = LinuxBootClock()
     let clock = SystemWallClock()

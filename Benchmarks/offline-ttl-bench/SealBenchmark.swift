@@ -32,7 +32,7 @@ enum SealBenchmark {
       let path = directory.appendingPathComponent(name).path
       let sealing: (any SealingKeyProvider)? = sealed ? provider : nil
       return OfflineAccessGate(
-        cache: DirectoryCacheStore(at: path, sealing: sealing),
+        cache: DirectoryCacheStore(atPath: path, sealing: sealing),
         marks: FileClockMarkStore(atPath: path, sealing: sealing),
         policy: try EligibilityPolicy(maxAge: .seconds(86_400), markResolution: resolution))
     }

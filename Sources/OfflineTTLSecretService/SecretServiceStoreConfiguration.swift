@@ -1,4 +1,5 @@
 #if SecretService
+  import Foundation
   import OfflineTTL
 
   #if canImport(Glibc)
@@ -75,6 +76,25 @@
       self.allowsUnlockPrompt = allowsUnlockPrompt
       self.timeout = timeout
       self.lockTimeout = lockTimeout
+    }
+
+    /// Creates a configuration whose lock directory is given as a file URL (the same family as
+    /// the file stores' `init(at:)` and `init(atPath:)`).
+    ///
+    /// - Parameters:
+    ///   - applicationID: The `application` attribute. Must not be empty.
+    ///   - lockDirectory: The lock file's directory, a `file:` URL.
+    ///   - allowsUnlockPrompt: Whether an interactive unlock prompt may be shown (default: no).
+    ///   - timeout: How long one call may go unanswered; default 5 seconds.
+    ///   - lockTimeout: How long to wait for the lock file; default 30 seconds.
+    /// - Throws: `InvalidValueError` as the initializer that takes the directory's path.
+    public init(
+      applicationID: String, lockDirectory: URL, allowsUnlockPrompt: Bool = false,
+      timeout: Duration = .seconds(5), lockTimeout: Duration = .seconds(30)
+    ) throws(InvalidValueError) {
+      try self.init(
+        applicationID: applicationID, lockDirectory: lockDirectory.path,
+        allowsUnlockPrompt: allowsUnlockPrompt, timeout: timeout, lockTimeout: lockTimeout)
     }
 
     /// The lock file shared by every process using this application id for one kind of secret

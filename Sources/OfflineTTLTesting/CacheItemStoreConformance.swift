@@ -9,7 +9,7 @@ import Testing
 ///
 /// ```swift
 /// @Test func conforms() throws {
-///   try CacheItemStoreConformance.check { InMemoryCacheItemStore() }
+///   try CacheItemStoreConformance.check { InMemoryCacheStore() }
 /// }
 /// ```
 public enum CacheItemStoreConformance {

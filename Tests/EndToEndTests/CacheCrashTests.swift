@@ -48,7 +48,7 @@ import Testing
       child.kill()
       if child.waitForExit().exitCode == nil { killedMidRun += 1 }
       if FileManager.default.fileExists(atPath: store + "/cache/pending") { midCommit += 1 }
-      let cache = DirectoryCacheStore(at: store)
+      let cache = DirectoryCacheStore(atPath: store)
       let summary = try cache.summary()
       #expect(summary.count == Self.items, "kill \(version): every item is still there")
       for index in stride(from: 0, to: Self.items, by: 37) {

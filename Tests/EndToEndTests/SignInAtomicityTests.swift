@@ -27,7 +27,7 @@ import Testing
   {
     let sealing = keyFile.map { FileSealingKeyProvider(path: $0) }
     let marks = FileClockMarkStore(atPath: directory, sealing: sealing)
-    let cache = DirectoryCacheStore(at: directory, sealing: sealing)
+    let cache = DirectoryCacheStore(atPath: directory, sealing: sealing)
     let generation = try marks.read().generation
     var payloads: [String: Data] = [:]
     for key in keys {
@@ -163,7 +163,7 @@ import Testing
     #expect(Set(generationOf.values) == Set((start + 1)...(start + UInt64(count))))
     let final = try FileClockMarkStore(atPath: store.path, sealing: sealing).read().generation
     #expect(final == start + UInt64(count))
-    let cache = DirectoryCacheStore(at: store.path, sealing: sealing)
+    let cache = DirectoryCacheStore(atPath: store.path, sealing: sealing)
     for key in ["shared", "k0", "k1", "k2", "k3", "k4"] {
       let writers = (0..<count).filter { frozen[$0][key] != nil }
       let last = try #require(writers.max { generationOf[$0]! < generationOf[$1]! })

@@ -20,7 +20,7 @@ import Testing
       run.standardOutput
         == "signed in: generation 1, mark 2023-11-14T22:13:20.000000000Z,"
         + " wrote 2 items at 2023-11-14T22:13:20.000000000Z\n")
-    let item = try DirectoryCacheStore(at: store).item(forKey: CacheItemKey("a"))
+    let item = try DirectoryCacheStore(atPath: store).item(forKey: CacheItemKey("a"))
     #expect(item?.payload == Data("hello".utf8))
     #expect(item?.writtenAt == storeCommandStart)
   }

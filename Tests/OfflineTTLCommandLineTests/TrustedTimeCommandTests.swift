@@ -224,7 +224,7 @@ import Testing
       #expect(result.exitCode == .ioError)
       #expect(result.standardError.contains("tpm_unavailable"), "\(result.standardError)")
       #expect(throws: StoreError.self) { try FileClockMarkStore(atPath: store).read() }
-      #expect(try DirectoryCacheStore(at: store).keys().isEmpty)
+      #expect(try DirectoryCacheStore(atPath: store).keys().isEmpty)
     }
 
     @Test func markObserveAndResetRecordTheTPMAndShowRefusesIt() throws {

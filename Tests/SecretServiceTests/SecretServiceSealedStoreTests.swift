@@ -19,7 +19,7 @@
       _ store: String, _ provider: (any SealingKeyProvider)?, clock: ManualWallClock
     ) throws -> OfflineAccessGate {
       OfflineAccessGate(
-        cache: DirectoryCacheStore(at: store, sealing: provider),
+        cache: DirectoryCacheStore(atPath: store, sealing: provider),
         marks: FileClockMarkStore(atPath: store, sealing: provider),
         policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
         clock: clock)

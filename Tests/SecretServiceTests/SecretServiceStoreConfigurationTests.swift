@@ -19,6 +19,19 @@
       }
     }
 
+    @Test func theLockDirectoryMayBeAFileURL() throws {
+      let byURL = try SecretServiceStoreConfiguration(
+        applicationID: "a", lockDirectory: URL(fileURLWithPath: "/tmp/offline ttl/locks"))
+      let byPath = try SecretServiceStoreConfiguration(
+        applicationID: "a", lockDirectory: "/tmp/offline ttl/locks")
+      #expect(byURL == byPath)
+      #expect(byURL.lockDirectory == "/tmp/offline ttl/locks")
+      #expect(throws: InvalidValueError.self) {
+        try SecretServiceStoreConfiguration(
+          applicationID: "", lockDirectory: URL(fileURLWithPath: "/tmp"))
+      }
+    }
+
     @Test(
       .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
     func theDefaultLockDirectoryIsCreated0700UnderXDGRuntimeDir() throws {

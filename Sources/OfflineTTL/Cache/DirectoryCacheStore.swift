@@ -40,12 +40,14 @@ public struct DirectoryCacheStore: CacheItemStore {
   static let indexName = "index"
   static let pendingName = "pending"
 
-  /// Creates a store over a directory; nothing is created until the first commit.
+  /// Creates a store over a directory given by path; nothing is created until the first commit
+  /// (the same family as ``FileClockMarkStore/init(atPath:)``; a file URL works too).
   ///
-  /// - Parameter directory: The store directory's path. Its parents may be symbolic links; the
+  /// - Parameter path: The store directory's path. Its parents may be symbolic links; the
   ///   directory itself and everything the store creates inside it are never followed as links.
-  public init(at directory: String) {
-    self.init(at: directory, sealing: nil)
+  /// - Complexity: O(1); no I/O.
+  public init(atPath path: String) {
+    self.init(atPath: path, sealing: nil)
   }
 
   /// Creates a store over a directory, sealed with the key of `sealing` when it is given;
@@ -64,10 +66,11 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// `docs/cache-format.md`.
   ///
   /// - Parameters:
-  ///   - directory: The store directory's path.
+  ///   - path: The store directory's path.
   ///   - sealing: The key's provider, or `nil` for an unsealed store.
-  public init(at directory: String, sealing: (any SealingKeyProvider)?) {
-    self.directory = directory
+  /// - Complexity: O(1); no I/O.
+  public init(atPath path: String, sealing: (any SealingKeyProvider)?) {
+    self.directory = path
     self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls())
   }
@@ -75,23 +78,70 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// Creates a store whose every system call first consults a fault plan (for tests).
   ///
   /// - Parameters:
-  ///   - directory: The store directory's path.
+  ///   - path: The store directory's path.
   ///   - faults: The plan that may fail any call with any error.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
   @_spi(Testing)
   public init(
-    at directory: String, faults: SyscallFaultPlan, sealing: (any SealingKeyProvider)? = nil
+    atPath path: String, faults: SyscallFaultPlan, sealing: (any SealingKeyProvider)? = nil
   ) {
-    self.directory = directory
+    self.directory = path
     self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls(faults: faults))
   }
 
-  /// Creates a store over a directory given as a file URL.
+  /// Creates a store over a directory given as a file URL; no I/O.
   ///
   /// - Parameter url: The store directory.
   public init(at url: URL) {
-    self.init(at: url.path)
+    self.init(atPath: url.path)
   }
+
+  /// Creates a sealed (or, with `nil`, unsealed) store over a directory given as a file URL;
+  /// as ``init(atPath:sealing:)``.
+  ///
+  /// - Parameters:
+  ///   - url: The store directory.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  public init(at url: URL, sealing: (any SealingKeyProvider)?) {
+    self.init(atPath: url.path, sealing: sealing)
+  }
+
+  /// The earlier spelling of ``init(atPath:)``; it keeps working.
+  ///
+  /// - Parameter directory: The store directory's path.
+  @available(*, deprecated, renamed: "init(atPath:)")
+  public init(at directory: String) {
+    self.init(atPath: directory)
+  }
+
+  /// The earlier spelling of ``init(atPath:sealing:)``; it keeps working.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  @available(*, deprecated, renamed: "init(atPath:sealing:)")
+  public init(at directory: String, sealing: (any SealingKeyProvider)?) {
+    self.init(atPath: directory, sealing: sealing)
+  }
+
+  /// The earlier spelling of `init(atPath:faults:sealing:)`; it keeps working.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory's path.
+  ///   - faults: The plan that may fail any call with any error.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  @_spi(Testing)
+  @available(*, deprecated, renamed: "init(atPath:faults:sealing:)")
+  public init(
+    at directory: String, faults: SyscallFaultPlan, sealing: (any SealingKeyProvider)? = nil
+  ) {
+    self.init(atPath: directory, faults: faults, sealing: sealing)
+  }
+
+  /// The store directory's path, as ``FileClockMarkStore/directoryPath`` names it (the same as
+  /// ``directory``).
+  public var directoryPath: String { directory }
 
   /// See ``CacheItemStore/summary()``.
   ///

@@ -111,7 +111,7 @@ struct StoreBackend: Equatable {
   /// The item store for a store directory.
   func cache(at path: String) throws(CommandFailure) -> any CacheItemStore {
     switch kind {
-    case .file: return DirectoryCacheStore(at: path, sealing: try sealing(at: path))
+    case .file: return DirectoryCacheStore(atPath: path, sealing: try sealing(at: path))
     case .secretService:
       #if SecretService
         return SecretServiceCacheStore(configuration: try Self.configuration(path))

@@ -105,7 +105,7 @@ enum Demo: Subcommand {
       maxAge: maxAge, floor: FloorOptions(usesBootClockFloor: false))
     let sealing = try StoreBackend(kind: .file, seal: StoreBackend.parseSeal(arguments))
       .sealing(at: path)
-    let cache = DirectoryCacheStore(at: path, sealing: sealing)
+    let cache = DirectoryCacheStore(atPath: path, sealing: sealing)
     let marks = FileClockMarkStore(atPath: path, sealing: sealing)
     let gate = OfflineAccessGate(
       cache: cache, marks: marks, policy: policy, clock: clock, bootClock: bootClock,

@@ -34,12 +34,12 @@ import Testing
     try CacheItemStoreConformance.check {
       let directory = try TemporaryStoreDirectory(prefix: "cache-conformance")
       directories.append(directory)
-      return DirectoryCacheStore(at: directory.path)
+      return DirectoryCacheStore(atPath: directory.path)
     }
   }
 
   @Test func missingStoreDirectoryIsAnEmptyCache() throws {
-    let store = DirectoryCacheStore(at: "/nonexistent/offline-ttl/\(UUID().uuidString)")
+    let store = DirectoryCacheStore(atPath: "/nonexistent/offline-ttl/\(UUID().uuidString)")
     #expect(try store.summary() == .empty)
     #expect(try store.keys().isEmpty)
     #expect(try store.item(forKey: CacheItemKey("a")) == nil)
@@ -48,7 +48,7 @@ import Testing
   @Test func filesArePrivateAndLiveUnderCacheItems() throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     try Self.fill(store, count: 2)
     #expect(try Self.mode(directory.appending("cache")) == 0o700)
     #expect(try Self.mode(directory.appending("cache/items")) == 0o700)
@@ -62,7 +62,7 @@ import Testing
   @Test func writtenAtIsTheRecordedTimeNotTheFileModificationTime() throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     var changes = CacheChanges()
     changes.write(try CacheItemKey("k"), Data("v".utf8), writtenAt: Self.t(123_456_789))
     try store.commit(changes)
@@ -75,7 +75,7 @@ import Testing
   @Test func symbolicLinkItemIsUnreadableAndLeftAlone() throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     try Self.fill(store, count: 1)
     let target = directory.appending("elsewhere")
     try Data("secret".utf8).write(to: URL(fileURLWithPath: target))
@@ -96,7 +96,7 @@ import Testing
   @Test func corruptItemIsUnreadableOnReadAndNothingIsDeleted() throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     try Self.fill(store, count: 3)
     let path = directory.appending("cache/items/item-1")
     var bytes = try Self.bytes(path)
@@ -115,7 +115,7 @@ import Testing
   @Test func truncatedItemHeaderRefusesTheSummaryOnRebuild() throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     try Self.fill(store, count: 3)
     try Data([0x4F, 0x54]).write(
       to: URL(fileURLWithPath: directory.appending("cache/items/item-2")))
@@ -138,7 +138,7 @@ import Testing
   func inconsistentIndexIsRebuiltWithoutChangingAnyItem(_ damage: String) throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     try Self.fill(store, count: 20)
     let itemPath = directory.appending("cache/items/item-7")
     let itemBefore = try Self.bytes(itemPath)
@@ -175,14 +175,14 @@ import Testing
   @Test func readOnlyIndexRebuildIsInMemoryOnly() throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     try Self.fill(store, count: 4)
     try FileManager.default.removeItem(atPath: directory.appending("cache/index"))
     let plan = SyscallFaultPlan()
     plan.fail(.openat, occurrence: nil, with: .readOnlyFileSystem)
     // Every open fails: even the store is unusable, and that is a typed error, not a trap.
     #expect(throws: CacheStoreError.self) {
-      try DirectoryCacheStore(at: directory.path, faults: plan).summary()
+      try DirectoryCacheStore(atPath: directory.path, faults: plan).summary()
     }
     #expect(try store.summary().count == 4)
   }
@@ -191,7 +191,7 @@ import Testing
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
     let plan = SyscallFaultPlan()
-    let store = DirectoryCacheStore(at: directory.path, faults: plan)
+    let store = DirectoryCacheStore(atPath: directory.path, faults: plan)
     try Self.fill(store, count: 1_000)
     #expect(plan.count(of: .syncfs) == 1)
     #expect(plan.count(of: .fsync) <= 5, "fsyncs: \(plan.count(of: .fsync))")
@@ -208,7 +208,7 @@ import Testing
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
     let plan = SyscallFaultPlan()
-    let store = DirectoryCacheStore(at: directory.path, faults: plan)
+    let store = DirectoryCacheStore(atPath: directory.path, faults: plan)
     try Self.fill(store, count: 3)
     let before = try Self.bytes(directory.appending("cache/items/item-1"))
     plan.resetCounts()
@@ -232,22 +232,22 @@ import Testing
     defer { directory.remove() }
     // Trace one commit, then fail each of its calls in turn.
     let tracer = SyscallFaultPlan()
-    try Self.fill(DirectoryCacheStore(at: directory.path, faults: tracer), count: 2)
+    try Self.fill(DirectoryCacheStore(atPath: directory.path, faults: tracer), count: 2)
     var replacement = CacheChanges()
     replacement.write(try CacheItemKey("item-0"), Data("new".utf8), writtenAt: Self.t(5000))
     replacement.delete(try CacheItemKey("item-1"))
     tracer.resetCounts()
-    try DirectoryCacheStore(at: directory.path, faults: tracer).commit(replacement)
+    try DirectoryCacheStore(atPath: directory.path, faults: tracer).commit(replacement)
     let trace = tracer.trace
     for index in trace.indices {
       let run = try TemporaryStoreDirectory(prefix: "cache-fault")
       defer { run.remove() }
-      try Self.fill(DirectoryCacheStore(at: run.path), count: 2)
+      try Self.fill(DirectoryCacheStore(atPath: run.path), count: 2)
       let (kind, occurrence) = tracer.occurrence(at: index)
       let plan = SyscallFaultPlan()
       plan.fail(kind, occurrence: occurrence, with: .ioError)
-      _ = try? DirectoryCacheStore(at: run.path, faults: plan).commit(replacement)
-      let store = DirectoryCacheStore(at: run.path)
+      _ = try? DirectoryCacheStore(atPath: run.path, faults: plan).commit(replacement)
+      let store = DirectoryCacheStore(atPath: run.path)
       let summary = try store.summary()
       let item0 = try #require(try store.item(forKey: CacheItemKey("item-0")))
       #expect([Self.t(1000), Self.t(5000)].contains(item0.writtenAt), "step \(index) \(kind)")
@@ -266,7 +266,7 @@ import Testing
     defer { directory.remove() }
     let markFile = directory.appending("clock-mark")
     try Data("mark bytes".utf8).write(to: URL(fileURLWithPath: markFile))
-    let store = DirectoryCacheStore(at: directory.path)
+    let store = DirectoryCacheStore(atPath: directory.path)
     var changes = CacheChanges()
     changes.write(try CacheItemKey("clock-mark"), Data("item".utf8), writtenAt: Self.t(1))
     try store.commit(changes)
@@ -279,8 +279,8 @@ import Testing
   @Test func twoStoreInstancesSeeEachOthersCommits() throws {
     let directory = try TemporaryStoreDirectory()
     defer { directory.remove() }
-    let writer = DirectoryCacheStore(at: directory.path)
-    let reader = DirectoryCacheStore(at: directory.path)
+    let writer = DirectoryCacheStore(atPath: directory.path)
+    let reader = DirectoryCacheStore(atPath: directory.path)
     try Self.fill(writer, count: 2)
     #expect(try reader.summary().count == 2)
     var changes = CacheChanges()

@@ -5,11 +5,11 @@ import Testing
 
 @Suite struct InMemoryCacheItemStoreTests {
   @Test func passesTheConformanceSuite() throws {
-    try CacheItemStoreConformance.check { InMemoryCacheItemStore() }
+    try CacheItemStoreConformance.check { InMemoryCacheStore() }
   }
 
   @Test func unreadableItemFailsSummaryAndReadUntilReplaced() throws {
-    let store = InMemoryCacheItemStore()
+    let store = InMemoryCacheStore()
     let key = try CacheItemKey("k")
     var changes = CacheChanges()
     changes.write(key, Data("v".utf8), writtenAt: WallClockInstant(nanosecondsSinceEpoch: 5))
@@ -22,7 +22,7 @@ import Testing
   }
 
   @Test func injectedCommitFailureWritesNothing() throws {
-    let store = InMemoryCacheItemStore()
+    let store = InMemoryCacheStore()
     store.failNextCommit(with: CacheStoreError(code: .writeFailed, reason: "disk full"))
     var changes = CacheChanges()
     changes.write(try CacheItemKey("k"), Data(), writtenAt: .min)

@@ -141,11 +141,11 @@ import Testing
       case .memory:
         witness = Witness(probe: nil)
         inner = InMemoryClockMarkStore()
-        cache = InMemoryCacheItemStore()
+        cache = InMemoryCacheStore()
       case .files:
         witness = Witness(probe: { Self.isLocked(lockPath) })
         inner = FileClockMarkStore(atPath: directory.path)
-        cache = DirectoryCacheStore(at: directory.path)
+        cache = DirectoryCacheStore(atPath: directory.path)
       }
       wall = WitnessWallClock(witness)
       boot = WitnessBootClock(witness)

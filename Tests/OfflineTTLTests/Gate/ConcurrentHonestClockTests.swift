@@ -55,10 +55,10 @@ import Testing
     let marks: any ClockMarkStore
     switch backend {
     case .memory:
-      cache = InMemoryCacheItemStore()
+      cache = InMemoryCacheStore()
       marks = InMemoryClockMarkStore()
     case .files:
-      cache = DirectoryCacheStore(at: directory.path)
+      cache = DirectoryCacheStore(atPath: directory.path)
       marks = FileClockMarkStore(atPath: directory.path)
     }
     let policy = try EligibilityPolicy(

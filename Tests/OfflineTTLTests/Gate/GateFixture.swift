@@ -27,11 +27,11 @@ struct GateFixture {
     self.marks = marks
     switch backend {
     case .memory:
-      cache = InMemoryCacheItemStore()
+      cache = InMemoryCacheStore()
       directory = nil
     case .directory:
       let directory = try TemporaryStoreDirectory(prefix: "gate")
-      cache = DirectoryCacheStore(at: directory.path)
+      cache = DirectoryCacheStore(atPath: directory.path)
       self.directory = directory
     }
     let policy = try EligibilityPolicy(

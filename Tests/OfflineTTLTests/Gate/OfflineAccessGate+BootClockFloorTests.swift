@@ -11,7 +11,7 @@ private struct FloorGate {
   let wall = ManualWallClock(FloorGate.start)
   let boot = ManualBootClock(bootID: BootID(high: 5, low: 5), sinceBoot: .seconds(100))
   let marks = InMemoryClockMarkStore()
-  let cache = InMemoryCacheItemStore()
+  let cache = InMemoryCacheStore()
   let gate: OfflineAccessGate
 
   init(maxAge: Duration = FloorGate.day, usesBootClockFloor: Bool = true) throws {

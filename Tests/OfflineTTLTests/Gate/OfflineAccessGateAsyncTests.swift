@@ -59,7 +59,7 @@ import Testing
     defer { directory.remove() }
     let summaries = Counter()
     let gate = OfflineAccessGate(
-      cache: CountingCache(inner: DirectoryCacheStore(at: directory.path), counter: summaries),
+      cache: CountingCache(inner: DirectoryCacheStore(atPath: directory.path), counter: summaries),
       marks: FileClockMarkStore(atPath: directory.path),
       policy: try EligibilityPolicy(maxAge: .seconds(3_600)))
     let session = try await gate.beginOnlineSessionAsync()

@@ -58,7 +58,7 @@ import Testing
   @Test func unreadableItemIsExpiredWithTheStoreErrorAndNothingIsDeleted() throws {
     let f = try Fixture()
     try f.signIn(["a": "1", "b": "2"])
-    let cache = try #require(f.cache as? InMemoryCacheItemStore)
+    let cache = try #require(f.cache as? InMemoryCacheStore)
     cache.makeUnreadable(Fixture.key("b"))
     let decision = f.gate.checkEligibility()
     #expect(decision.status == .expired)

@@ -79,7 +79,7 @@ import Testing
     let f = try Fixture()
     try f.signIn(["a": "1", "b": "2"])
     let reader = try open(f)
-    let cache = try #require(f.cache as? InMemoryCacheItemStore)
+    let cache = try #require(f.cache as? InMemoryCacheStore)
     cache.makeUnreadable(Fixture.key("b"))
     #expect {
       try reader.item(forKey: Fixture.key("b"))

@@ -11,7 +11,7 @@ import Testing
     let wall = ManualWallClock(GateFixture.start)
     let boot = ManualBootClock(bootID: BootID(high: 5, low: 5), sinceBoot: .seconds(100))
     let marks = InMemoryClockMarkStore()
-    let cache = InMemoryCacheItemStore()
+    let cache = InMemoryCacheStore()
     let gate: OfflineAccessGate
 
     init(floor: Bool = true) throws {

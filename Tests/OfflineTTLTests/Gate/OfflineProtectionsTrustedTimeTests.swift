@@ -12,7 +12,7 @@ import Testing
     let boot = ManualBootClock(bootID: BootID(high: 5, low: 5), sinceBoot: .seconds(100))
     let tpm: ManualTPMClock?
     let marks = InMemoryClockMarkStore()
-    let cache = InMemoryCacheItemStore()
+    let cache = InMemoryCacheStore()
     let gate: OfflineAccessGate
 
     init(tpm: Bool) throws {

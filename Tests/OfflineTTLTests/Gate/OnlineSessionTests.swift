@@ -98,7 +98,7 @@ import Testing
   @Test func failedCommitIsACacheStoreError() throws {
     let f = try Fixture()
     let session = try f.gate.beginOnlineSession()
-    let cache = try #require(f.cache as? InMemoryCacheItemStore)
+    let cache = try #require(f.cache as? InMemoryCacheStore)
     cache.failNextCommit(with: CacheStoreError(code: .writeFailed, errno: 28, reason: "ENOSPC"))
     #expect {
       try session.write(Fixture.key("k"), Data())
@@ -110,7 +110,7 @@ import Testing
     let session = try f.gate.beginOnlineSession()
     let items = (0..<500).map { (Fixture.key("k\($0)"), Data("\($0)".utf8)) }
     try session.write(contentsOf: items)
-    let cache = try #require(f.cache as? InMemoryCacheItemStore)
+    let cache = try #require(f.cache as? InMemoryCacheStore)
     #expect(cache.commitCount == 1)
     #expect(try cache.summary().count == 500)
   }

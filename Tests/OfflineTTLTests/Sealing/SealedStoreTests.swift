@@ -28,7 +28,7 @@ import Testing
         sealed ? FileSealingKeyProvider(path: keyPath ?? self.keyPath) : nil
       let directory = store ?? self.store
       return OfflineAccessGate(
-        cache: DirectoryCacheStore(at: directory, sealing: provider),
+        cache: DirectoryCacheStore(atPath: directory, sealing: provider),
         marks: FileClockMarkStore(atPath: directory, sealing: provider),
         policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
         clock: clock)
@@ -128,7 +128,7 @@ import Testing
       // The sealed index is bound to the clock mark of the same directory.
       _ = try FileClockMarkStore(atPath: directory.path, sealing: provider)
         .resetAfterOnlineSignIn(now: SealedStoreTests.start)
-      return DirectoryCacheStore(at: directory.path, sealing: provider)
+      return DirectoryCacheStore(atPath: directory.path, sealing: provider)
     }
   }
 
@@ -339,7 +339,7 @@ import Testing
     plan.fail(.renameat, occurrence: nil, with: .ioError)
     let provider = FileSealingKeyProvider(path: f.keyPath)
     return OfflineAccessGate(
-      cache: DirectoryCacheStore(at: f.store, faults: plan, sealing: provider),
+      cache: DirectoryCacheStore(atPath: f.store, faults: plan, sealing: provider),
       marks: FileClockMarkStore(atPath: f.store, sealing: provider),
       policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
       clock: f.clock)
@@ -385,7 +385,7 @@ import Testing
     plan.fail(.fdatasync, occurrence: nil, with: .ioError)
     let provider = FileSealingKeyProvider(path: f.keyPath)
     let failing = OfflineAccessGate(
-      cache: DirectoryCacheStore(at: f.store, sealing: provider),
+      cache: DirectoryCacheStore(atPath: f.store, sealing: provider),
       marks: FileClockMarkStore(atPath: f.store, faults: plan, sealing: provider),
       policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
       clock: f.clock)

@@ -29,7 +29,7 @@ import Testing
 
     var gate: OfflineAccessGate {
       OfflineAccessGate(
-        cache: DirectoryCacheStore(at: directory.path),
+        cache: DirectoryCacheStore(atPath: directory.path),
         marks: FileClockMarkStore(atPath: directory.path),
         policy: try! EligibilityPolicy(maxAge: TrustedTimeGateTests.week),
         clock: wall, bootClock: boot, tpmClock: tpm)
@@ -214,7 +214,7 @@ import Testing
     let before = try FileClockMarkStore(atPath: device.directory.path).read()
     let flaky = FlakyTPMClock(answers: 1)
     let gate = OfflineAccessGate(
-      cache: DirectoryCacheStore(at: device.directory.path),
+      cache: DirectoryCacheStore(atPath: device.directory.path),
       marks: FileClockMarkStore(atPath: device.directory.path),
       policy: try EligibilityPolicy(maxAge: Self.week), clock: device.wall,
       bootClock: device.boot, tpmClock: flaky)
@@ -232,7 +232,7 @@ import Testing
     }
     #expect(flaky.reads == 2, "checked before, and read again under the lock")
     #expect(try FileClockMarkStore(atPath: device.directory.path).read() == before)
-    #expect(try DirectoryCacheStore(at: device.directory.path).keys() == [CacheItemKey("old")])
+    #expect(try DirectoryCacheStore(atPath: device.directory.path).keys() == [CacheItemKey("old")])
   }
 
   @Test func aMissingTPMIsRefusedNotIgnored() throws {

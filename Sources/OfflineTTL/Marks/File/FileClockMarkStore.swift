@@ -75,6 +75,16 @@ public struct FileClockMarkStore: ClockMarkStorage {
     self.init(atPath: directory.path)
   }
 
+  /// Creates a sealed (or, with `nil`, unsealed) store in a directory given as a file URL; as
+  /// ``init(atPath:sealing:)``.
+  ///
+  /// - Parameters:
+  ///   - directory: The store directory, a `file:` URL.
+  ///   - sealing: The key's provider, or `nil` for an unsealed store.
+  public init(at directory: URL, sealing: (any SealingKeyProvider)?) {
+    self.init(atPath: directory.path, sealing: sealing)
+  }
+
   /// Creates a store in a directory given by path. Does no I/O.
   ///
   /// - Parameter path: The store directory.

@@ -6,7 +6,7 @@ import Synchronization
 /// line). It keeps exact `writtenAt` values, serializes commits across threads (not processes;
 /// nothing here is durable), and can be told to treat an item as unreadable or to fail the next
 /// commit. It passes `CacheItemStoreConformance` (in the `OfflineTTLTesting` product).
-public final class InMemoryCacheItemStore: CacheItemStore {
+public final class InMemoryCacheStore: CacheItemStore {
   struct State {
     var items: [CacheItemKey: CacheItem] = [:]
     var unreadable: Set<CacheItemKey> = []
@@ -113,3 +113,8 @@ public final class InMemoryCacheItemStore: CacheItemStore {
     StoreError(code: .itemUnreadable, key: key, message: "item \(key) is unreadable (injected)")
   }
 }
+
+/// The earlier name of ``InMemoryCacheStore`` (its siblings are `DirectoryCacheStore` and
+/// `SecretServiceCacheStore`); it keeps working.
+@available(*, deprecated, renamed: "InMemoryCacheStore")
+public typealias InMemoryCacheItemStore = InMemoryCacheStore
