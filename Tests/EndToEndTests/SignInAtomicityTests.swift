@@ -197,7 +197,7 @@ import Testing
     // A sign-in that staged "new" and never reached its commit point (its reset failed).
     var changes = CacheChanges()
     changes.write(try CacheItemKey("token"), Data("new".utf8), writtenAt: try marks.read().mark)
-    let committed = try DirectoryCacheStore(at: store.path, sealing: sealing).commitSignIn(
+    let committed = try DirectoryCacheStore(atPath: store.path, sealing: sealing).commitSignIn(
       changes, storedGeneration: { start }, commitPoint: { false })
     #expect(!committed)
     let staged = try FileManager.default.contentsOfDirectory(atPath: store.path + "/cache")

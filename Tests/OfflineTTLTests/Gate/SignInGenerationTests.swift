@@ -31,7 +31,7 @@ import Testing
       -> OfflineAccessGate
     {
       OfflineAccessGate(
-        cache: cache ?? DirectoryCacheStore(at: store, sealing: provider),
+        cache: cache ?? DirectoryCacheStore(atPath: store, sealing: provider),
         marks: marks ?? FileClockMarkStore(atPath: store, sealing: provider),
         policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
         clock: clock)
@@ -170,9 +170,9 @@ import Testing
     try f.signIn(["token": "old"])
     let store = f.store
     let clock = f.clock
-    let racing = SignInDuringRead(DirectoryCacheStore(at: store)) {
+    let racing = SignInDuringRead(DirectoryCacheStore(atPath: store)) {
       let other = OfflineAccessGate(
-        cache: DirectoryCacheStore(at: store), marks: FileClockMarkStore(atPath: store),
+        cache: DirectoryCacheStore(atPath: store), marks: FileClockMarkStore(atPath: store),
         policy: try! EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
         clock: clock)
       _ = try! other.beginOnlineSession(writing: [(try! CacheItemKey("added"), Data("new".utf8))])
