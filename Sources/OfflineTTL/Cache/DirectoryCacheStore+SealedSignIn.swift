@@ -179,7 +179,8 @@ extension DirectoryCacheStore {
     try files.sync(items)
     // Bound to the generation the mark holds now (the reset may have written a later one than
     // planned, over a record it could not read).
-    let generation = (try? sealedMarks.readSealed().record.generation) ?? staged.header.generation
+    let generation =
+      (try? sealedMarks(keys: keys).readSealed().record.generation) ?? staged.header.generation
     try writeSealedIndex(
       cache,
       CacheSeal.encodeIndex(

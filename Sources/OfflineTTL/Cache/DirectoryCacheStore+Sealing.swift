@@ -11,6 +11,13 @@ extension DirectoryCacheStore {
     FileClockMarkStore(atPath: directory, faults: files.sys.faults, sealing: sealing)
   }
 
+  /// ``sealedMarks`` with the subkeys this operation already loaded (one key load per operation).
+  func sealedMarks(keys: SealKeys) -> FileClockMarkStore {
+    var marks = sealedMarks
+    marks.presetSealKeys = keys
+    return marks
+  }
+
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys {
     guard let sealing else { preconditionFailure("not a sealed store") }
     do {
@@ -22,8 +29,8 @@ extension DirectoryCacheStore {
   }
 
   /// The clock mark's generation and store id, which the index must carry.
-  func markBinding() throws(StoreError) -> (generation: UInt64, storeID: [UInt8]) {
-    let (record, storeID) = try sealedMarks.readSealed()
+  func markBinding(keys: SealKeys) throws(StoreError) -> (generation: UInt64, storeID: [UInt8]) {
+    let (record, storeID) = try sealedMarks(keys: keys).readSealed()
     guard let storeID else { preconditionFailure("a sealed mark store returned no store id") }
     return (record.generation, storeID)
   }
@@ -123,7 +130,7 @@ extension DirectoryCacheStore {
   ) throws(StoreError)
     -> (header: CacheSeal.Header, index: CacheSeal.Index, staging: String?)?
   {
-    let binding = try markBinding()
+    let binding = try markBinding(keys: keys)
     let generation = generation ?? binding.generation
     if (try? files.exists(cache, Self.pendingName)) == true, let candidates = try? stagings(cache) {
       for staging in candidates where staging.generation == generation {
@@ -297,7 +304,7 @@ extension DirectoryCacheStore {
   /// Same steps and crash behaviour as the unsealed commit.
   func sealedApply(_ changes: CacheChanges, cache: FileDescriptor) throws(StoreError) {
     let keys = try sealKeys(creating: true)
-    let binding = try markBinding()
+    let binding = try markBinding(keys: keys)
     do throws(Errno) {
       // A committed sign-in's staging is finished first: the live set is then the set of the
       // mark's generation.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A sealing key kept in a file of its own, outside the store: exactly 32 random bytes, mode
 /// 0600 (no group or other bit), owned by the process's effective user, a regular file reached
@@ -90,9 +91,18 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// Refuses a key file inside `directory` (or the directory itself), comparing both paths with
   /// symbolic links in their parents resolved.
   ///
+  /// A pair of absolute paths that passed is remembered for the life of the process (at most 256
+  /// pairs), so a repeated check resolves nothing; a refusal is never remembered.
+  ///
   /// - Parameter directory: The store directory's path.
   /// - Throws: ``SealingKeyError`` with code `key_inside_store`.
+  /// - Complexity: One lookup per path component of both paths, the first time; O(1) after.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {
+    // Resolving both paths costs more than the rest of a check (a lookup per component through
+    // Foundation); a pair of absolute paths that passed is remembered for the process.
+    let memo = directory + "\u{0}" + path
+    let absolute = directory.hasPrefix("/") && path.hasPrefix("/")
+    if absolute, Self.keptOutside.withLock({ $0.contains(memo) }) { return }
     let store = Self.resolved(directory)
     let keyDirectory = Self.resolved((path as NSString).deletingLastPathComponent)
     let key =
@@ -105,7 +115,17 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
         reason: "key file \(path) is inside the store directory \(directory) it seals; keep it "
           + "outside, where replacing the store cannot replace the key")
     }
+    if absolute {
+      Self.keptOutside.withLock { passed in
+        if passed.count >= 256 { passed.removeAll() }
+        passed.insert(memo)
+      }
+    }
   }
+
+  /// Pairs of absolute store and key paths that ``checkKeptOutside(storeDirectory:)`` passed in
+  /// this process (at most 256).
+  private static let keptOutside = Mutex(Set<String>())
 
   // MARK: - Private
 

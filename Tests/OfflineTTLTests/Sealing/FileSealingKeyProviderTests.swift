@@ -160,4 +160,21 @@ import Testing
       try FileSealingKeyProvider(path: outside).checkKeptOutside(storeDirectory: store)
     }
   }
+
+  /// A pair that passed is remembered; a refusal is not, so a key that is inside stays refused
+  /// however often it is checked, and another pair is still judged on its own.
+  @Test func theCheckRemembersPassesOnlyAndStillRefusesEveryTime() throws {
+    let store = directory + "/store"
+    try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
+    let outside = FileSealingKeyProvider(path: directory + "/key")
+    for _ in 0..<3 { try outside.checkKeptOutside(storeDirectory: store) }
+    let inside = FileSealingKeyProvider(path: store + "/key")
+    for _ in 0..<3 {
+      #expect(throws: SealingKeyError.self) { try inside.checkKeptOutside(storeDirectory: store) }
+    }
+    // The same key against a store that contains it, after passing against another store.
+    #expect(throws: SealingKeyError.self) {
+      try outside.checkKeptOutside(storeDirectory: directory)
+    }
+  }
 }

@@ -21,6 +21,7 @@ extension FileClockMarkStore {
   /// - Parameter creating: Whether a missing key may be created (online sign-in only).
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys? {
     guard let sealing else { return nil }
+    if let presetSealKeys { return presetSealKeys }
     do {
       try sealing.checkKeptOutside(storeDirectory: directoryPath)
       return SealKeys(try creating ? sealing.loadOrCreateKey() : sealing.loadKey())

@@ -66,6 +66,9 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// `nil`.
   public let sealing: (any SealingKeyProvider)?
   let system: Syscalls
+  /// The sealing subkeys, already loaded and checked by the caller (the sealed item store reading
+  /// the mark it is bound to), so that one operation loads the key once; `nil`: load them.
+  var presetSealKeys: SealKeys? = nil
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
   /// that writes, created with mode 0700) by each operation.
