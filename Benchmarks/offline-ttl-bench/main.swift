@@ -21,6 +21,8 @@ let usage = """
     floor      a boot-clock reading vs its raw system calls; the floor layer vs the mark rule
     async      checkEligibilityAsync() vs checkEligibility(): the cost of the async hop
     seal       a sealed store vs the same unsealed one: repeated check, 1 MiB read, sign-in
+    tpm        a TPM 2.0 clock reading (swtpm) and what it adds to checkEligibility()
+               (only in a build with the TPM trait)
     all        every subcommand above, in that order
 
   options:
@@ -33,17 +35,27 @@ let usage = """
 typealias BenchSubcommand = (_ arguments: [String], _ json: Bool) throws -> Void
 
 /// The subcommands in the order `all` runs them. `nil` means not built yet.
-let subcommands: [(name: String, run: BenchSubcommand?)] = [
-  ("evaluate", EvaluationBenchmark.run),
-  ("batch", BatchBenchmark.run),
-  ("peer", PeerBenchmark.run),
-  ("growth", GrowthBenchmark.run),
-  ("mark", MarkBenchmark.run),
-  ("gate", GateBenchmark.run),
-  ("floor", FloorBenchmark.run),
-  ("async", AsyncHopBenchmark.run),
-  ("seal", SealBenchmark.run),
-]
+let subcommands: [(name: String, run: BenchSubcommand?)] =
+  [
+    ("evaluate", EvaluationBenchmark.run),
+    ("batch", BatchBenchmark.run),
+    ("peer", PeerBenchmark.run),
+    ("growth", GrowthBenchmark.run),
+    ("mark", MarkBenchmark.run),
+    ("gate", GateBenchmark.run),
+    ("floor", FloorBenchmark.run),
+    ("async", AsyncHopBenchmark.run),
+    ("seal", SealBenchmark.run),
+  ] + tpmSubcommands
+
+/// `tpm`, in a build with the TPM trait.
+var tpmSubcommands: [(name: String, run: BenchSubcommand?)] {
+  #if TPM
+    [("tpm", TPMBenchmark.run)]
+  #else
+    []
+  #endif
+}
 
 func fail(_ error: any Error, usageHint: Bool) -> Never {
   let message = (error as? BenchError)?.message ?? "\(error)"

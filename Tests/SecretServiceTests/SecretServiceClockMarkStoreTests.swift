@@ -109,6 +109,36 @@
       #expect(record.floor.anchorSinceBoot == .nanoseconds(987_654_321))
     }
 
+    /// An anchored sign-in with a TPM reading, then an observation: the keyring keeps trusted
+    /// time (the anchor, the TPM readings), so the next decision still uses it.
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func trustedTimeSurvivesTheKeyring() throws {
+      let store = try makeStore()
+      let instant = WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_123_456_789)
+      let boot = BootClockReading(
+        bootID: BootID(high: 0x1234, low: 0x5678), sinceBoot: .nanoseconds(987_654_321))
+      let tpm = TPMClockReading(
+        identity: TPMIdentity(1, 2, 3, 4), clockMilliseconds: 9_000, resetCount: 3,
+        restartCount: 1, isSafe: true)
+      var observation = ClockObservation(wall: instant, boot: boot, tpm: tpm)
+      observation.serverAnchor = try TrustedTimeAnchor(
+        serverTime: instant, uncertainty: .milliseconds(100), boot: boot, tpm: tpm)
+      let record = try store.resetAfterOnlineSignIn(observation)
+      #expect(record.trustedTime?.isAnchored == true)
+      #expect(try store.read() == record)
+      var later = tpm
+      later.clockMilliseconds += 60_000
+      let transition = try store.observe(
+        ClockObservation(
+          wall: instant.saturatingAdvanced(by: .seconds(60)),
+          boot: BootClockReading(bootID: boot.bootID, sinceBoot: boot.sinceBoot + .seconds(60)),
+          tpm: later))
+      #expect(try store.read() == transition.current)
+      #expect(try store.read().trustedTime?.lastTPM == later)
+      #expect(try store.read().trustedTime?.anchor == record.trustedTime?.anchor)
+    }
+
     @Test(
       .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
     func createFirstMarkCreatesOnceAndThenKeepsTheRecord() throws {

@@ -66,14 +66,94 @@
     }
 
     @Test func anotherVersionIsUnknownVersion() {
-      let body = Array("offline-ttl-mark 2\ngeneration 1\n".utf8)
+      // Version 2 (trusted time) is read; 9 is another version.
+      let body = Array("offline-ttl-mark 9\ngeneration 1\n".utf8)
       let crc = SecretServiceMarkCoding.hex(SecretServiceMarkCoding.checksum(body))
       let bytes = body + Array("crc32 \(crc)\n".utf8)
       do {
         _ = try SecretServiceMarkCoding.decode(bytes)
-        Issue.record("decoded a version-2 record")
+        Issue.record("decoded a version-9 record")
       } catch {
         #expect(error.unreadableReason == .unknownVersion)
+      }
+    }
+
+    static let tpm = TPMClockReading(
+      identity: TPMIdentity(0x0102_0304_0506_0708, 0, .max, 0xA0B0_C0D0_E0F0_0001),
+      clockMilliseconds: 500_123, resetCount: 4, restartCount: 2, isSafe: false)
+
+    /// Trusted time (a server anchor with its boot and TPM readings, the last readings) is
+    /// kept exactly, in format version 2; without it the secret stays version 1.
+    @Test(arguments: [true, false])
+    func trustedTimeRoundTripsAsVersion2(anchored: Bool) throws {
+      let boot = BootClockReading(
+        bootID: BootID(uuidString: "6f1c2a3b-0000-4000-8000-00000000beef")!,
+        sinceBoot: .nanoseconds(5_000_000_123))
+      let anchor =
+        anchored
+        ? try TrustedTimeAnchor(
+          serverTime: WallClockInstant(nanosecondsSinceEpoch: 1_700_000_002_000_000_000),
+          uncertainty: .milliseconds(250), boot: boot, tpm: Self.tpm) : nil
+      var record = Self.record
+      record.trustedTime = TrustedTime(
+        anchor: anchor, lowerBound: WallClockInstant(nanosecondsSinceEpoch: -7),
+        elapsedSinceAnchor: .nanoseconds(Int64.max), lastBoot: anchored ? boot : nil,
+        lastTPM: Self.tpm)
+      let bytes = SecretServiceMarkCoding.encode(record)
+      #expect(try SecretServiceMarkCoding.decode(bytes) == record)
+      #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("offline-ttl-mark 2\n"))
+      #expect(bytes.count <= SecretServiceMarkCoding.largestValue)
+      #expect(
+        String(decoding: SecretServiceMarkCoding.encode(Self.record), as: UTF8.self).hasPrefix(
+          "offline-ttl-mark 1\n"))
+    }
+
+    /// The largest version-2 secret (every number at its longest) stays under the size limit.
+    @Test func theLargestTrustedRecordFits() throws {
+      let boot = BootClockReading(
+        bootID: BootID(high: .max, low: .max), sinceBoot: .nanoseconds(Int64.min))
+      let tpm = TPMClockReading(
+        identity: TPMIdentity(.max, .max, .max, .max), clockMilliseconds: .max, resetCount: .max,
+        restartCount: .max, isSafe: true)
+      let instant = WallClockInstant(nanosecondsSinceEpoch: .min)
+      let record = ClockMarkRecord(
+        generation: .max, mark: instant,
+        floor: BootClockFloor(
+          lowerBound: instant, anchorBootID: BootID(high: .max, low: .max),
+          anchorSinceBoot: .nanoseconds(Int64.min), elapsedSinceSignIn: .nanoseconds(Int64.min),
+          isUntrusted: true),
+        trustedTime: TrustedTime(
+          anchor: try TrustedTimeAnchor(
+            serverTime: instant, uncertainty: .nanoseconds(Int64.max), boot: boot, tpm: tpm),
+          lowerBound: instant, elapsedSinceAnchor: .nanoseconds(Int64.min), lastBoot: boot,
+          lastTPM: tpm))
+      let bytes = SecretServiceMarkCoding.encode(record)
+      #expect(bytes.count <= SecretServiceMarkCoding.largestValue, "\(bytes.count) bytes")
+      #expect(try SecretServiceMarkCoding.decode(bytes) == record)
+    }
+
+    /// A version-2 secret whose trusted-time fields do not parse is malformed (every field).
+    @Test(arguments: 0..<7)
+    func aBadTrustedFieldIsMalformed(field: Int) throws {
+      var record = Self.record
+      record.trustedTime = TrustedTime(
+        anchor: try TrustedTimeAnchor(
+          serverTime: WallClockInstant(nanosecondsSinceEpoch: 1), uncertainty: .zero,
+          boot: nil, tpm: nil),
+        lowerBound: WallClockInstant(nanosecondsSinceEpoch: 1), elapsedSinceAnchor: .zero,
+        lastBoot: nil, lastTPM: Self.tpm)
+      var lines = String(decoding: SecretServiceMarkCoding.encode(record), as: UTF8.self)
+        .split(separator: "\n").dropLast().map(String.init)
+      let index = 8 + field
+      let name = lines[index].split(separator: " ")[0]
+      lines[index] = String(name) + " x" + (field == 2 ? " -1" : "")
+      let body = Array((lines.joined(separator: "\n") + "\n").utf8)
+      let crc = SecretServiceMarkCoding.hex(SecretServiceMarkCoding.checksum(body))
+      do {
+        _ = try SecretServiceMarkCoding.decode(body + Array("crc32 \(crc)\n".utf8))
+        Issue.record("decoded a bad \(name)")
+      } catch {
+        #expect(error.unreadableReason == .malformed)
       }
     }
 

@@ -11,23 +11,38 @@ extension DirectoryCacheStore {
   /// reader rebuilds the index from the items; each item is old or new, never half of one.
   /// Creates the store directory and `cache/` (0700) when missing.
   ///
+  /// This is the online path, so it also repairs the store (even for empty `changes`, as a
+  /// sign-in's first step): whatever stands where `cache/`, `cache/lock`, `cache/index`,
+  /// `cache/items/` or `cache/tmp/` belongs and is of the wrong type is removed; every entry of
+  /// `items/` that is not a readable item of this user (a name that is not a key, a FIFO, a
+  /// directory, another user's file, a wrong header or size) is removed; the index is rebuilt.
+  /// A store directory that is another user's or writable by others is refused
+  /// (``StoreError/Code/insecureStore``) and nothing is changed.
+  ///
   /// - Complexity: O(n + k) for n stored and k changed items; six syncs whatever k is.
   public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
     throws(CacheStoreError) -> Bool
   {
-    try withLockedCache { cache throws(CacheStoreError) -> Bool in
+    for case let (_, write?) in changes.entries
+    where UInt64(write.payload.count) > CacheFormat.maximumPayloadLength {
+      throw CacheStoreError(
+        code: .writeFailed, errno: Errno.fileTooLarge.rawValue,
+        reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
+          + " nothing was written")
+    }
+    return try withLockedCache { cache throws(CacheStoreError) -> Bool in
       guard precondition() else { return false }
       if sealing != nil {
-        try sealedApply(changes, cache: cache)
+        try sealedApply(changes, cache: cache.fd)
         return true
       }
-      if changes.isEmpty { return true }
-      do throws(Errno) {
+      do throws(StoreFileError) {
         try apply(changes, cache: cache)
       } catch {
         throw CacheStoreError(
-          code: .writeFailed, errno: error.rawValue,
-          reason: "commit failed, items already committed are intact: \(error.description)")
+          code: error.isInsecure ? .insecureStore : .writeFailed, errno: error.errno?.rawValue,
+          reason: "commit failed, items already committed are intact: \(error)"
+            + (error.isInsecure ? Self.insecureAdvice : ""))
       }
       return true
     }
@@ -35,16 +50,18 @@ extension DirectoryCacheStore {
 
   /// See ``CacheItemStore/withWriterLock(_:)``: holds the `flock(2)` writer lock on
   /// `cache/lock` (creating the store directory and `cache/` with mode 0700 when missing) while
-  /// `body` runs, and writes nothing, except in a sealed store when `body` moved the clock mark
-  /// to a new generation (an online sign-in's reset): the index is then re-sealed for it before
-  /// the lock is released, since a sealed index is bound to the mark's generation.
+  /// `body` runs, and writes no item. Only the online sign-in takes it, so like a commit it
+  /// replaces a `cache/` or `cache/lock` of the wrong type (a FIFO, a file, a link) first. In a
+  /// sealed store, when `body` moved the clock mark to a new generation (an online sign-in's
+  /// reset), the index is re-sealed for it before the lock is released, since a sealed index is
+  /// bound to the mark's generation.
   public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
     try withLockedCache { cache throws(CacheStoreError) in
       guard sealing != nil else { return body() }
       let before = try? sealedMarks.read().generation
       let result = body()
       if let after = try? sealedMarks.read().generation, after != before {
-        try sealedApply(CacheChanges(), cache: cache)
+        try sealedApply(CacheChanges(), cache: cache.fd)
       }
       return result
     }
@@ -52,65 +69,88 @@ extension DirectoryCacheStore {
 
   /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and
   /// runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
-  /// lock).
+  /// lock). The store directory must be this user's and writable by nobody else
+  /// (`insecure_store`); a `cache/` or lock file of the wrong type is replaced (online path).
   func withLockedCache<Result>(
-    _ body: (FileDescriptor) throws(CacheStoreError) -> Result
+    _ body: (StoreDirectory) throws(CacheStoreError) -> Result
   ) throws(CacheStoreError) -> Result {
-    let store: FileDescriptor
-    let cache: FileDescriptor
+    let store: StoreDirectory
+    let cache: StoreDirectory
     do {
-      store = try files.openOrCreateDirectory(nil, directory)
+      store = try files.openStore(directory, creating: true)
     } catch {
-      throw CacheStoreError(
-        code: .storeUnusable, errno: error.rawValue,
-        reason: "cannot open or create the store directory \(directory): \(error.description)")
+      throw failure(error, .storeUnusable)
     }
     defer { files.close(store) }
     do {
-      cache = try files.openOrCreateDirectory(store, Self.cacheName)
+      cache = try files.openOrReplaceDirectory(store, Self.cacheName)
     } catch {
-      throw CacheStoreError(
-        code: .storeUnusable, errno: error.rawValue,
-        reason: "cannot open or create \(directory)/\(Self.cacheName): \(error.description)")
+      throw failure(error, .storeUnusable)
     }
     defer { files.close(cache) }
-    let lock: FileDescriptor
+    let lock: OpenedStoreFile
     do {
-      lock = try files.openFile(cache, Self.lockName, [.readWrite, .create])
+      lock = try openOrReplaceLock(cache)
     } catch {
-      throw CacheStoreError(
-        code: .lockFailed, errno: error.rawValue,
-        reason: "cannot open the cache lock: \(error.description)")
+      throw failure(error, .lockFailed)
     }
-    defer { files.close(lock) }
+    defer { files.close(lock.fd) }
     do {
-      try files.lockExclusive(lock)
+      try files.lockExclusive(lock.fd, path: cache.path(of: Self.lockName))
     } catch {
-      throw CacheStoreError(
-        code: .lockFailed, errno: error.rawValue,
-        reason: "cannot lock the cache: \(error.description)")
+      throw failure(error, .lockFailed)
     }
     return try body(cache)
   }
 
-  private func apply(_ changes: CacheChanges, cache: FileDescriptor) throws(Errno) {
-    let items = try files.openOrCreateDirectory(cache, Self.itemsName)
+  /// The lock file, for the online path: anything but a regular file under its name (a FIFO, a
+  /// directory, a link) is removed and a new lock file created. Another user's lock file is
+  /// refused (`insecure`).
+  private func openOrReplaceLock(_ cache: StoreDirectory) throws(StoreFileError)
+    -> OpenedStoreFile
+  {
+    do {
+      return try files.openFile(cache, Self.lockName, [.readWrite, .create])
+    } catch  where error.isWrongType {
+      try files.remove(cache, Self.lockName)
+      return try files.openFile(cache, Self.lockName, [.readWrite, .create])
+    }
+  }
+
+  /// Applies `changes` under the lock, repairing the store first (this is the online path):
+  /// `items/` and `tmp/` are made directories again if something else stands there, `tmp/` is
+  /// emptied, every entry of `items/` that is not a readable item of this user is removed, and
+  /// an index that is not a regular file is removed. With no changes and a consistent index and
+  /// no entry to remove, nothing is written.
+  private func apply(_ changes: CacheChanges, cache: StoreDirectory) throws(StoreFileError) {
+    let items = try files.openOrReplaceDirectory(cache, Self.itemsName)
     defer { files.close(items) }
-    let tmp = try files.openOrCreateDirectory(cache, Self.tmpName)
+    let tmp = try files.openOrReplaceDirectory(cache, Self.tmpName)
     defer { files.close(tmp) }
+    for leftover in try files.names(in: tmp) { try files.remove(tmp, leftover) }
+    var removedNonKeys = false
+    for name in try files.names(in: items) where CacheItemKey.problem(with: name) != nil {
+      try files.remove(items, name)
+      removedNonKeys = true
+    }
     var catalog = CacheCatalog()
+    var consistent = false
     if !changes.removesAll {
-      if let indexed = readCatalog(cache) {
+      if !removedNonKeys, let indexed = readCatalog(cache) {
         catalog = indexed
+        consistent = true
       } else {
-        catalog = try scanItems(cache)
+        catalog = try scanItems(cache, removingNonItems: true)
       }
     }
-    for leftover in try files.names(in: tmp) { try files.unlink(tmp, leftover) }
+    if changes.isEmpty && consistent { return }
+    if let index = try? files.status(cache, Self.indexName), index.kind != .regular {
+      try files.remove(cache, Self.indexName)
+    }
 
     // (1) Mark the commit in progress.
-    files.close(try files.createFile(cache, Self.pendingName))
-    try files.sync(cache)
+    try markPending(cache)
+    try files.sync(cache.fd, path: cache.path)
 
     // (2) Write every new item to tmp/, no sync yet.
     var staged: [(temp: String, key: String, writtenAt: WallClockInstant)] = []
@@ -122,42 +162,39 @@ extension DirectoryCacheStore {
       staged.append((temp, key.rawValue, change.writtenAt))
     }
     // (3) One sync for all of them.
-    if !staged.isEmpty { try files.syncFileSystem(tmp) }
+    if !staged.isEmpty { try files.syncFileSystem(tmp.fd, path: tmp.path) }
     #if !os(Linux)
       for entry in staged {
-        let fd = try files.openFile(tmp, entry.temp, .readOnly)
-        defer { files.close(fd) }
-        try files.sync(fd)
+        let file = try files.openFile(tmp, entry.temp, .readOnly)
+        defer { files.close(file.fd) }
+        try files.sync(file.fd, path: tmp.path(of: entry.temp))
       }
     #endif
 
     // (4) Deletions, then renames into items/, then one sync of items/.
     if changes.removesAll {
-      for name in try files.names(in: items) { try files.unlink(items, name) }
+      for name in try files.names(in: items) { try files.remove(items, name) }
     }
     for (key, change) in changes.entries where change == nil {
-      try files.unlink(items, key.rawValue)
+      try files.remove(items, key.rawValue)
       catalog.entries[key.rawValue] = nil
-      catalog.unreadable[key.rawValue] = nil
     }
     for entry in staged {
       try files.rename(tmp, entry.temp, items, entry.key)
       catalog.entries[entry.key] = entry.writtenAt
-      catalog.unreadable[entry.key] = nil
     }
-    try files.sync(items)
+    try files.sync(items.fd, path: items.path)
 
-    // (5) Commit the index; while an unreadable item remains, leave `pending` so that every
-    // check rebuilds and refuses.
-    guard catalog.unreadable.isEmpty else { return }
+    // (5) Commit the index and remove `pending`.
     try writeIndex(cache, catalog, stamp: try itemsStamp(cache))
-    try files.unlink(cache, Self.pendingName)
+    try files.remove(cache, Self.pendingName)
   }
 
-  /// Creates `name` in `directory` (exclusively) holding one item file: header and payload.
-  /// Used by the commit (into `tmp/`) and by the staged sign-in (into `next-<g>/items/`).
-  func writeItem(_ directory: FileDescriptor, _ name: String, _ change: CacheChanges.Write)
-    throws(Errno)
+  /// Creates `name` in `directory` (exclusively, mode 0600) holding one item file: header and
+  /// payload. Used by the commit (into `tmp/`) and by the staged sign-in (into
+  /// `next-<g>/items/`).
+  func writeItem(_ directory: StoreDirectory, _ name: String, _ change: CacheChanges.Write)
+    throws(StoreFileError)
   {
     let fd = try files.createFile(directory, name)
     defer { files.close(fd) }
@@ -166,6 +203,6 @@ extension DirectoryCacheStore {
       CacheFormat.itemHeader(writtenAt: change.writtenAt, payload: payload)
     }
     bytes.append(contentsOf: change.payload)
-    try files.writeAll(fd, bytes)
+    try files.writeAll(fd, bytes, path: directory.path(of: name))
   }
 }

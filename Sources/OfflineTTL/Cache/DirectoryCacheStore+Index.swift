@@ -4,6 +4,8 @@ struct CacheCatalog {
   /// Items whose header could not be read during a scan; they are kept, and while any remain the
   /// index is not committed, so every check rebuilds and refuses with `item_unreadable`.
   var unreadable: [String: String] = [:]
+  /// Items owned by another user or writable by others, met during a scan.
+  var insecure: [String: String] = [:]
 
   var summary: ItemTimeSummary { ItemTimeSummary(writtenAt: entries.values) }
 }
@@ -25,34 +27,66 @@ struct CacheIndexHeader {
 }
 
 extension DirectoryCacheStore {
-  func itemsStamp(_ cache: FileDescriptor) throws(Errno) -> DirectoryStamp {
+  /// The items directory's stamp, from `fstatat` (never following): a missing directory is the
+  /// empty stamp.
+  ///
+  /// - Throws: ``StoreFileError``: `insecure` when it is another user's or writable by others.
+  func itemsStamp(_ cache: StoreDirectory) throws(StoreFileError) -> DirectoryStamp {
+    let info: FileStatus
     do {
-      let info = try files.status(cache, Self.itemsName)
-      return DirectoryStamp(
-        inode: info.inode, changeTime: info.changeTimeNanoseconds,
-        modificationTime: info.modificationTimeNanoseconds)
-    } catch  where error == .noSuchFileOrDirectory {
+      info = try files.status(cache, Self.itemsName)
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return DirectoryStamp()
     }
+    if info.kind == .directory {
+      try files.secure.checkOwnership(info, path: cache.path(of: Self.itemsName))
+    }
+    return DirectoryStamp(
+      inode: info.inode, changeTime: info.changeTimeNanoseconds,
+      modificationTime: info.modificationTimeNanoseconds)
   }
 
   /// The index header when the index is present, valid and consistent with the items directory;
-  /// `nil` when it must be rebuilt.
+  /// `nil` when it must be rebuilt (missing, not a regular file, wrong size, failing its
+  /// checksum, out of bounds, or older than the items directory).
   ///
-  /// - Complexity: O(1): one `stat` for the pending marker, one 72-byte read, one `stat` of the
-  ///   items directory.
-  func fastIndexHeader(_ cache: FileDescriptor) -> CacheIndexHeader? {
+  /// - Throws: ``StoreError/Code/insecureStore`` when the index or the items directory is
+  ///   another user's or writable by others.
+  /// - Complexity: O(1): one `stat` for the pending marker, one open, `fstat` and 72-byte read,
+  ///   one `stat` of the items directory.
+  func fastIndexHeader(_ cache: StoreDirectory) throws(CacheStoreError) -> CacheIndexHeader? {
     guard (try? files.exists(cache, Self.pendingName)) == false else { return nil }
-    guard let fd = try? files.openFile(cache, Self.indexName, .readOnly) else {
-      // No index: consistent only when there is no items directory at all.
-      if (try? itemsStamp(cache)) == DirectoryStamp() { return emptyHeader }
+    let file: OpenedStoreFile
+    do {
+      file = try files.openFile(cache, Self.indexName, .readOnly)
+    } catch  where error.isInsecure {
+      throw failure(error, .indexUnreadable)
+    } catch {
+      // No usable index: consistent only when there is no items directory at all.
+      if error.errno == .noSuchFileOrDirectory,
+        (try? itemsStamp(cache)) == DirectoryStamp()
+      {
+        return emptyHeader
+      }
       return nil
     }
-    defer { files.close(fd) }
-    guard let bytes = try? files.read(fd, count: CacheFormat.indexHeaderSize, offset: 0),
+    defer { files.close(file.fd) }
+    guard file.status.size >= Int64(CacheFormat.indexHeaderSize),
+      let bytes = try? files.read(
+        file.fd, count: CacheFormat.indexHeaderSize, offset: 0, path: cache.path(of: Self.indexName)
+      ),
       let header = Self.decodeIndexHeader(bytes),
-      let stamp = try? itemsStamp(cache), stamp == header.stamp
+      UInt64(file.status.size) == UInt64(CacheFormat.indexHeaderSize) + header.bodyLength
     else { return nil }
+    let stamp: DirectoryStamp
+    do {
+      stamp = try itemsStamp(cache)
+    } catch  where error.isInsecure {
+      throw failure(error, .indexUnreadable)
+    } catch {
+      return nil
+    }
+    guard stamp == header.stamp else { return nil }
     return header
   }
 
@@ -60,6 +94,9 @@ extension DirectoryCacheStore {
     CacheIndexHeader(summary: .empty, stamp: DirectoryStamp(), bodyLength: 0, bodyChecksum: 0)
   }
 
+  /// Decodes the 72-byte index header, or `nil` when its magic, version or checksum fail or its
+  /// count and body length are out of bounds (at most ``CacheFormat/maximumItemCount`` items,
+  /// each body entry 10 to 264 bytes).
   static func decodeIndexHeader(_ bytes: [UInt8]) -> CacheIndexHeader? {
     guard bytes.count == CacheFormat.indexHeaderSize,
       Array(bytes[0..<4]) == CacheFormat.indexMagic,
@@ -67,6 +104,11 @@ extension DirectoryCacheStore {
       CacheFormat.crc(bytes[0..<68]) == bytes.littleEndianUInt32(at: 68)
     else { return nil }
     let count = bytes.littleEndianUInt64(at: 8)
+    let bodyLength = bytes.littleEndianUInt64(at: 56)
+    guard count <= CacheFormat.maximumItemCount,
+      bodyLength >= count * CacheFormat.minimumIndexEntrySize,
+      bodyLength <= count * CacheFormat.maximumIndexEntrySize
+    else { return nil }
     let oldest = WallClockInstant(
       nanosecondsSinceEpoch: Int64(bitPattern: bytes.littleEndianUInt64(at: 16)))
     let newest = WallClockInstant(
@@ -75,8 +117,7 @@ extension DirectoryCacheStore {
     if count == 0 {
       summary = .empty
     } else {
-      guard count <= UInt64(Int.max),
-        let bounded = try? ItemTimeSummary(count: Int(count), oldest: oldest, newest: newest)
+      guard let bounded = try? ItemTimeSummary(count: Int(count), oldest: oldest, newest: newest)
       else { return nil }
       summary = bounded
     }
@@ -86,7 +127,7 @@ extension DirectoryCacheStore {
         inode: bytes.littleEndianUInt64(at: 32),
         changeTime: Int64(bitPattern: bytes.littleEndianUInt64(at: 40)),
         modificationTime: Int64(bitPattern: bytes.littleEndianUInt64(at: 48))),
-      bodyLength: bytes.littleEndianUInt64(at: 56),
+      bodyLength: bodyLength,
       bodyChecksum: bytes.littleEndianUInt32(at: 64))
   }
 
@@ -114,15 +155,21 @@ extension DirectoryCacheStore {
     return header + body
   }
 
-  /// The whole catalog from a consistent index, or `nil` when it must be rebuilt.
-  func readCatalog(_ cache: FileDescriptor) -> CacheCatalog? {
-    guard let header = fastIndexHeader(cache) else { return nil }
+  /// The whole catalog from a consistent index, or `nil` when it must be rebuilt. The body's
+  /// length was checked against the file's size when the header was read; every entry must
+  /// hold a valid key, and their number must be the header's count.
+  ///
+  /// - Complexity: O(body length).
+  func readCatalog(_ cache: StoreDirectory) -> CacheCatalog? {
+    guard let header = try? fastIndexHeader(cache) else { return nil }
     if header.summary.count == 0 { return CacheCatalog() }
-    guard let fd = try? files.openFile(cache, Self.indexName, .readOnly) else { return nil }
-    defer { files.close(fd) }
-    guard header.bodyLength < UInt64(Int.max / 2),
+    guard let file = try? files.openFile(cache, Self.indexName, .readOnly) else { return nil }
+    defer { files.close(file.fd) }
+    guard
+      UInt64(file.status.size) == UInt64(CacheFormat.indexHeaderSize) + header.bodyLength,
       let body = try? files.read(
-        fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize))
+        file.fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize),
+        path: cache.path(of: Self.indexName))
     else { return nil }
     return Self.decodeIndexBody(body, header: header)
   }
@@ -165,77 +212,97 @@ extension DirectoryCacheStore {
     return entries
   }
 
-  /// Reads every item's header (never a payload) to rebuild the catalog; changes no item.
+  /// Reads every item's header (never a payload) to rebuild the catalog.
   ///
+  /// - Parameter removingNonItems: `false` offline: nothing is changed, entries that are not
+  ///   readable items are listed in the catalog. `true` only on the online path: every entry
+  ///   that is not a readable item of this user (a name that is not a key, a FIFO, socket,
+  ///   device, directory or link, another user's file, a wrong header or size) is removed.
   /// - Complexity: O(n) opens and 28-byte reads.
-  func scanItems(_ cache: FileDescriptor) throws(Errno) -> CacheCatalog {
+  func scanItems(_ cache: StoreDirectory, removingNonItems: Bool = false)
+    throws(StoreFileError) -> CacheCatalog
+  {
     var catalog = CacheCatalog()
-    let items: FileDescriptor
+    let items: StoreDirectory
     do {
       items = try files.openDirectory(cache, Self.itemsName)
-    } catch  where error == .noSuchFileOrDirectory {
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return catalog
     }
     defer { files.close(items) }
     for name in try files.names(in: items) {
-      guard CacheItemKey.problem(with: name) == nil else { continue }
+      guard CacheItemKey.problem(with: name) == nil else {
+        if removingNonItems { try files.remove(items, name) }
+        continue
+      }
+      var problem: String? = nil
+      var insecure = false
       do {
-        let fd = try files.openFile(items, name, .readOnly)
-        defer { files.close(fd) }
-        let info = try files.status(fd)
-        guard (info.kind == .regular) else {
-          catalog.unreadable[name] = "not a regular file"
-          continue
-        }
-        let bytes = try files.read(fd, count: CacheFormat.itemHeaderSize, offset: 0)
+        let file = try files.openFile(items, name, .readOnly)
+        defer { files.close(file.fd) }
+        let bytes = try files.read(
+          file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: items.path(of: name))
         switch CacheFormat.decodeItemHeader(bytes) {
         case .success(let header):
-          if UInt64(info.size) != UInt64(CacheFormat.itemHeaderSize) + header.payloadLength {
-            catalog.unreadable[name] = "truncated"
+          if let sizeProblem = CacheFormat.checkItemSize(header, fileSize: file.status.size) {
+            problem = sizeProblem.rawValue
           } else {
             catalog.entries[name] = header.writtenAt
           }
-        case .failure(let problem):
-          catalog.unreadable[name] = problem.rawValue
+        case .failure(let headerProblem):
+          problem = headerProblem.rawValue
         }
       } catch {
-        catalog.unreadable[name] =
-          error == .tooManySymbolicLinks ? "a symbolic link (never followed)" : error.description
+        problem = error.description
+        insecure = error.isInsecure
+      }
+      guard let problem else { continue }
+      if removingNonItems {
+        try files.remove(items, name)
+      } else if insecure {
+        catalog.insecure[name] = problem
+      } else {
+        catalog.unreadable[name] = problem
       }
     }
     return catalog
   }
 
   /// Rebuilds the index from the item headers under the writer lock (when the lock can be taken;
-  /// a read-only store is rebuilt in memory only) and returns its summary.
+  /// a read-only store, or a lock that is not a regular file, is rebuilt in memory only) and
+  /// returns its summary. Changes no item.
   ///
-  /// - Throws: ``CacheStoreError/Code/itemUnreadable`` when an item header cannot be read (the
-  ///   index is then not written, so every later check rebuilds and refuses again).
-  func rebuildIndex(_ cache: FileDescriptor) throws(CacheStoreError) -> CacheIndexHeader {
-    let lock = try? files.openFile(cache, Self.lockName, [.readWrite, .create])
-    defer { if let lock { files.close(lock) } }
+  /// - Throws: ``CacheStoreError``: `insecure_store` when an item or the lock is another user's
+  ///   or writable by others; `item_unreadable` (or `not_a_regular_file`) when an item header
+  ///   cannot be read (the index is then not written, so every later check rebuilds and refuses
+  ///   again).
+  func rebuildIndex(_ cache: StoreDirectory) throws(CacheStoreError) -> CacheIndexHeader {
+    var lock: OpenedStoreFile? = nil
+    do {
+      lock = try files.openFile(cache, Self.lockName, [.readWrite, .create])
+    } catch  where error.isInsecure {
+      throw failure(error, .lockFailed)
+    } catch {}
+    defer { if let lock { files.close(lock.fd) } }
     var locked = false
     if let lock {
-      locked = (try? files.lockExclusive(lock)) != nil
+      locked = (try? files.lockExclusive(lock.fd, path: "")) != nil
       // A writer may have just finished: its index is then consistent.
-      if locked, let header = fastIndexHeader(cache) { return header }
+      if locked, let header = try fastIndexHeader(cache) { return header }
     }
     let catalog: CacheCatalog
     let stamp: DirectoryStamp
     do {
       stamp = try itemsStamp(cache)
       catalog = try scanItems(cache)
+    } catch  where error.isInsecure || error.isWrongType {
+      throw failure(error, .indexUnreadable)
     } catch {
       throw CacheStoreError(
-        code: .indexUnreadable, errno: error.rawValue,
-        reason: "cannot rebuild the item index: \(error.description)")
+        code: .indexUnreadable, errno: error.errno?.rawValue,
+        reason: "cannot rebuild the item index: \(error)")
     }
-    if let (name, why) = catalog.unreadable.min(by: { $0.key < $1.key }) {
-      throw CacheStoreError(
-        code: .itemUnreadable, key: CacheItemKey(validated: name),
-        reason: "item \(CacheItemKey.quoted(name)) is unreadable (\(why)); left alone"
-          + (catalog.unreadable.count > 1 ? " (and \(catalog.unreadable.count - 1) more)" : ""))
-    }
+    try refuseProblems(catalog)
     if locked {
       try? writeIndex(cache, catalog, stamp: stamp)
       try? files.unlink(cache, Self.pendingName)
@@ -244,23 +311,43 @@ extension DirectoryCacheStore {
       summary: catalog.summary, stamp: stamp, bodyLength: 0, bodyChecksum: 0)
   }
 
-  /// Writes the index durably: temp file, `fsync`, rename over `index`, `fsync` of `cache/`.
-  func writeIndex(_ cache: FileDescriptor, _ catalog: CacheCatalog, stamp: DirectoryStamp)
-    throws(Errno)
+  /// Refuses a scanned catalog that met an item it cannot trust: `insecure_store` first (an
+  /// item another user owns or may write), then `not_a_regular_file` or `item_unreadable`
+  /// naming the first such key (and how many more).
+  func refuseProblems(_ catalog: CacheCatalog) throws(CacheStoreError) {
+    if let (name, why) = catalog.insecure.min(by: { $0.key < $1.key }) {
+      throw CacheStoreError(
+        code: .insecureStore, key: CacheItemKey(validated: name),
+        reason: why + Self.insecureAdvice)
+    }
+    if let (name, why) = catalog.unreadable.min(by: { $0.key < $1.key }) {
+      throw CacheStoreError(
+        code: why.contains("not a regular file") || why.contains("symbolic link")
+          ? .notARegularFile : .itemUnreadable,
+        key: CacheItemKey(validated: name),
+        reason: "item \(CacheItemKey.quoted(name)) is unreadable (\(why)); left alone"
+          + (catalog.unreadable.count > 1 ? " (and \(catalog.unreadable.count - 1) more)" : ""))
+    }
+  }
+
+  /// Writes the index durably: temp file (`O_EXCL`), `fsync`, rename over `index`, `fsync` of
+  /// `cache/`.
+  func writeIndex(_ cache: StoreDirectory, _ catalog: CacheCatalog, stamp: DirectoryStamp)
+    throws(StoreFileError)
   {
-    let tmp = try files.openOrCreateDirectory(cache, Self.tmpName)
+    let tmp = try files.openDirectory(cache, Self.tmpName, creating: true)
     defer { files.close(tmp) }
     let bytes = Self.encodeIndex(catalog, stamp: stamp)
     let fd = try files.createFile(tmp, Self.indexName)
     do {
-      try files.writeAll(fd, bytes)
-      try files.sync(fd)
+      try files.writeAll(fd, bytes, path: tmp.path(of: Self.indexName))
+      try files.sync(fd, path: tmp.path(of: Self.indexName))
     } catch {
       files.close(fd)
       throw error
     }
     files.close(fd)
     try files.rename(tmp, Self.indexName, cache, Self.indexName)
-    try files.sync(cache)
+    try files.sync(cache.fd, path: cache.path)
   }
 }

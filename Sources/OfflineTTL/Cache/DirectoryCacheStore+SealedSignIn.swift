@@ -27,7 +27,8 @@ extension DirectoryCacheStore {
   func sealedCommitSignIn(
     _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
-    try withLockedCache { cache throws(StoreError) -> Bool in
+    try withLockedCache { locked throws(StoreError) -> Bool in
+      let cache = locked.fd
       let stored = storedGeneration()
       let keys = try sealKeys(creating: true)
       do throws(Errno) {
@@ -50,7 +51,7 @@ extension DirectoryCacheStore {
           changes, in: cache, named: name, generation: planned, storeID: storeID, keys: keys)
       } catch {
         try? removeStaging(cache, name)
-        try? files.unlink(cache, Self.pendingName)
+        try? raw.unlink(cache, Self.pendingName)
         throw StoreError(
           code: .writeFailed, errno: error.rawValue,
           message: "cannot stage the sign-in's items: \(error.description);"
@@ -90,16 +91,16 @@ extension DirectoryCacheStore {
     storeID: [UInt8], keys: SealKeys
   ) throws(Errno) {
     var entries: [String: CacheSeal.Entry] = [:]
-    if !changes.removesAll, let live = try? files.openDirectory(cache, Self.itemsName) {
-      defer { files.close(live) }
+    if !changes.removesAll, let live = try? raw.openDirectory(cache, Self.itemsName) {
+      defer { raw.close(live) }
       // What authenticates is carried; what does not is left out (and removed by the roll
       // forward): the online sign-in replaces it.
       entries = try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID).entries
     }
-    let next = try files.openOrCreateDirectory(cache, name)
-    defer { files.close(next) }
-    let items = try files.openOrCreateDirectory(next, Self.itemsName)
-    defer { files.close(items) }
+    let next = try raw.openOrCreateDirectory(cache, name)
+    defer { raw.close(next) }
+    let items = try raw.openOrCreateDirectory(next, Self.itemsName)
+    defer { raw.close(items) }
     for (key, change) in changes.entries {
       guard let change else {
         entries[key.rawValue] = nil
@@ -108,38 +109,38 @@ extension DirectoryCacheStore {
       let sealed = CacheSeal.sealItem(
         key: key.rawValue, payload: change.payload, writtenAt: change.writtenAt,
         generation: generation, storeID: storeID, keys: keys)
-      let fd = try files.createFile(items, key.rawValue)
+      let fd = try raw.createFile(items, key.rawValue)
       do {
-        try files.writeAll(fd, sealed)
+        try raw.writeAll(fd, sealed)
       } catch {
-        files.close(fd)
+        raw.close(fd)
         throw error
       }
-      files.close(fd)
+      raw.close(fd)
       entries[key.rawValue] = CacheSeal.Entry(writtenAt: change.writtenAt, generation: generation)
     }
     let bytes = CacheSeal.encodeIndex(
       CacheSeal.Index(entries: entries, generation: generation, storeID: storeID), keys: keys)
-    let index = try files.createFile(next, Self.indexName)
+    let index = try raw.createFile(next, Self.indexName)
     do {
-      try files.writeAll(index, bytes)
+      try raw.writeAll(index, bytes)
     } catch {
-      files.close(index)
+      raw.close(index)
       throw error
     }
-    files.close(index)
-    files.close(try files.createFile(cache, Self.pendingName))
+    raw.close(index)
+    raw.close(try raw.createFile(cache, Self.pendingName))
     // One flush for the staged files, the index, the directories and `pending`.
-    try files.syncFileSystem(cache)
+    try raw.syncFileSystem(cache)
     #if !os(Linux)
-      for entry in try files.names(in: items) {
-        let fd = try files.openFile(items, entry, .readOnly)
-        defer { files.close(fd) }
-        try files.sync(fd)
+      for entry in try raw.names(in: items) {
+        let fd = try raw.openFile(items, entry, .readOnly)
+        defer { raw.close(fd) }
+        try raw.sync(fd)
       }
-      try files.sync(items)
-      try files.sync(next)
-      try files.sync(cache)
+      try raw.sync(items)
+      try raw.sync(next)
+      try raw.sync(cache)
     #endif
   }
 
@@ -151,8 +152,8 @@ extension DirectoryCacheStore {
   func rollForwardSealed(_ cache: FileDescriptor, _ name: String, keys: SealKeys) throws(Errno) {
     let staged: (header: CacheSeal.Header, index: CacheSeal.Index)
     do {
-      let next = try files.openDirectory(cache, name)
-      defer { files.close(next) }
+      let next = try raw.openDirectory(cache, name)
+      defer { raw.close(next) }
       guard let loaded = try? loadSealedIndex(next, keys: keys, withBody: true) else {
         return try removeStaging(cache, name)
       }
@@ -160,23 +161,23 @@ extension DirectoryCacheStore {
     } catch  where error == .noSuchFileOrDirectory {
       return
     }
-    files.close(try files.createFile(cache, Self.pendingName))
-    let next = try files.openDirectory(cache, name)
-    defer { files.close(next) }
-    let items = try files.openOrCreateDirectory(cache, Self.itemsName)
-    defer { files.close(items) }
-    for live in try files.names(in: items)
+    raw.close(try raw.createFile(cache, Self.pendingName))
+    let next = try raw.openDirectory(cache, name)
+    defer { raw.close(next) }
+    let items = try raw.openOrCreateDirectory(cache, Self.itemsName)
+    defer { raw.close(items) }
+    for live in try raw.names(in: items)
     where CacheItemKey.problem(with: live) == nil && staged.index.entries[live] == nil {
-      try files.unlink(items, live)
+      try raw.unlink(items, live)
     }
     do {
-      let stagedItems = try files.openDirectory(next, Self.itemsName)
-      defer { files.close(stagedItems) }
-      for entry in try files.names(in: stagedItems) where staged.index.entries[entry] != nil {
-        try files.rename(stagedItems, entry, items, entry)
+      let stagedItems = try raw.openDirectory(next, Self.itemsName)
+      defer { raw.close(stagedItems) }
+      for entry in try raw.names(in: stagedItems) where staged.index.entries[entry] != nil {
+        try raw.rename(stagedItems, entry, items, entry)
       }
     } catch  where error == .noSuchFileOrDirectory {}
-    try files.sync(items)
+    try raw.sync(items)
     // Bound to the generation the mark holds now (the reset may have written a later one than
     // planned, over a record it could not read).
     let generation =
@@ -189,25 +190,25 @@ extension DirectoryCacheStore {
           storeID: staged.header.storeID),
         keys: keys))
     try removeStaging(cache, name)
-    try files.unlink(cache, Self.pendingName)
-    try files.sync(cache)
+    try raw.unlink(cache, Self.pendingName)
+    try raw.sync(cache)
   }
 
   /// Writes the live sealed index durably: temp file, `fsync`, rename over `index`, `fsync` of
   /// `cache/`.
   func writeSealedIndex(_ cache: FileDescriptor, _ bytes: [UInt8]) throws(Errno) {
-    let tmp = try files.openOrCreateDirectory(cache, Self.tmpName)
-    defer { files.close(tmp) }
-    let fd = try files.createFile(tmp, Self.indexName)
+    let tmp = try raw.openOrCreateDirectory(cache, Self.tmpName)
+    defer { raw.close(tmp) }
+    let fd = try raw.createFile(tmp, Self.indexName)
     do {
-      try files.writeAll(fd, bytes)
-      try files.sync(fd)
+      try raw.writeAll(fd, bytes)
+      try raw.sync(fd)
     } catch {
-      files.close(fd)
+      raw.close(fd)
       throw error
     }
-    files.close(fd)
-    try files.rename(tmp, Self.indexName, cache, Self.indexName)
-    try files.sync(cache)
+    raw.close(fd)
+    try raw.rename(tmp, Self.indexName, cache, Self.indexName)
+    try raw.sync(cache)
   }
 }

@@ -8,7 +8,7 @@ import Foundation
 extension DirectoryCacheStore {
   /// The mark store sharing this directory and key (the sealed index is bound to its record).
   var sealedMarks: FileClockMarkStore {
-    FileClockMarkStore(atPath: directory, faults: files.sys.faults, sealing: sealing)
+    FileClockMarkStore(atPath: directory, faults: raw.sys.faults, sealing: sealing)
   }
 
   /// ``sealedMarks`` with the subkeys this operation already loaded (one key load per operation).
@@ -66,7 +66,7 @@ extension DirectoryCacheStore {
   {
     let fd: FileDescriptor
     do {
-      fd = try files.openFile(set, Self.indexName, [.readOnly, .nonBlocking])
+      fd = try raw.openFile(set, Self.indexName, [.readOnly, .nonBlocking])
     } catch  where error == .noSuchFileOrDirectory {
       return nil
     } catch {
@@ -74,10 +74,10 @@ extension DirectoryCacheStore {
         code: .indexUnreadable, errno: error.rawValue,
         message: "cannot open the item index in \(directory): \(error)")
     }
-    defer { files.close(fd) }
+    defer { raw.close(fd) }
     let header: CacheSeal.Header
     do {
-      let bytes = try files.read(fd, count: CacheSeal.indexHeaderSize, offset: 0)
+      let bytes = try raw.read(fd, count: CacheSeal.indexHeaderSize, offset: 0)
       header = try CacheSeal.decodeIndexHeader(bytes, keys: keys).get()
     } catch let error as Errno {
       throw StoreError(
@@ -95,7 +95,7 @@ extension DirectoryCacheStore {
         throw indexFailure(.unauthentic("its body length is implausible"))
       }
       do {
-        let body = try files.read(
+        let body = try raw.read(
           fd, count: Int(header.bodyLength), offset: Int64(CacheSeal.indexHeaderSize))
         index = try CacheSeal.decodeIndexBody(body, header: header, keys: keys).get()
       } catch let error as Errno {
@@ -132,10 +132,10 @@ extension DirectoryCacheStore {
   {
     let binding = try markBinding(keys: keys)
     let generation = generation ?? binding.generation
-    if (try? files.exists(cache, Self.pendingName)) == true, let candidates = try? stagings(cache) {
+    if (try? raw.exists(cache, Self.pendingName)) == true, let candidates = try? stagings(cache) {
       for staging in candidates where staging.generation == generation {
-        guard let next = try? files.openDirectory(cache, staging.name) else { continue }
-        defer { files.close(next) }
+        guard let next = try? raw.openDirectory(cache, staging.name) else { continue }
+        defer { raw.close(next) }
         if let (header, index) = try? loadSealedIndex(next, keys: keys, withBody: withBody),
           header.generation == generation, header.storeID == binding.storeID
         {
@@ -174,16 +174,16 @@ extension DirectoryCacheStore {
     -> [UInt8]?
   {
     do {
-      let items = try files.openDirectory(set, Self.itemsName)
-      defer { files.close(items) }
-      let fd = try files.openFile(items, key.rawValue, [.readOnly, .nonBlocking])
-      defer { files.close(fd) }
-      let info = try files.status(fd)
+      let items = try raw.openDirectory(set, Self.itemsName)
+      defer { raw.close(items) }
+      let fd = try raw.openFile(items, key.rawValue, [.readOnly, .nonBlocking])
+      defer { raw.close(fd) }
+      let info = try raw.status(fd)
       guard info.kind == .regular else {
         throw StoreError(
           code: .itemUnreadable, key: key, message: "item \(key) is not a regular file; left alone")
       }
-      return try files.read(fd, count: Int(info.size), offset: 0)
+      return try raw.read(fd, count: Int(info.size), offset: 0)
     } catch let error as StoreError {
       throw error
     } catch let error as Errno where error == .noSuchFileOrDirectory {
@@ -210,8 +210,8 @@ extension DirectoryCacheStore {
         cache, keys: keys, generation: generation, withBody: true)
     else { return nil }
     var bytes: [UInt8]?
-    if let staging, let next = try? files.openDirectory(cache, staging) {
-      defer { files.close(next) }
+    if let staging, let next = try? raw.openDirectory(cache, staging) {
+      defer { raw.close(next) }
       bytes = try sealedFile(next, key)
     }
     if bytes == nil { bytes = try sealedFile(cache, key) }
@@ -266,12 +266,12 @@ extension DirectoryCacheStore {
   func sealedCarriedEntries(
     _ cache: FileDescriptor, items: FileDescriptor, keys: SealKeys, storeID: [UInt8]
   ) throws(Errno) -> (entries: [String: CacheSeal.Entry], discard: [String]) {
-    if let fd = try? files.openFile(cache, Self.indexName, [.readOnly, .nonBlocking]) {
-      defer { files.close(fd) }
-      if let bytes = try? files.read(fd, count: CacheSeal.indexHeaderSize, offset: 0),
+    if let fd = try? raw.openFile(cache, Self.indexName, [.readOnly, .nonBlocking]) {
+      defer { raw.close(fd) }
+      if let bytes = try? raw.read(fd, count: CacheSeal.indexHeaderSize, offset: 0),
         case .success(let header) = CacheSeal.decodeIndexHeader(bytes, keys: keys),
         header.storeID == storeID, header.bodyLength < UInt64(Int32.max),
-        let body = try? files.read(
+        let body = try? raw.read(
           fd, count: Int(header.bodyLength), offset: Int64(CacheSeal.indexHeaderSize)),
         case .success(let index) = CacheSeal.decodeIndexBody(body, header: header, keys: keys)
       {
@@ -280,19 +280,19 @@ extension DirectoryCacheStore {
     }
     var entries: [String: CacheSeal.Entry] = [:]
     var discard: [String] = []
-    for name in try files.names(in: items) {
+    for name in try raw.names(in: items) {
       guard CacheItemKey.problem(with: name) == nil else { continue }
       var kept = false
-      if let fd = try? files.openFile(items, name, [.readOnly, .nonBlocking]) {
-        if let info = try? files.status(fd), info.kind == .regular,
-          let bytes = try? files.read(fd, count: Int(info.size), offset: 0),
+      if let fd = try? raw.openFile(items, name, [.readOnly, .nonBlocking]) {
+        if let info = try? raw.status(fd), info.kind == .regular,
+          let bytes = try? raw.read(fd, count: Int(info.size), offset: 0),
           case .success(let opened) = CacheSeal.openItem(
             bytes, key: name, storeID: storeID, keys: keys)
         {
           entries[name] = opened.entry
           kept = true
         }
-        files.close(fd)
+        raw.close(fd)
       }
       if !kept { discard.append(name) }
     }
@@ -309,21 +309,21 @@ extension DirectoryCacheStore {
       // A committed sign-in's staging is finished first: the live set is then the set of the
       // mark's generation.
       try reclaimSealedStaging(cache, keys: keys, storedGeneration: binding.generation)
-      let items = try files.openOrCreateDirectory(cache, Self.itemsName)
-      defer { files.close(items) }
-      let tmp = try files.openOrCreateDirectory(cache, Self.tmpName)
-      defer { files.close(tmp) }
+      let items = try raw.openOrCreateDirectory(cache, Self.itemsName)
+      defer { raw.close(items) }
+      let tmp = try raw.openOrCreateDirectory(cache, Self.tmpName)
+      defer { raw.close(tmp) }
       var entries: [String: CacheSeal.Entry] = [:]
       var discard: [String] = []
       if changes.removesAll {
-        discard = try files.names(in: items)
+        discard = try raw.names(in: items)
       } else {
         (entries, discard) = try sealedCarriedEntries(
           cache, items: items, keys: keys, storeID: binding.storeID)
       }
-      for leftover in try files.names(in: tmp) { try files.unlink(tmp, leftover) }
-      files.close(try files.createFile(cache, Self.pendingName))
-      try files.sync(cache)
+      for leftover in try raw.names(in: tmp) { try raw.unlink(tmp, leftover) }
+      raw.close(try raw.createFile(cache, Self.pendingName))
+      try raw.sync(cache)
       var staged: [(temp: String, key: String, entry: CacheSeal.Entry)] = []
       for (key, change) in changes.entries {
         guard let change else { continue }
@@ -331,46 +331,46 @@ extension DirectoryCacheStore {
         let sealed = CacheSeal.sealItem(
           key: key.rawValue, payload: change.payload, writtenAt: change.writtenAt,
           generation: binding.generation, storeID: binding.storeID, keys: keys)
-        let fd = try files.createFile(tmp, temp)
+        let fd = try raw.createFile(tmp, temp)
         do {
-          try files.writeAll(fd, sealed)
+          try raw.writeAll(fd, sealed)
         } catch {
-          files.close(fd)
+          raw.close(fd)
           throw error
         }
-        files.close(fd)
+        raw.close(fd)
         staged.append(
           (temp, key.rawValue, .init(writtenAt: change.writtenAt, generation: binding.generation)))
       }
-      if !staged.isEmpty { try files.syncFileSystem(tmp) }
+      if !staged.isEmpty { try raw.syncFileSystem(tmp) }
       for name in discard {
-        try files.unlink(items, name)
+        try raw.unlink(items, name)
         entries[name] = nil
       }
       for (key, change) in changes.entries where change == nil {
-        try files.unlink(items, key.rawValue)
+        try raw.unlink(items, key.rawValue)
         entries[key.rawValue] = nil
       }
       for entry in staged {
-        try files.rename(tmp, entry.temp, items, entry.key)
+        try raw.rename(tmp, entry.temp, items, entry.key)
         entries[entry.key] = entry.entry
       }
-      try files.sync(items)
+      try raw.sync(items)
       let index = CacheSeal.encodeIndex(
         CacheSeal.Index(entries: entries, generation: binding.generation, storeID: binding.storeID),
         keys: keys)
-      let fd = try files.createFile(tmp, Self.indexName)
+      let fd = try raw.createFile(tmp, Self.indexName)
       do {
-        try files.writeAll(fd, index)
-        try files.sync(fd)
+        try raw.writeAll(fd, index)
+        try raw.sync(fd)
       } catch {
-        files.close(fd)
+        raw.close(fd)
         throw error
       }
-      files.close(fd)
-      try files.rename(tmp, Self.indexName, cache, Self.indexName)
-      try files.sync(cache)
-      try files.unlink(cache, Self.pendingName)
+      raw.close(fd)
+      try raw.rename(tmp, Self.indexName, cache, Self.indexName)
+      try raw.sync(cache)
+      try raw.unlink(cache, Self.pendingName)
     } catch {
       throw StoreError(
         code: .writeFailed, errno: error.rawValue,

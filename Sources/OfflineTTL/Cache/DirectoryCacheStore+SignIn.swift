@@ -4,24 +4,41 @@ import Foundation
 /// `cache/next-<g>/`, the mark record's generation is the commit point, and the staging is rolled
 /// forward (or, uncommitted, removed) by the sign-in itself or by the next one. Offline reads
 /// never write: while `pending` exists they read the set of the mark's generation in memory.
+///
+/// Every path is opened with the secure open (``SecureStoreFiles``): nothing waits on a FIFO,
+/// no link is followed, every length read from disk is bounded by the file's size and the
+/// format's maximum. An offline read refuses what it cannot trust and changes nothing; the
+/// sign-in (the online path) removes whatever stands where it does not belong, a staging of the
+/// wrong type included, and repairs the item set after its commit point.
 extension DirectoryCacheStore {
   static let stagingPrefix = "next-"
   static let deletedName = "deleted"
   static let removesAllName = "removes-all"
+  /// The largest `deleted` list a staging can hold: one key (at most 255 bytes) and a newline
+  /// for each of at most ``CacheFormat/maximumItemCount`` items.
+  static let maximumDeletedListSize = Int64(CacheFormat.maximumItemCount) * 256
 
   /// See ``CacheItemStore/commitSignIn(_:storedGeneration:commitPoint:)``.
   ///
   /// Under the writer lock: reads the stored generation `g` (`nil` → 0), reclaims any staging
-  /// (a valid `next-<h>` with `h <= g` is committed and rolled forward; anything else is removed),
-  /// writes the whole new set to `next-<g+1>/` (the changed items, an index of every key, the
-  /// deleted keys), creates `pending`, makes all of it durable with one `syncfs`, calls
-  /// `commitPoint` (the mark reset), and rolls forward: renames the staged items into `items/`,
-  /// unlinks deleted keys, syncs `items/`, writes the index, removes `pending` and the staging.
-  /// When `commitPoint` returns `false` the staging and `pending` stay for the next sign-in to
-  /// judge by the stored generation (the reset may have reached the disk although it failed).
+  /// (a valid `next-<h>` with `h <= g` is committed and rolled forward; anything else, a
+  /// `next-<h>` that is not a directory of this user included, is removed), writes the whole new
+  /// set to `next-<g+1>/` (the changed items, an index of every key, the deleted keys), creates
+  /// `pending`, makes all of it durable with one `syncfs`, calls `commitPoint` (the mark reset),
+  /// and rolls forward: renames the staged items into `items/`, unlinks deleted keys, syncs
+  /// `items/`, repairs the live set (entries of `items/` that are not readable items of this
+  /// user are removed; a `tmp/`, `items/` or `index` of the wrong type is replaced), writes the
+  /// index, removes `pending` and the staging. A sign-in without changes stages nothing and
+  /// repairs the live set after its commit point. When `commitPoint` returns `false` the
+  /// staging and `pending` stay for the next sign-in to judge by the stored generation (the
+  /// reset may have reached the disk although it failed).
   ///
-  /// - Complexity: O(n + k) for n stored and k changed items; one `syncfs` and a constant number
-  ///   of `fsync`s, not one per item.
+  /// - Throws: ``StoreError``: `insecure_store` (a store directory, `cache/`, lock or staging
+  ///   another user can write; nothing is written), `writeFailed` (an item over 1 GiB, or a
+  ///   failed step, before or after the commit point as the reason says), `lockFailed`,
+  ///   `storeUnusable`.
+  /// - Complexity: O(n + k) for n stored and k changed items (the repair reads each item's
+  ///   28-byte header); one `syncfs` and a constant number of `fsync`s, not one per item.
   public func commitSignIn(
     _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
@@ -29,47 +46,70 @@ extension DirectoryCacheStore {
       return try sealedCommitSignIn(
         changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
     }
+    for case let (_, write?) in changes.entries
+    where UInt64(write.payload.count) > CacheFormat.maximumPayloadLength {
+      throw StoreError(
+        code: .writeFailed, errno: Errno.fileTooLarge.rawValue,
+        reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
+          + " nothing was written")
+    }
     return try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = storedGeneration()
-      do throws(Errno) {
+      do throws(StoreFileError) {
         try reclaimStaging(cache, storedGeneration: stored)
       } catch {
-        throw StoreError(
-          code: .writeFailed, errno: error.rawValue,
-          reason: "cannot reclaim an earlier sign-in's staging: \(error.description);"
-            + " nothing of this sign-in was written")
+        throw signInFailure(
+          error, "cannot reclaim an earlier sign-in's staging",
+          then: "nothing of this sign-in was written")
       }
       if changes.isEmpty {
-        settlePending(cache)
-        return commitPoint()
+        guard commitPoint() else { return false }
+        do throws(StoreFileError) {
+          try repairLiveSet(cache)
+        } catch {
+          throw signInFailure(
+            error, "the sign-in is committed but the repair of its items failed",
+            then: "the next sign-in repairs them")
+        }
+        return true
       }
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
-      do throws(Errno) {
+      do throws(StoreFileError) {
         try stage(changes, in: cache, named: name)
       } catch {
         try? removeStaging(cache, name)
-        try? files.unlink(cache, Self.pendingName)
-        throw StoreError(
-          code: .writeFailed, errno: error.rawValue,
-          reason: "cannot stage the sign-in's items: \(error.description);"
-            + " the previous mark and items are intact")
+        try? files.remove(cache, Self.pendingName)
+        throw signInFailure(
+          error, "cannot stage the sign-in's items", then: "the previous mark and items are intact")
       }
       guard commitPoint() else { return false }
-      do throws(Errno) {
+      do throws(StoreFileError) {
         try rollForward(cache, name)
       } catch {
-        throw StoreError(
-          code: .writeFailed, errno: error.rawValue,
-          reason: "the sign-in is committed but its roll forward failed: \(error.description);"
-            + " readers see the new items, the next sign-in finishes it")
+        throw signInFailure(
+          error, "the sign-in is committed but its roll forward failed",
+          then: "readers see the new items, the next sign-in finishes it")
       }
       return true
     }
   }
 
-  /// The staging directories in `cache/` with their generations.
-  func stagings(_ cache: FileDescriptor) throws(Errno) -> [(name: String, generation: UInt64)] {
+  /// The store error for a failed step of the sign-in: `insecure_store` with the advice for an
+  /// owner or mode, else `writeFailed` with the errno.
+  private func signInFailure(_ error: StoreFileError, _ what: String, then: String) -> StoreError {
+    if error.isInsecure {
+      return StoreError(
+        code: .insecureStore, reason: "\(what): \(error); \(then)" + Self.insecureAdvice)
+    }
+    return StoreError(
+      code: .writeFailed, errno: error.errno?.rawValue, reason: "\(what): \(error); \(then)")
+  }
+
+  /// The staging directories in `cache/` with their generations (whatever their file type).
+  func stagings(_ cache: StoreDirectory) throws(StoreFileError)
+    -> [(name: String, generation: UInt64)]
+  {
     try files.names(in: cache).compactMap { name in
       guard name.hasPrefix(Self.stagingPrefix),
         let generation = UInt64(name.dropFirst(Self.stagingPrefix.count))
@@ -79,12 +119,15 @@ extension DirectoryCacheStore {
   }
 
   /// Rolls forward a committed staging (valid index, generation `<= stored`) and removes every
-  /// other one (uncommitted, or unreadable). With no stored generation every staging is removed.
-  private func reclaimStaging(_ cache: FileDescriptor, storedGeneration stored: UInt64?)
-    throws(Errno)
+  /// other one (uncommitted, unreadable, or not a private directory). With no stored generation
+  /// every staging is removed.
+  private func reclaimStaging(_ cache: StoreDirectory, storedGeneration stored: UInt64?)
+    throws(StoreFileError)
   {
     for staging in try stagings(cache) {
-      if let stored, staging.generation <= stored, stagedCatalog(cache, staging.name) != nil {
+      if let stored, staging.generation <= stored,
+        ((try? stagedCatalog(cache, staging.name)) ?? nil) != nil
+      {
         try rollForward(cache, staging.name)
       } else {
         try removeStaging(cache, staging.name)
@@ -92,42 +135,35 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// After an uncommitted staging was removed, `pending` is left: when no staging remains,
-  /// writes the index of `items/` (the set of the stored generation) and removes `pending`, as a
-  /// roll forward would. Left as it is when an item is unreadable or a write fails (every check
-  /// then rebuilds, as after any interrupted commit). Runs under the writer lock.
-  ///
-  /// - Complexity: O(n) item headers read, only while `pending` exists.
-  private func settlePending(_ cache: FileDescriptor) {
-    guard (try? files.exists(cache, Self.pendingName)) == true,
-      let staged = try? stagings(cache), staged.isEmpty,
-      let stamp = try? itemsStamp(cache), let catalog = try? scanItems(cache),
-      catalog.unreadable.isEmpty
-    else { return }
-    do throws(Errno) {
-      try writeIndex(cache, catalog, stamp: stamp)
-      try files.unlink(cache, Self.pendingName)
-      try files.sync(cache)
-    } catch {
-      return
-    }
+  /// Creates `pending` unless something already stands under its name: readers only ask
+  /// whether it exists, so an existing one (of whatever type) is never removed here, and no
+  /// instant passes without it.
+  func markPending(_ cache: StoreDirectory) throws(StoreFileError) {
+    if try files.exists(cache, Self.pendingName) { return }
+    files.close(try files.createFile(cache, Self.pendingName))
   }
 
   /// Writes the new set into `cache/<name>/`, creates `pending`, and makes both durable.
-  private func stage(_ changes: CacheChanges, in cache: FileDescriptor, named name: String)
-    throws(Errno)
+  private func stage(_ changes: CacheChanges, in cache: StoreDirectory, named name: String)
+    throws(StoreFileError)
   {
     var catalog = CacheCatalog()
     if !changes.removesAll {
       if let indexed = readCatalog(cache) {
         catalog = indexed
       } else {
-        catalog = try scanItems(cache)
+        do {
+          // Unreadable items and entries that are not items stay out of the catalog; the roll
+          // forward removes them.
+          catalog = try scanItems(cache)
+        } catch  where error.isWrongType {
+          // `items/` is not a directory: no item is readable; the roll forward replaces it.
+        }
       }
     }
-    let next = try files.openOrCreateDirectory(cache, name)
+    let next = try files.openOrReplaceDirectory(cache, name)
     defer { files.close(next) }
-    let items = try files.openOrCreateDirectory(next, Self.itemsName)
+    let items = try files.openDirectory(next, Self.itemsName, creating: true)
     defer { files.close(items) }
     var deleted: [String] = []
     for (key, change) in changes.entries {
@@ -143,127 +179,202 @@ extension DirectoryCacheStore {
     // A sign-out within a sign-in deletes whatever else is live, unreadable items included.
     if changes.removesAll { files.close(try files.createFile(next, Self.removesAllName)) }
     // Keys never contain a control character, so one per line is unambiguous.
-    let deletedBytes = Array(deleted.joined(separator: "\n").utf8)
-    let list = try files.createFile(next, Self.deletedName)
-    do {
-      try files.writeAll(list, deletedBytes)
-    } catch {
-      files.close(list)
-      throw error
-    }
-    files.close(list)
-    let index = try files.createFile(next, Self.indexName)
-    do {
-      try files.writeAll(index, Self.encodeIndex(catalog, stamp: DirectoryStamp()))
-    } catch {
-      files.close(index)
-      throw error
-    }
-    files.close(index)
-    files.close(try files.createFile(cache, Self.pendingName))
+    try writeFile(next, Self.deletedName, Array(deleted.joined(separator: "\n").utf8))
+    try writeFile(next, Self.indexName, Self.encodeIndex(catalog, stamp: DirectoryStamp()))
+    try markPending(cache)
     // One flush for the staged files, the index, the directories and `pending`.
-    try files.syncFileSystem(cache)
+    try files.syncFileSystem(cache.fd, path: cache.path)
     #if !os(Linux)
       for entry in try files.names(in: items) {
-        let fd = try files.openFile(items, entry, .readOnly)
-        defer { files.close(fd) }
-        try files.sync(fd)
+        let file = try files.openFile(items, entry, .readOnly)
+        defer { files.close(file.fd) }
+        try files.sync(file.fd, path: items.path(of: entry))
       }
-      try files.sync(items)
-      try files.sync(next)
-      try files.sync(cache)
+      try files.sync(items.fd, path: items.path)
+      try files.sync(next.fd, path: next.path)
+      try files.sync(cache.fd, path: cache.path)
     #endif
   }
 
-  /// The catalog a staging's index holds, when the index is complete and its checksums hold.
-  func stagedCatalog(_ cache: FileDescriptor, _ name: String) -> CacheCatalog? {
-    guard let next = try? files.openDirectory(cache, name) else { return nil }
-    defer { files.close(next) }
-    guard let fd = try? files.openFile(next, Self.indexName, .readOnly) else { return nil }
+  /// Creates `name` in `directory` exclusively (mode 0600) holding `bytes`; not synced.
+  private func writeFile(_ directory: StoreDirectory, _ name: String, _ bytes: [UInt8])
+    throws(StoreFileError)
+  {
+    let fd = try files.createFile(directory, name)
     defer { files.close(fd) }
-    guard let head = try? files.read(fd, count: CacheFormat.indexHeaderSize, offset: 0),
-      let header = Self.decodeIndexHeader(head), header.bodyLength < UInt64(Int.max / 2),
+    try files.writeAll(fd, bytes, path: directory.path(of: name))
+  }
+
+  /// The catalog a staging's index holds, when the staging is a directory of this user and its
+  /// index a regular file whose length agrees with its `fstat` size, complete and with its
+  /// checksums holding; `nil` otherwise.
+  ///
+  /// - Throws: ``StoreFileError`` only when the staging or its index is another user's or
+  ///   writable by others (`insecure`).
+  /// - Complexity: O(index size), bounded by the index format's maximum.
+  func stagedCatalog(_ cache: StoreDirectory, _ name: String) throws(StoreFileError)
+    -> CacheCatalog?
+  {
+    let next: StoreDirectory
+    do {
+      next = try files.openDirectory(cache, name)
+    } catch  where error.isInsecure {
+      throw error
+    } catch {
+      return nil
+    }
+    defer { files.close(next) }
+    let file: OpenedStoreFile
+    do {
+      file = try files.openFile(next, Self.indexName, .readOnly)
+    } catch  where error.isInsecure {
+      throw error
+    } catch {
+      return nil
+    }
+    defer { files.close(file.fd) }
+    let path = next.path(of: Self.indexName)
+    guard file.status.size >= Int64(CacheFormat.indexHeaderSize),
+      let head = try? files.read(
+        file.fd, count: CacheFormat.indexHeaderSize, offset: 0, path: path),
+      let header = Self.decodeIndexHeader(head),
+      UInt64(file.status.size) == UInt64(CacheFormat.indexHeaderSize) + header.bodyLength,
       let body = try? files.read(
-        fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize))
+        file.fd, count: Int(header.bodyLength), offset: Int64(CacheFormat.indexHeaderSize),
+        path: path)
     else { return nil }
     return Self.decodeIndexBody(body, header: header)
   }
 
-  /// Finishes a committed sign-in: renames every staged item into `items/`, unlinks the deleted
-  /// keys, syncs `items/`, writes the index, removes `pending` and the staging. Idempotent: a
-  /// crash at any point leaves it to be run again.
-  func rollForward(_ cache: FileDescriptor, _ name: String) throws(Errno) {
-    guard let catalog = stagedCatalog(cache, name) else { return try removeStaging(cache, name) }
-    files.close(try files.createFile(cache, Self.pendingName))
+  /// The keys a staging's `deleted` list names (names that are not keys are skipped, so no
+  /// entry outside `items/` can be named); `nil` when the list is there but cannot be trusted
+  /// (not a regular file of this user, or longer than ``maximumDeletedListSize``).
+  private func deletedKeys(_ next: StoreDirectory) -> [String]? {
+    let file: OpenedStoreFile
+    do {
+      file = try files.openFile(next, Self.deletedName, .readOnly)
+    } catch  where error.errno == .noSuchFileOrDirectory {
+      return []
+    } catch {
+      return nil
+    }
+    defer { files.close(file.fd) }
+    guard file.status.size <= Self.maximumDeletedListSize,
+      let bytes = try? files.read(
+        file.fd, count: Int(file.status.size), offset: 0, path: next.path(of: Self.deletedName))
+    else { return nil }
+    return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+      .filter { CacheItemKey.problem(with: $0) == nil }
+  }
+
+  /// Finishes a committed sign-in: unlinks the deleted keys, renames every staged item that is a
+  /// regular file into `items/` (removing first whatever stands under the key and is not a
+  /// regular file; a staged entry of another type is dropped with the staging), syncs
+  /// `items/`, repairs the live set and writes the index, removes the staging and `pending`.
+  /// Idempotent: a crash at any point leaves it to be run again.
+  func rollForward(_ cache: StoreDirectory, _ name: String) throws(StoreFileError) {
+    guard let catalog = (try? stagedCatalog(cache, name)) ?? nil else {
+      return try removeStaging(cache, name)
+    }
+    try markPending(cache)
     let next = try files.openDirectory(cache, name)
     defer { files.close(next) }
-    let items = try files.openOrCreateDirectory(cache, Self.itemsName)
+    let items = try files.openOrReplaceDirectory(cache, Self.itemsName)
     defer { files.close(items) }
-    var deleted: [String] = []
-    if let list = try? files.openFile(next, Self.deletedName, .readOnly) {
-      defer { files.close(list) }
-      let size = try files.status(list).size
-      let bytes = try files.read(list, count: Int(size), offset: 0)
-      deleted = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-    if try files.exists(next, Self.removesAllName) {
+    let deleted = deletedKeys(next)
+    let removesAll = try files.exists(next, Self.removesAllName)
+    if deleted == nil || removesAll {
+      // Everything live that the committed set does not hold goes (also when the list of
+      // deleted keys cannot be trusted: the committed index is the whole set).
       for live in try files.names(in: items) where catalog.entries[live] == nil {
-        try files.unlink(items, live)
+        try files.remove(items, live)
       }
     } else {
-      for key in deleted { try files.unlink(items, key) }
+      for key in deleted ?? [] { try files.remove(items, key) }
     }
     do {
       let staged = try files.openDirectory(next, Self.itemsName)
       defer { files.close(staged) }
       for entry in try files.names(in: staged) {
+        // Only a regular file is an item; anything else staged (a FIFO, a directory, a link)
+        // is dropped with the staging, and the repair below leaves the key out of the index.
+        guard (try? files.status(staged, entry))?.kind == .regular else { continue }
+        if let target = try? files.status(items, entry), target.kind != .regular {
+          try files.remove(items, entry)
+        }
         try files.rename(staged, entry, items, entry)
       }
-    } catch  where error == .noSuchFileOrDirectory {}
-    try files.sync(items)
-    // An unreadable item the sign-in kept is not in the index: leave `pending`, so that every
-    // check rebuilds and refuses, as after any commit.
-    let live = try files.names(in: items).filter { CacheItemKey.problem(with: $0) == nil }
-    if live.count == catalog.entries.count {
-      try writeIndex(cache, catalog, stamp: try itemsStamp(cache))
-      try removeStaging(cache, name)
-      try files.unlink(cache, Self.pendingName)
-    } else {
-      try removeStaging(cache, name)
+    } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {
+      // No staged items directory (or something else in its place): nothing to rename.
     }
-    try files.sync(cache)
+    try files.sync(items.fd, path: items.path)
+    try repairLiveSet(cache, leaving: name)
+  }
+
+  /// The online repair of the live set, under the writer lock: `tmp/` and `items/` are made
+  /// directories again if something else stands there, `tmp/` is emptied, every entry of
+  /// `items/` that is not a readable item of this user is removed, an index that is not a
+  /// regular file is removed, and the index is written from the items found (unless it already
+  /// agrees and no `pending` exists). Then the staging `leaving` (when given) and `pending` are
+  /// removed, in that order: `pending` absent promises that no committed staging exists.
+  ///
+  /// - Complexity: O(n) opens and 28-byte header reads.
+  func repairLiveSet(_ cache: StoreDirectory, leaving staging: String? = nil)
+    throws(StoreFileError)
+  {
+    let tmp = try files.openOrReplaceDirectory(cache, Self.tmpName)
+    defer { files.close(tmp) }
+    for leftover in try files.names(in: tmp) { try files.remove(tmp, leftover) }
+    files.close(try files.openOrReplaceDirectory(cache, Self.itemsName))
+    if let index = try? files.status(cache, Self.indexName), index.kind != .regular {
+      try files.remove(cache, Self.indexName)
+    }
+    let pending = try files.exists(cache, Self.pendingName)
+    let indexed = pending ? nil : readCatalog(cache)
+    let stampBefore = try itemsStamp(cache)
+    let catalog = try scanItems(cache, removingNonItems: true)
+    let stamp = try itemsStamp(cache)
+    if staging != nil || indexed == nil || indexed?.entries != catalog.entries
+      || stamp != stampBefore
+    {
+      try writeIndex(cache, catalog, stamp: stamp)
+    }
+    if let staging { try removeStaging(cache, staging) }
+    if pending || staging != nil {
+      try files.remove(cache, Self.pendingName)
+      try files.sync(cache.fd, path: cache.path)
+    }
   }
 
   /// Removes a staging: its index first (so that a half-removed staging is never valid), then
-  /// its files and directories.
-  func removeStaging(_ cache: FileDescriptor, _ name: String) throws(Errno) {
-    let next: FileDescriptor
+  /// its files and directories. Anything else under its name (a file, a FIFO, a link, a
+  /// directory of the wrong mode) is removed whole, never followed.
+  func removeStaging(_ cache: StoreDirectory, _ name: String) throws(StoreFileError) {
+    let next: StoreDirectory
     do {
       next = try files.openDirectory(cache, name)
-    } catch  where error == .noSuchFileOrDirectory {
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return
+    } catch  where error.isWrongType || error.isInsecure {
+      return try files.remove(cache, name)
     }
     defer { files.close(next) }
-    try files.unlink(next, Self.indexName)
-    try files.sync(next)
-    if let staged = try? files.openDirectory(next, Self.itemsName) {
-      defer { files.close(staged) }
-      for entry in try files.names(in: staged) { try files.unlink(staged, entry) }
-      try removeDirectory(next, Self.itemsName)
-    }
-    for entry in try files.names(in: next) { try files.unlink(next, entry) }
-    try removeDirectory(cache, name)
-  }
-
-  private func removeDirectory(_ parent: FileDescriptor, _ name: String) throws(Errno) {
+    try files.remove(next, Self.indexName)
+    try files.sync(next.fd, path: next.path)
+    for entry in try files.names(in: next) { try files.remove(next, entry) }
     do {
-      try files.sys.removeDirectoryAt(parent, name)
-    } catch  where error == .noSuchFileOrDirectory {}
+      try files.sys.removeDirectoryAt(cache.fd, name)
+    } catch  where error == .noSuchFileOrDirectory {
+    } catch {
+      throw StoreFileError(.system(error), path: next.path)
+    }
   }
 
   /// The committed staging of generation `generation` (the valid `next-<h>` with
   /// `h <= generation`) and its catalog, while `pending` exists; `nil` otherwise.
-  func committedStaging(_ cache: FileDescriptor, generation: UInt64)
+  ///
+  /// - Throws: ``StoreFileError`` when such a staging is another user's or writable by others.
+  func committedStaging(_ cache: StoreDirectory, generation: UInt64) throws(StoreFileError)
     -> (name: String, catalog: CacheCatalog)?
   {
     guard (try? files.exists(cache, Self.pendingName)) == true,
@@ -271,23 +382,23 @@ extension DirectoryCacheStore {
     else { return nil }
     for staging in candidates.sorted(by: { $0.generation > $1.generation })
     where staging.generation <= generation {
-      if let catalog = stagedCatalog(cache, staging.name) { return (staging.name, catalog) }
+      if let catalog = try stagedCatalog(cache, staging.name) { return (staging.name, catalog) }
     }
     return nil
   }
 
   /// See ``CacheItemStore/summaryIfSettled()``: the fast path of ``summary()``, or its rebuild
-  /// when no sign-in staging exists; `nil` while a staging exists next to `pending` (the set
-  /// then depends on the mark's generation: ask ``summary(forGeneration:)``).
+  /// when no sign-in staging exists; `nil` while a staging exists (the set then depends on the
+  /// mark's generation: ask ``summary(forGeneration:)``). Never reclaims a staging.
   public func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
     if sealing != nil {
       // A sealed set is bound to the mark's generation: while `pending` exists, ask for it.
       if (try? files.exists(cache, Self.pendingName)) == true { return nil }
-      return try sealedSummary(cache, generation: nil)
+      return try sealedSummary(cache.fd, generation: nil)
     }
-    if let fast = fastIndexHeader(cache) { return fast.summary }
+    if let fast = try fastIndexHeader(cache) { return fast.summary }
     try refuseSealedIndex(cache)
     if let staged = try? stagings(cache), !staged.isEmpty { return nil }
     return try rebuildIndex(cache).summary
@@ -295,49 +406,56 @@ extension DirectoryCacheStore {
 
   /// See ``CacheItemStore/summary(forGeneration:)``: the committed staging's summary when one
   /// exists for `generation`, else the live set's, computed in memory (nothing is written).
+  ///
+  /// - Throws: ``StoreError``: `insecure_store`, `not_a_regular_file`, `item_unreadable` or
+  ///   `index_unreadable`, as ``summary()``.
   public func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedSummary(cache, generation: generation) }
-    if let staged = committedStaging(cache, generation: generation) {
-      return staged.catalog.summary
+    if sealing != nil { return try sealedSummary(cache.fd, generation: generation) }
+    do {
+      if let staged = try committedStaging(cache, generation: generation) {
+        return staged.catalog.summary
+      }
+    } catch {
+      throw failure(error, .indexUnreadable)
     }
-    if let fast = fastIndexHeader(cache) { return fast.summary }
+    if let fast = try fastIndexHeader(cache) { return fast.summary }
     try refuseSealedIndex(cache)
     let catalog: CacheCatalog
     do {
       catalog = try scanItems(cache)
+    } catch  where error.isInsecure || error.isWrongType {
+      throw failure(error, .indexUnreadable)
     } catch {
       throw StoreError(
-        code: .indexUnreadable, errno: error.rawValue,
-        reason: "cannot read the item set: \(error.description)")
+        code: .indexUnreadable, errno: error.errno?.rawValue,
+        reason: "cannot read the item set: \(error)")
     }
-    if let (name, why) = catalog.unreadable.min(by: { $0.key < $1.key }) {
-      throw StoreError(
-        code: .itemUnreadable, key: CacheItemKey(validated: name),
-        reason: "item \(CacheItemKey.quoted(name)) is unreadable (\(why)); left alone")
-    }
+    try refuseProblems(catalog)
     return catalog.summary
   }
 
   /// See ``CacheItemStore/item(forKey:generation:)``: from the committed staging of
   /// `generation` when one exists (a key not in its index is absent; a key already renamed is
-  /// read from `items/`), else from the live set.
+  /// read from `items/`), else from the live set. Checked as ``item(forKey:)`` says.
   public func item(forKey key: CacheItemKey, generation: UInt64) throws(StoreError)
     -> CacheItem?
   {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedItem(cache, key, generation: generation) }
-    if let staged = committedStaging(cache, generation: generation) {
+    if sealing != nil { return try sealedItem(cache.fd, key, generation: generation) }
+    let staged: (name: String, catalog: CacheCatalog)?
+    do {
+      staged = try committedStaging(cache, generation: generation)
+    } catch {
+      throw failure(error, .itemUnreadable, key: key)
+    }
+    if let staged {
       guard staged.catalog.entries[key.rawValue] != nil else { return nil }
-      if let next = try? files.openDirectory(cache, staged.name),
-        let item = try { () throws(StoreError) -> CacheItem? in
-          defer { files.close(next) }
-          return try readItem(key, inSet: next)
-        }()
-      {
-        return item
+      if let next = try? files.openDirectory(cache, staged.name) {
+        defer { files.close(next) }
+        if let item = try readItem(key, inSet: next) { return item }
       }
     }
     return try readItem(key, inSet: cache)

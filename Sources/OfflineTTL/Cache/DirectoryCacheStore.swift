@@ -23,15 +23,24 @@ import Foundation
 /// - ``commit(_:onlyIf:)`` writes every new file, then makes them durable with *one*
 ///   `syncfs(2)` (Linux; one `fsync` per file elsewhere), renames them into place, syncs the items
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
-/// - No path follows a symbolic link: every component the store opens is opened `O_NOFOLLOW`;
-///   an item that is a link, not a regular file, truncated or failing its checksum is
-///   `item_unreadable` (``StoreError``) and is left where it is.
+/// - No path follows a symbolic link and no open waits: every component is opened
+///   `O_NONBLOCK | O_NOFOLLOW` and checked on its descriptor (the secure open shared with the
+///   mark store). A FIFO, socket, device, directory or link where a file belongs is
+///   ``StoreError/Code/notARegularFile``; a file or directory of another user, or one that
+///   group or others may write, is ``StoreError/Code/insecureStore``; an item of the wrong
+///   size, header or checksum is ``StoreError/Code/itemUnreadable``. Offline paths leave all of
+///   these where they are; the online path (``commit(_:onlyIf:)``) removes what is not an item
+///   and rebuilds the index (but never touches an insecure store).
+/// - Every length read from disk is checked against the file's `fstat` size and a documented
+///   maximum (1 GiB per payload, 1,048,576 items per index) before anything is allocated.
 public struct DirectoryCacheStore: CacheItemStore {
   /// The store directory (shared with `FileClockMarkStore`).
   public let directory: String
   /// The sealing key's provider when the store is sealed, else `nil`.
   public let sealing: (any SealingKeyProvider)?
   let files: CacheFiles
+  /// The sealed store's raw-descriptor operations over the same seam.
+  var raw: RawCacheFiles { RawCacheFiles(sys: files.sys) }
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -152,70 +161,63 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedSummary(cache, generation: nil) }
-    if let fast = fastIndexHeader(cache) { return fast.summary }
+    if sealing != nil { return try sealedSummary(cache.fd, generation: nil) }
+    if let fast = try fastIndexHeader(cache) { return fast.summary }
     try refuseSealedIndex(cache)
     return try rebuildIndex(cache).summary
   }
 
-  /// See ``CacheItemStore/item(forKey:)``. Reads the whole file and checks its CRC-32.
+  /// See ``CacheItemStore/item(forKey:)``. Opens the item without waiting and checks it on its
+  /// descriptor (a regular file of this user that nobody else may write), reads its 28-byte
+  /// header, checks the payload length against the file's size and the 1 GiB maximum, and only
+  /// then reads the payload and checks its CRC-32.
+  ///
+  /// - Throws: ``CacheStoreError``: `not_a_regular_file` (a FIFO, socket, device, directory or
+  ///   link under the key), `insecure_store`, `item_unreadable` (wrong size, header or
+  ///   checksum); the item is left alone.
+  /// - Complexity: O(payload size).
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedItem(cache, key, generation: nil) }
+    if sealing != nil { return try sealedItem(cache.fd, key, generation: nil) }
     return try readItem(key, inSet: cache)
   }
 
   /// Reads `key` from `<set>/items/<key>`, where `set` is `cache/` (the live set) or a sign-in's
-  /// staging directory; `nil` when it is not there.
-  func readItem(_ key: CacheItemKey, inSet set: FileDescriptor) throws(CacheStoreError)
+  /// staging directory; `nil` when it is not there. Checked as ``item(forKey:)`` says.
+  func readItem(_ key: CacheItemKey, inSet set: StoreDirectory) throws(CacheStoreError)
     -> CacheItem?
   {
-    let items: FileDescriptor
     do {
-      items = try files.openDirectory(set, Self.itemsName)
-    } catch  where error == .noSuchFileOrDirectory {
-      return nil
-    } catch {
-      throw unreadable(key, error)
-    }
-    defer { files.close(items) }
-    let fd: FileDescriptor
-    do {
-      fd = try files.openFile(items, key.rawValue, .readOnly)
-    } catch  where error == .noSuchFileOrDirectory {
-      return nil
-    } catch {
-      throw unreadable(key, error)
-    }
-    defer { files.close(fd) }
-    do {
-      let info = try files.status(fd)
-      guard (info.kind == .regular) else {
-        throw CacheStoreError(
-          code: .itemUnreadable, key: key, reason: "item \(key) is not a regular file; left alone")
-      }
-      let bytes = try files.read(fd, count: Int(info.size), offset: 0)
-      switch CacheFormat.decodeItemHeader(bytes) {
-      case .failure where CacheSeal.looksSealedItem(bytes):
+      let items = try files.openDirectory(set, Self.itemsName)
+      defer { files.close(items) }
+      let file = try files.openFile(items, key.rawValue, .readOnly)
+      defer { files.close(file.fd) }
+      let path = items.path(of: key.rawValue)
+      let head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
+      let header: CacheFormat.ItemHeader
+      switch CacheFormat.decodeItemHeader(head) {
+      case .failure where CacheSeal.looksSealedItem(head):
         throw CacheStoreError(
           code: .keyRequired, key: key,
           reason: "item \(key) is sealed; open the store with its sealing key")
-      case .failure(let problem):
-        throw CacheStoreError(
-          code: .itemUnreadable, key: key, reason: "item \(key): \(problem.rawValue); left alone")
-      case .success(let header):
-        let payload = bytes[CacheFormat.itemHeaderSize...]
-        let sum = CacheFormat.crc(payload, seed: CacheFormat.crc(bytes[0..<24]))
-        guard UInt64(payload.count) == header.payloadLength, sum == header.checksum else {
-          throw CacheStoreError(
-            code: .itemUnreadable, key: key,
-            reason: "item \(key): truncated or bad checksum; left alone")
-        }
-        return CacheItem(key: key, payload: Data(payload), writtenAt: header.writtenAt)
+      case .failure(let problem): throw unreadable(key, problem.rawValue)
+      case .success(let decoded): header = decoded
       }
-    } catch let error as Errno {
-      throw unreadable(key, error)
+      if let problem = CacheFormat.checkItemSize(header, fileSize: file.status.size) {
+        throw unreadable(key, problem.rawValue)
+      }
+      let payload = try files.read(
+        file.fd, count: Int(header.payloadLength), offset: Int64(CacheFormat.itemHeaderSize),
+        path: path)
+      let sum = CacheFormat.crc(payload[...], seed: CacheFormat.crc(head[0..<24]))
+      guard UInt64(payload.count) == header.payloadLength, sum == header.checksum else {
+        throw unreadable(key, "truncated or bad checksum")
+      }
+      return CacheItem(key: key, payload: Data(payload), writtenAt: header.writtenAt)
+    } catch let error as StoreFileError {
+      if error.errno == .noSuchFileOrDirectory { return nil }
+      throw failure(error, .itemUnreadable, key: key)
     } catch let error as CacheStoreError {
       throw error
     } catch {
@@ -228,7 +230,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func keys() throws(CacheStoreError) -> [CacheItemKey] {
     guard let cache = try openCache() else { return [] }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedKeys(cache) }
+    if sealing != nil { return try sealedKeys(cache.fd) }
     do {
       let items = try files.openDirectory(cache, Self.itemsName)
       defer { files.close(items) }
@@ -236,42 +238,85 @@ public struct DirectoryCacheStore: CacheItemStore {
         .filter { CacheItemKey.problem(with: $0) == nil }
         .map { CacheItemKey(validated: $0) }
         .sorted()
-    } catch  where error == .noSuchFileOrDirectory {
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return []
     } catch {
-      throw CacheStoreError(code: .storeUnusable, errno: error.rawValue, reason: error.description)
+      throw failure(error, .storeUnusable)
     }
+  }
+
+  /// Checks the store directory the way every operation opens it: a directory (no spelling of
+  /// the path follows a symbolic link in its place), owned by this user, not writable by group
+  /// or others; and so is `cache/` when present.
+  ///
+  /// - Throws: ``CacheStoreError``: `insecure_store` or `store_unusable`, naming the path.
+  public func checkStoreDirectory() throws(CacheStoreError) {
+    if let cache = try openCache() { files.close(cache) }
   }
 
   /// Opens `<directory>/cache` for reading, or returns `nil` when it (or the store directory)
   /// does not exist.
-  func openCache() throws(CacheStoreError) -> FileDescriptor? {
+  func openCache() throws(CacheStoreError) -> StoreDirectory? {
     do {
-      let store = try files.openDirectory(nil, directory)
+      let store = try files.openStore(directory, creating: false)
       defer { files.close(store) }
       return try files.openDirectory(store, Self.cacheName)
-    } catch  where error == .noSuchFileOrDirectory {
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return nil
     } catch {
-      throw CacheStoreError(
-        code: .storeUnusable, errno: error.rawValue,
-        reason: "cannot open the cache in \(directory): \(error.description)")
+      throw failure(error, .storeUnusable)
     }
   }
 
-  /// An unsealed store over a sealed index: `key_required` instead of a rebuild.
-  func refuseSealedIndex(_ cache: FileDescriptor) throws(CacheStoreError) {
-    guard let fd = try? files.openFile(cache, Self.indexName, [.readOnly, .nonBlocking]) else {
-      return
+  /// What to advise for an insecure store.
+  static let insecureAdvice =
+    "; a store must be owned by this user and writable by nobody else: check its contents,"
+    + " then remove the write access (chmod go-w), or remove the store and sign in online again"
+
+  /// The store error for a failed open or call: `insecure_store` for an owner or mode,
+  /// `not_a_regular_file` for a wrong type where a file belongs (`store_unusable` when `code`
+  /// is, for the directories), else `code` with the errno.
+  func failure(_ error: StoreFileError, _ code: CacheStoreError.Code, key: CacheItemKey? = nil)
+    -> CacheStoreError
+  {
+    let suffix = key == nil ? "" : "; left alone"
+    switch error.problem {
+    case .insecure:
+      return CacheStoreError(
+        code: .insecureStore, key: key, reason: error.description + Self.insecureAdvice)
+    case .symbolicLink, .notRegularFile, .notDirectory:
+      return CacheStoreError(
+        code: code == .storeUnusable ? .storeUnusable : .notARegularFile, key: key,
+        reason: error.description + suffix)
+    case .oversized:
+      return CacheStoreError(code: code, key: key, reason: error.description + suffix)
+    case .system(let errno):
+      return CacheStoreError(
+        code: code, key: key, errno: errno.rawValue, reason: error.description + suffix)
     }
-    defer { files.close(fd) }
-    if let bytes = try? files.read(fd, count: 8, offset: 0), CacheSeal.looksSealedIndex(bytes) {
+  }
+
+  func unreadable(_ key: CacheItemKey, _ why: String) -> CacheStoreError {
+    CacheStoreError(
+      code: .itemUnreadable, key: key,
+      reason: "item \(key) is unreadable (\(why)); left alone")
+  }
+
+  /// An unsealed store over a sealed index: `key_required` instead of a rebuild.
+  func refuseSealedIndex(_ cache: StoreDirectory) throws(CacheStoreError) {
+    guard let file = try? files.openFile(cache, Self.indexName, .readOnly) else { return }
+    defer { files.close(file.fd) }
+    if let bytes = try? files.read(
+      file.fd, count: 8, offset: 0, path: cache.path(of: Self.indexName)),
+      CacheSeal.looksSealedIndex(bytes)
+    {
       throw CacheStoreError(
         code: .keyRequired,
         reason: "the item index in \(directory) is sealed; open the store with its sealing key")
     }
   }
 
+  /// The sealed store's item error for a failed call (``RawCacheFiles``).
   func unreadable(_ key: CacheItemKey, _ error: Errno) -> CacheStoreError {
     let why =
       error == .tooManySymbolicLinks ? "is a symbolic link (never followed)" : error.description

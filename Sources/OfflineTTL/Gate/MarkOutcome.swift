@@ -89,13 +89,14 @@ public enum MarkOutcome: Sendable, Hashable {
     return nil
   }
 
-  /// The reason the store's failure adds: `mark_missing` (absent), `mark_unreadable`, or
+  /// The reason the store's failure adds: `mark_missing` (absent), `mark_unreadable` (also for
+  /// `insecure_store` and `store_from_another_machine`: the record cannot be trusted here), or
   /// `mark_not_persisted` (any other failure: the advanced mark is not durable); empty otherwise.
   public var reason: EligibilityReasons {
     guard let error else { return [] }
     switch error.code {
     case .absent: return .markMissing
-    case .unreadable: return .markUnreadable
+    case .unreadable, .insecureStore, .storeFromAnotherMachine: return .markUnreadable
     default: return .markNotPersisted
     }
   }

@@ -108,7 +108,9 @@ public struct OfflineAccessGate: Sendable {
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets
   /// the mark to the wall clock now (even below the old mark: the recovery after a fast clock
   /// was corrected), in a new generation, under the cache's writer lock so that no older
-  /// session's write can interleave. Items are kept.
+  /// session's write can interleave. Items are kept. The sign-in also repairs the item store,
+  /// after its commit point (for ``DirectoryCacheStore``: entries that are not readable items
+  /// are removed and the index is rebuilt), so a sign-in without writes recovers the store too.
   ///
   /// The clocks are read under the mark store's lock (``Clocks/readForSignIn()`` handed to
   /// ``ClockMarkStore/resetAfterOnlineSignIn(readingClocks:)``), so the mark and floor it writes
@@ -116,7 +118,8 @@ public struct OfflineAccessGate: Sendable {
   ///
   /// - Returns: The session, the only type that can write, replace or delete items.
   /// - Throws: ``OnlineSessionError`` when the mark cannot be reset or the store cannot be
-  ///   opened or locked; nothing is written then.
+  ///   opened or locked (`insecure_store` for a store another user can write); nothing is
+  ///   written then.
   ///
   /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
   /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.

@@ -22,20 +22,30 @@ public struct OfflineCacheReader: Sendable {
 
   /// One item's bytes and `writtenAt`, or `nil` when no item has that key.
   ///
-  /// Blocks the calling thread on `flock` (a shared lock of the mark store, then the item
-  /// store's reads); from Swift concurrency use ``itemAsync(forKey:)``.
+  /// The item served is the item judged: after the store's own checks (length, checksum), the
+  /// item's own `writtenAt` must agree with the decision this reader was opened with. It must
+  /// not be after the time now (the effective time, with the boot-clock floor:
+  /// `item_unreadable`); it must not be before the oldest item the decision judged, nor more
+  /// than the max age before now (`too_old`). An item newer than the newest the decision
+  /// judged, and not after now, is served: an online session of the same generation may have
+  /// written it after the decision, and it is only fresher. An older copy of an
+  /// item put in place behind the index is refused, with the item's own time in the reason.
   ///
   /// - Parameter key: The item's key.
   /// - Returns: The item, exactly as the online session wrote it.
   /// - Throws: ``OfflineReadError``: any recheck reason (`too_old` past the deadline,
   ///   `clock_behind_mark`, the floor's reasons, `mark_unreadable`) before anything is read;
-  ///   `item_unreadable` when the item fails its checks (it is left alone);
-  ///   ``OfflineReadError/Code/superseded`` when a newer sign-in committed after the reader was
-  ///   opened (checked before the read and again after it).
+  ///   `item_unreadable` when the item fails its checks or is dated after now, `too_old` when
+  ///   it is dated before the decision's oldest item or beyond the max age (it is left alone
+  ///   either way); ``OfflineReadError/Code/superseded`` when a newer sign-in committed after
+  ///   the reader was opened (checked before the read and again after it).
+  ///
+  /// Blocks the calling thread on `flock` (a shared lock of the mark store, then the item
+  /// store's reads); from Swift concurrency use ``itemAsync(forKey:)``.
   /// - Complexity: Two reads of the mark record (before and after the item) plus O(payload
   ///   size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
-    try checkStillFresh()
+    let now = try recheck()
     let item: CacheItem?
     do {
       // The set this reader's decision judged, also while a sign-in is between its commit point
@@ -49,7 +59,41 @@ public struct OfflineCacheReader: Sendable {
       throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
     }
     try checkSameGeneration()
+    guard let item else { return nil }
+    try checkServed(item, now: now)
     return item
+  }
+
+  /// Refuses an item whose own `writtenAt` disagrees with this reader's decision (see
+  /// ``item(forKey:)``).
+  ///
+  /// - Parameters:
+  ///   - item: The item as read from the store.
+  ///   - now: The effective time of this read (`max(wall, L)` with the floor on).
+  /// - Throws: ``OfflineReadError``: `item_unreadable` or `too_old` (its code is
+  ///   `deadline_passed`, as for every `too_old` of a reader, so the sentence starts with
+  ///   `too_old:`), naming the item's time.
+  func checkServed(_ item: CacheItem, now: WallClockInstant) throws(OfflineReadError) {
+    let writtenAt = item.writtenAt
+    let name = "item \(item.key) was written at \(writtenAt.rfc3339)"
+    if writtenAt > now {
+      throw OfflineReadError(
+        reasons: .itemUnreadable, reason: "\(name), after now (\(now.rfc3339)); refused, left alone"
+      )
+    }
+    if let oldest = decision.items?.oldest, writtenAt < oldest {
+      throw OfflineReadError(
+        reasons: .tooOld,
+        reason: "too_old: \(name), before the oldest item the decision judged"
+          + " (\(oldest.rfc3339)); refused, left alone")
+    }
+    if writtenAt.saturatingAdvanced(by: gate.policy.maxAge) < now {
+      throw OfflineReadError(
+        reasons: .tooOld,
+        reason:
+          "too_old: \(name), more than the max age before now (\(now.rfc3339)); refused, left alone"
+      )
+    }
   }
 
   /// Every key in the cache, in ascending byte order.
@@ -102,6 +146,12 @@ public struct OfflineCacheReader: Sendable {
   ///   ``OfflineReadError/Code/superseded`` when the stored generation is no longer the one the
   ///   reader's decision was made at (a newer sign-in committed).
   public func checkStillFresh() throws(OfflineReadError) {
+    _ = try recheck()
+  }
+
+  /// ``checkStillFresh()``, returning the effective time it judged by (`max(wall, L)` with the
+  /// floor on, trusted time while a server anchor holds, else the wall clock).
+  func recheck() throws(OfflineReadError) -> WallClockInstant {
     let stored: ClockMarkRecord
     do {
       stored = try gate.marks.read()
@@ -137,6 +187,7 @@ public struct OfflineCacheReader: Sendable {
         reasons: reasons,
         reason: Self.explain(reasons, reading: reading, mark: previous, evaluation: evaluation))
     }
+    return evaluation.effectiveNow
   }
 
   /// A sentence for the reasons of a refused recheck.

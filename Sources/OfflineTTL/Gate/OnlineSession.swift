@@ -93,7 +93,8 @@ public final class OnlineSession: Sendable {
     close()
   }
 
-  private func commit(_ changes: CacheChanges) throws(OnlineSessionError) {
+  /// Commits `changes` if this session is still open and current (under the writer lock).
+  func commit(_ changes: CacheChanges) throws(OnlineSessionError) {
     guard !isClosed else {
       throw OnlineSessionError(.closed, reason: "the online session is closed")
     }

@@ -133,7 +133,8 @@ extension ClockMarkStorage {
     }
   }
 
-  /// Writes the record an online sign-in earns: generation + 1 over a readable record, 1 over an
+  /// Writes the record an online sign-in earns: generation + 1 over a readable record (after a
+  /// crafted `UInt64.max`, 1: ``ClockMarkRecord/generation(after:)``), 1 over an
   /// absent one, 1 + the salvaged generation (else 1) over one that is unreadable; mark = the
   /// wall reading even when lower; floor re-anchored. The one implementation every backend
   /// shares.

@@ -48,6 +48,11 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
   public static let wouldBlock = Errno(rawValue: EWOULDBLOCK)
   /// `EBADF`: not an open file descriptor.
   public static let badFileDescriptor = Errno(rawValue: EBADF)
+  /// `ENXIO`: no such device or address; a non-blocking open for writing of a FIFO that has no
+  /// reader, or an open of a socket.
+  public static let noDeviceOrAddress = Errno(rawValue: ENXIO)
+  /// `EFBIG`: a file or length beyond what is allowed.
+  public static let fileTooLarge = Errno(rawValue: EFBIG)
   /// `EINVAL`: invalid argument.
   public static let invalidArgument = Errno(rawValue: EINVAL)
 
@@ -68,6 +73,8 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
     case EWOULDBLOCK: "EWOULDBLOCK"
     case EBADF: "EBADF"
     case EINVAL: "EINVAL"
+    case ENXIO: "ENXIO"
+    case EFBIG: "EFBIG"
     case EDQUOT: "EDQUOT"
     case ENAMETOOLONG: "ENAMETOOLONG"
     default: "errno \(rawValue)"

@@ -9,8 +9,27 @@ public struct FileStatus: Sendable, Hashable {
     case directory
     /// A symbolic link (seen only through `fstatat` with `AT_SYMLINK_NOFOLLOW`).
     case symbolicLink
-    /// A device, FIFO, socket or anything else.
+    /// A FIFO (named pipe): opening one can wait for a writer, reading one for data.
+    case fifo
+    /// A Unix-domain socket.
+    case socket
+    /// A character or block device.
+    case device
+    /// Anything else.
     case other
+
+    /// `"a FIFO"`, `"a directory"`, … for messages.
+    public var phrase: String {
+      switch self {
+      case .regular: "a regular file"
+      case .directory: "a directory"
+      case .symbolicLink: "a symbolic link"
+      case .fifo: "a FIFO"
+      case .socket: "a socket"
+      case .device: "a device"
+      case .other: "a special file"
+      }
+    }
   }
 
   /// The kind of file.
@@ -45,6 +64,9 @@ public struct FileStatus: Sendable, Hashable {
     self.device = device
     self.inode = inode
   }
+
+  /// Whether group or others may write it (`mode & 0o022 != 0`).
+  public var isWritableByOthers: Bool { permissions & 0o022 != 0 }
 
   /// Whether any group or other permission bit is set (`mode & 0o077 != 0`).
   public var isAccessibleByOthers: Bool { permissions & 0o077 != 0 }

@@ -199,7 +199,8 @@ public struct Syscalls: Sendable {
     _ = try call(.unlinkat) { system_unlinkat(directory.rawValue, name, 0) }
   }
 
-  /// `unlinkat(directory, name, AT_REMOVEDIR)`: removes an empty directory.
+  /// `unlinkat(directory, name, AT_REMOVEDIR)`: removes an empty directory (counted as
+  /// ``SyscallKind/unlinkat``).
   public func removeDirectoryAt(_ directory: FileDescriptor, _ name: String) throws(Errno) {
     _ = try call(.unlinkat) { system_unlinkat(directory.rawValue, name, AT_REMOVEDIR) }
   }
@@ -385,6 +386,9 @@ extension FileStatus {
       case S_IFREG: .regular
       case S_IFDIR: .directory
       case S_IFLNK: .symbolicLink
+      case S_IFIFO: .fifo
+      case S_IFSOCK: .socket
+      case S_IFCHR, S_IFBLK: .device
       default: .other
       }
     self.init(

@@ -34,6 +34,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case lockFailed = "lock_failed"
       case storeUnusable = "store_unusable"
       case storeFromAnotherMachine = "store_from_another_machine"
+      case insecureStore = "insecure_store"
+      case notARegularFile = "not_a_regular_file"
       case itemUnauthentic = "item_unauthentic"
       case indexUnauthentic = "index_unauthentic"
       case markUnauthentic = "mark_unauthentic"
@@ -67,6 +69,16 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// directory); its boot-clock evidence does not apply here. Refused until an online sign-in
     /// rebinds the record to this machine.
     public static let storeFromAnotherMachine = Code(.storeFromAnotherMachine)
+    /// A directory or file of the store (the store directory, `cache/`, an item, the index, the
+    /// clock mark record or a lock file) is owned by another user, or group or others may write
+    /// it: nothing in it is trusted. The message names the path. Nothing is changed; the user
+    /// recovers by removing the write access (`chmod go-w`) after checking the contents, or by
+    /// removing the store and signing in online again. The command-line tool exits 74.
+    public static let insecureStore = Code(.insecureStore)
+    /// A FIFO, socket, device, directory or symbolic link stands where a file of a cache store
+    /// belongs (``StoreError/key`` names the item when it is one). It is never waited on or
+    /// followed; an online sign-in removes it.
+    public static let notARegularFile = Code(.notARegularFile)
     /// A sealed store's item failed authentication: altered, moved from another key, copied from
     /// an older generation or from another store (see ``StoreError/key``). Left in place.
     public static let itemUnauthentic = Code(.itemUnauthentic)

@@ -15,6 +15,10 @@ extension OptionSpec {
     help: "How long after its oldest item the cache may be used, with units: 7d, 12h, 1h30m.")
   /// `--json`: one JSON object instead of text.
   static let json = OptionSpec.flag("json", help: "Prints one JSON object instead of text.")
+  /// `--verify`: `status` also reads every item and names those that disagree.
+  static let verify = OptionSpec.flag(
+    "verify",
+    help: "Also reads every item's header and checksum (O(n)) and names those that disagree.")
   /// `--clock-tolerance <duration>`: the fixed part of the boot-clock floor's tolerance.
   static let clockTolerance = OptionSpec.option(
     "clock-tolerance", value: "duration",

@@ -28,6 +28,34 @@ enum StoreCommandSupport {
     return path
   }
 
+  /// Refuses (exit 74) a store directory, or its `cache/`, that another user owns or may write
+  /// (`insecure_store`), before anything is read or written in it.
+  static func checkStoreDirectory(_ path: String) throws(CommandFailure) {
+    do {
+      try DirectoryCacheStore(at: path).checkStoreDirectory()
+    } catch  where error.code == .insecureStore {
+      throw CommandFailure(.ioError, "\(error)")
+    } catch {
+      // Any other problem is reported with the decision (see exitCode(for:store:context:)).
+    }
+  }
+
+  /// `path` without trailing `/` and `/.` components (`a/b/.//` → `a/b`), so that `lstat` sees
+  /// the last name itself rather than what a link there points to.
+  static func lastName(of path: String) -> String {
+    var text = Substring(path)
+    while text.count > 1 {
+      if text.hasSuffix("/") {
+        text = text.dropLast()
+      } else if text.hasSuffix("/.") {
+        text = text.dropLast(2)
+      } else {
+        break
+      }
+    }
+    return text.isEmpty ? "/" : String(text)
+  }
+
   /// Checks a store path before a store is opened on it, so that the message names the real
   /// cause (the stores see only the `errno` of an open that refuses symbolic links, `ENOTDIR`).
   ///
@@ -41,7 +69,8 @@ enum StoreCommandSupport {
   static func checkStorePath(_ path: String, mayBeMissing: Bool) throws(CommandFailure) {
     // The stores never follow a symbolic link (see the Rules article, "Durable and private on
     // disk"): say so here (exit 74) rather than report an open error or every item unreadable.
-    switch FileChecks.kind(path) {
+    // Every spelling names the same directory: `link/` and `link/.` are the link.
+    switch FileChecks.kind(lastName(of: path)) {
     case .directory: return
     case .symbolicLink:
       throw CommandFailure(
@@ -93,11 +122,16 @@ enum StoreCommandSupport {
     return nil
   }
 
-  /// The exit status of a decision on a store: 74 with `error: store '<path>' cannot be used:
-  /// <cause>` on standard error when the store itself is unusable, else the status's (0, 1, 2).
+  /// The exit status of a decision on a store: 74 when the store is insecure (`insecure_store`,
+  /// named in the decision's output), 74 with `error: store '<path>' cannot be used: <cause>` on
+  /// standard error when the store itself is unusable, else the status's (0, 1, 2).
   static func exitCode(
     for decision: OfflineAccessDecision, store path: String, context: CommandContext
   ) -> ExitCode {
+    if decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore {
+      // insecure_store: another user owns a file or directory of the store, or may write it.
+      return .ioError
+    }
     if let cause = unusableStoreCause(decision, store: path) {
       context.standardError.writeLine("error: store '\(path)' cannot be used: \(cause)")
       return .ioError
@@ -162,6 +196,7 @@ enum StoreCommandSupport {
     let maxAge = try Self.maxAge(arguments)
     let path = try existingStore(arguments.requiredValue(.store))
     let floor = try floorOptions(arguments)
+    try checkStoreDirectory(path)
     let backend = try StoreBackend.parse(arguments)
     let gate = try Self.gate(
       store: path, maxAge: maxAge, floor: floor, backend: backend,

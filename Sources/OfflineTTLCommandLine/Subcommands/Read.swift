@@ -36,7 +36,9 @@ enum Read: Subcommand {
       (
         74,
         "the store cannot be used: its directory (or its cache directory, or the mark's lock"
-          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened."
+          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
+          + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
+          + " may write it)."
       ),
     ],
     examples: [
@@ -58,8 +60,10 @@ enum Read: Subcommand {
       if let cause = StoreCommandSupport.unusableStoreCause(decision, store: path) {
         throw CommandFailure(.ioError, "store '\(path)' cannot be used: \(cause)")
       }
+      let insecure =
+        decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore
       throw CommandFailure(
-        ExitCode(decision.status),
+        insecure ? .ioError : ExitCode(decision.status),
         "refused: " + StoreCommandSupport.refusal(decision))
     case .opened(let reader):
       let item: CacheItem?
@@ -78,7 +82,8 @@ enum Read: Subcommand {
           object["key"] = .string(key.rawValue)
           context.standardOutput.writeLine(object.text)
         }
-        throw CommandFailure(.expired, "refused: expired: \(detail)")
+        let insecure = error.cacheError?.code == .insecureStore
+        throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(detail)")
       }
       guard let item else {
         if json {

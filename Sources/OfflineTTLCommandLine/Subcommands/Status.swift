@@ -6,11 +6,12 @@ enum Status: Subcommand {
     name: "status",
     abstract: "Says whether the cache in a store directory may be used offline now.",
     usage: [
-      "status --store <dir> --max-age <duration> [--json] [--clock-tolerance <duration>]"
-        + " [--no-boot-floor]"
+      "status --store <dir> --max-age <duration> [--json] [--verify]"
+        + " [--clock-tolerance <duration>] [--no-boot-floor]"
     ],
     options: [
       .store, .maxAge, .json.with(help: "Prints one JSON object instead of name: value lines."),
+      .verify,
     ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs
       + TrustedTimeOptions.tpmOptionSpecs,
     discussion: """
@@ -23,6 +24,9 @@ enum Status: Subcommand {
       (clock_behind_elapsed_time), and judges age from the later of the two; the output adds
       floor, boot_id, tolerance, effective_now and effective_clock (wall, floor, or trusted). Ages,
       "in ..." and the deadline are measured from effective_now, the time that decided.
+      By default status reads the index header only, whatever the number of items; --verify
+      also reads every item (header, payload and checksum, O(n)) and lists each item whose own
+      written_at or bytes disagree with the decision (disagrees: lines; "verify" in JSON).
       After a sign-in with --server-time, trusted time decides while its anchor holds (server
       time + time elapsed on the boot clock, or on the TPM clock with --tpm, - uncertainty -
       2s - 500 ppm): the output adds trusted_time, the wall clock's offset from it
@@ -34,18 +38,20 @@ enum Status: Subcommand {
       server_anchor (holding, none, lost) and tpm_clock (in_use, not_configured, unavailable).
       """,
     exitStatus: [
-      (0, "fresh: the cache may be used offline."),
+      (0, "fresh: the cache may be used offline (with --verify: and every item agrees)."),
       (
         1,
         "expired, including every failure inside the store: a missing, unreadable or unwritable"
-          + " mark, an unreadable item."
+          + " mark, an unreadable item, an item that disagrees under --verify."
       ),
       (2, "unavailable: nothing is cached."),
       (64, "usage error."),
       (
         74,
         "the store cannot be used: its directory (or its cache directory, or the mark's lock"
-          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened."
+          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
+          + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
+          + " may write it)."
       ),
     ],
     examples: [
@@ -56,14 +62,38 @@ enum Status: Subcommand {
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let decision = gate.checkEligibility()
+    let verification = arguments.flag(.verify) ? gate.verifyItems(against: decision) : nil
     if arguments.flag(.json) {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)
       object["store"] = .string(path)
+      if let verification {
+        var verify = JSONObject()
+        verify["checked"] = .integer(Int64(verification.checked))
+        verify["disagreeing"] = .array(
+          verification.disagreeing.map { item in
+            var entry = JSONObject()
+            entry["key"] = item.key.map { .string($0.rawValue) } ?? .null
+            entry["code"] = .string(item.code)
+            entry["reason"] = .string(item.reason)
+            return .object(entry)
+          })
+        object["verify"] = .object(verify)
+      }
       object["protections"] = protections(decision.protections)
       context.standardOutput.writeLine(object.text)
     } else {
-      context.standardOutput.write(StoreCommandSupport.text(decision, maxAge: maxAge))
+      var text = StoreCommandSupport.text(decision, maxAge: maxAge)
+      if let verification {
+        text +=
+          "verified: \(verification.checked) items, "
+          + "\(verification.disagreeing.count) disagree\n"
+        for item in verification.disagreeing { text += "disagrees: \(item)\n" }
+      }
+      context.standardOutput.write(text)
       context.standardOutput.writeLine(protectionsLine(decision.protections))
+    }
+    if let verification, !verification.disagreeing.isEmpty, decision.status == .fresh {
+      return .expired
     }
     return StoreCommandSupport.exitCode(for: decision, store: path, context: context)
   }

@@ -83,11 +83,11 @@ import Testing
       atPath: directory.appending("cache/items/link"), withDestinationPath: target)
     #expect {
       try store.item(forKey: CacheItemKey("link"))
-    } throws: { ($0 as? CacheStoreError)?.code == .itemUnreadable }
+    } throws: { ($0 as? CacheStoreError)?.code == .notARegularFile }
     // The directory changed behind the index: the rebuild meets the link and refuses.
     #expect {
       try store.summary()
-    } throws: { ($0 as? CacheStoreError)?.code == .itemUnreadable }
+    } throws: { ($0 as? CacheStoreError)?.code == .notARegularFile }
     let link = try FileManager.default.destinationOfSymbolicLink(
       atPath: directory.appending("cache/items/link"))
     #expect(link == target, "the link is left where it is")

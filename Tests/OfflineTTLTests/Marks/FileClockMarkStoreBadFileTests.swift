@@ -62,9 +62,9 @@ struct BadFile: CustomTestStringConvertible, Sendable {
         atPath: files.recordPath, withIntermediateDirectories: false,
         attributes: [.posixPermissions: 0o700])
     },
-    BadFile(name: "mode 0666", reason: .insecureMode) { files in
+    BadFile(name: "mode 0644", reason: .insecureMode) { files in
       try FileManager.default.setAttributes(
-        [.posixPermissions: 0o666], ofItemAtPath: files.recordPath)
+        [.posixPermissions: 0o644], ofItemAtPath: files.recordPath)
     },
     BadFile(name: "FIFO", reason: .notRegularFile) { files in
       try FileManager.default.removeItem(atPath: files.recordPath)
@@ -140,16 +140,13 @@ struct Snapshot: Equatable {
     let elsewhere = Snapshot(dir.appending("elsewhere"))
     do {
       let record = try files.store.resetAfterOnlineSignIn(now: instant(5))
-      #expect(bad.reason != .notRegularFile || bad.name == "FIFO", "a directory is never replaced")
+      // The online reset replaces whatever stands in the record's place (a directory too).
       #expect(record.mark == instant(5))
       #expect(try files.store.read() == record)
       #expect(try files.mode(files.recordPath) == 0o600)
       #expect(Snapshot(dir.appending("elsewhere")) == elsewhere, "a link's target is untouched")
     } catch let error as ClockMarkStoreError {
-      #expect(bad.name == "directory", "\(error)")
-      #expect(error.code == .writeFailed)
-      #expect(error.errno == EISDIR)
-      #expect(FileManager.default.fileExists(atPath: files.recordPath))
+      Issue.record("an online reset did not recover from \(bad.name): \(error)")
     }
   }
 }

@@ -1,121 +1,143 @@
 import Foundation
 
-/// The directory cache store's file operations, composed from the syscall seam (``Syscalls``:
-/// every libc call goes through it, `EINTR` retried, `O_NOFOLLOW | O_CLOEXEC` on every open,
-/// faults injectable per store instance). Nothing here calls libc itself.
+/// The directory cache store's file operations, composed from the secure open
+/// (``SecureStoreFiles``: non-blocking, never following a link, type, owner and mode checked on
+/// the descriptor) over the syscall seam (``Syscalls``: every libc call, `EINTR` retried, faults
+/// injectable per store instance). Nothing here calls libc itself. Every failure is a
+/// ``StoreFileError`` naming the path.
 struct CacheFiles: Sendable {
-  let sys: Syscalls
+  let secure: SecureStoreFiles
 
-  /// Opens a directory by path or relative to `parent`, never following a symbolic link as its
-  /// last component.
-  func openDirectory(_ parent: FileDescriptor?, _ name: String) throws(Errno) -> FileDescriptor {
-    if let parent { return try sys.openat(parent, name, .directory) }
-    return try sys.open(name, .directory)
+  init(sys: Syscalls) {
+    self.secure = SecureStoreFiles(system: sys)
   }
 
-  /// Opens a directory, creating it (mode 0700) first when it is missing.
-  func openOrCreateDirectory(_ parent: FileDescriptor?, _ name: String) throws(Errno)
-    -> FileDescriptor
-  {
+  var sys: Syscalls { secure.system }
+
+  private func run<T>(_ path: String, _ body: () throws(Errno) -> T) throws(StoreFileError) -> T {
     do {
-      return try openDirectory(parent, name)
-    } catch  where error == .noSuchFileOrDirectory {
-      do {
-        if let parent {
-          try sys.mkdirat(parent, name, mode: 0o700)
-        } else {
-          try sys.mkdir(name, mode: 0o700)
-        }
-      } catch  where error == .fileExists {}
-      let fd = try openDirectory(parent, name)
-      do { try sys.fchmod(fd, mode: 0o700) } catch {
-        sys.closeIgnoringErrors(fd)
-        throw error
-      }
-      return fd
+      return try body()
+    } catch {
+      throw StoreFileError(.system(error), path: path)
     }
   }
 
-  func openFile(_ parent: FileDescriptor, _ name: String, _ flags: OpenFlags) throws(Errno)
-    -> FileDescriptor
-  {
-    try sys.openat(parent, name, flags, mode: 0o600)
+  /// Opens the store directory (see ``SecureStoreFiles/openDirectory(atPath:creating:)``).
+  func openStore(_ path: String, creating: Bool) throws(StoreFileError) -> StoreDirectory {
+    try secure.openDirectory(atPath: path, creating: creating)
   }
 
-  /// Creates (or truncates) a private file for writing: mode 0600 at creation (the umask can
-  /// only remove bits from it). Files are created only inside the store's own 0700 `tmp/`, so
-  /// no other mode is ever found there.
-  func createFile(_ parent: FileDescriptor, _ name: String) throws(Errno) -> FileDescriptor {
-    try openFile(parent, name, [.writeOnly, .create, .truncate])
+  /// Opens (or creates, mode 0700) a directory of the store inside `parent`.
+  func openDirectory(_ parent: StoreDirectory, _ name: String, creating: Bool = false)
+    throws(StoreFileError) -> StoreDirectory
+  {
+    try secure.openDirectory(name, in: parent, creating: creating)
+  }
+
+  /// Opens a directory of the store for the online path: whatever stands under its name that is
+  /// not a directory of ours (a file, a FIFO, a link) is removed and the directory created.
+  func openOrReplaceDirectory(_ parent: StoreDirectory, _ name: String) throws(StoreFileError)
+    -> StoreDirectory
+  {
+    do {
+      return try openDirectory(parent, name, creating: true)
+    } catch  where error.isWrongType {
+      try remove(parent, name)
+      return try openDirectory(parent, name, creating: true)
+    }
+  }
+
+  /// Opens a regular file of the store (checked on its descriptor).
+  func openFile(_ parent: StoreDirectory, _ name: String, _ flags: OpenFlags)
+    throws(StoreFileError) -> OpenedStoreFile
+  {
+    try secure.openFile(name, in: parent, flags)
+  }
+
+  /// Creates a new private file with `O_EXCL` (mode 0600), after removing whatever stood under
+  /// its name. Only for temporary files and the `pending` marker.
+  func createFile(_ parent: StoreDirectory, _ name: String) throws(StoreFileError)
+    -> FileDescriptor
+  {
+    try secure.createExclusive(name, in: parent)
   }
 
   func close(_ fd: FileDescriptor) {
     sys.closeIgnoringErrors(fd)
   }
 
-  func writeAll(_ fd: FileDescriptor, _ bytes: [UInt8]) throws(Errno) {
-    try sys.writeAll(fd, bytes: bytes[...])
+  func close(_ directory: StoreDirectory) {
+    secure.close(directory)
   }
 
-  func writeAll(_ fd: FileDescriptor, _ bytes: Data) throws(Errno) {
-    let result = bytes.withUnsafeBytes { raw in
-      Result { () throws(Errno) in try sys.writeAll(fd, raw) }
-    }
-    try result.get()
+  func writeAll(_ fd: FileDescriptor, _ bytes: [UInt8], path: String) throws(StoreFileError) {
+    try run(path) { () throws(Errno) in try sys.writeAll(fd, bytes: bytes[...]) }
   }
 
-  /// Reads up to `count` bytes from `offset`; fewer only at end of file.
-  func read(_ fd: FileDescriptor, count: Int, offset: Int64) throws(Errno) -> [UInt8] {
+  /// Reads up to `count` bytes from `offset`; fewer only at end of file. The caller has checked
+  /// `count` against the file's size and the format's maximum.
+  func read(_ fd: FileDescriptor, count: Int, offset: Int64, path: String)
+    throws(StoreFileError) -> [UInt8]
+  {
     var buffer = [UInt8](repeating: 0, count: count)
-    let filled = try sys.preadAll(fd, into: &buffer, at: offset)
+    let filled = try run(path) { () throws(Errno) in
+      try sys.preadAll(fd, into: &buffer, at: offset)
+    }
     buffer.removeLast(count - filled)
     return buffer
   }
 
-  func status(_ fd: FileDescriptor) throws(Errno) -> FileStatus {
-    try sys.fstat(fd)
+  /// `fstatat` without following: what stands under `name`.
+  func status(_ parent: StoreDirectory, _ name: String) throws(StoreFileError) -> FileStatus {
+    try run(parent.path(of: name)) { () throws(Errno) in try sys.fstatat(parent.fd, name) }
   }
 
-  func status(_ parent: FileDescriptor, _ name: String) throws(Errno) -> FileStatus {
-    try sys.fstatat(parent, name)
-  }
-
-  func exists(_ parent: FileDescriptor, _ name: String) throws(Errno) -> Bool {
+  func exists(_ parent: StoreDirectory, _ name: String) throws(StoreFileError) -> Bool {
     do {
       _ = try status(parent, name)
       return true
-    } catch  where error == .noSuchFileOrDirectory {
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return false
     }
   }
 
-  func sync(_ fd: FileDescriptor) throws(Errno) {
-    try sys.fsync(fd)
+  func sync(_ fd: FileDescriptor, path: String) throws(StoreFileError) {
+    try run(path) { () throws(Errno) in try sys.fsync(fd) }
   }
 
   /// One flush of the whole file system (`syncfs(2)`).
-  func syncFileSystem(_ fd: FileDescriptor) throws(Errno) {
-    try sys.syncfs(fd)
+  func syncFileSystem(_ fd: FileDescriptor, path: String) throws(StoreFileError) {
+    try run(path) { () throws(Errno) in try sys.syncfs(fd) }
   }
 
   func rename(
-    _ fromParent: FileDescriptor, _ from: String, _ toParent: FileDescriptor, _ to: String
-  ) throws(Errno) {
-    try sys.renameat(fromParent, from, into: toParent, as: to)
+    _ fromParent: StoreDirectory, _ from: String, _ toParent: StoreDirectory, _ to: String
+  ) throws(StoreFileError) {
+    try run(toParent.path(of: to)) { () throws(Errno) in
+      try sys.renameat(fromParent.fd, from, into: toParent.fd, as: to)
+    }
   }
 
   /// Removes a file; a missing one is not an error.
-  func unlink(_ parent: FileDescriptor, _ name: String) throws(Errno) {
+  func unlink(_ parent: StoreDirectory, _ name: String) throws(StoreFileError) {
     do {
-      try sys.unlinkat(parent, name)
-    } catch  where error == .noSuchFileOrDirectory {}
+      try sys.unlinkat(parent.fd, name)
+    } catch  where error == .noSuchFileOrDirectory {
+    } catch {
+      throw StoreFileError(.system(error), path: parent.path(of: name))
+    }
   }
 
-  func lockExclusive(_ fd: FileDescriptor) throws(Errno) {
-    try sys.flock(fd, .exclusive)
+  /// Removes whatever stands under `name`, a directory tree included (online path only).
+  func remove(_ parent: StoreDirectory, _ name: String) throws(StoreFileError) {
+    try secure.removeEntry(name, in: parent)
   }
 
-  func names(in fd: FileDescriptor) throws(Errno) -> [String] {
-    try sys.directoryEntries(fd)
+  func lockExclusive(_ fd: FileDescriptor, path: String) throws(StoreFileError) {
+    try run(path) { () throws(Errno) in try sys.flock(fd, .exclusive) }
+  }
+
+  func names(in directory: StoreDirectory) throws(StoreFileError) -> [String] {
+    try run(directory.path) { () throws(Errno) in try sys.directoryEntries(directory.fd) }
   }
 }

@@ -17,6 +17,14 @@ enum CacheFormat {
   static let version: UInt32 = 1
   static let itemHeaderSize = 28
   static let indexHeaderSize = 72
+  /// The largest payload an item may have: 1 GiB. A larger length on disk is unreadable before
+  /// anything is allocated; a larger write is refused (`EFBIG`).
+  static let maximumPayloadLength: UInt64 = 1 << 30
+  /// The most items an index may count: 1,048,576. An index claiming more is rebuilt.
+  static let maximumItemCount: UInt64 = 1 << 20
+  /// The smallest and largest index body entry: `writtenAt` (8), key length (1), key (1–255).
+  static let minimumIndexEntrySize: UInt64 = 10
+  static let maximumIndexEntrySize: UInt64 = 264
 
   static func crc(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 {
     bytes.withUnsafeBytes { crc($0, seed: seed) }
@@ -68,10 +76,23 @@ enum CacheFormat {
         checksum: bytes.littleEndianUInt32(at: 24)))
   }
 
+  /// Checks a decoded header against the file's size from `fstat`: the size must be exactly
+  /// header + payload length, and the length at most ``maximumPayloadLength``. Runs before any
+  /// payload buffer is allocated.
+  static func checkItemSize(_ header: ItemHeader, fileSize: Int64) -> ItemProblem? {
+    guard header.payloadLength <= maximumPayloadLength else { return .oversized }
+    guard fileSize >= 0,
+      UInt64(fileSize) == UInt64(itemHeaderSize) + header.payloadLength
+    else { return .sizeMismatch }
+    return nil
+  }
+
   /// Why an item file is unreadable.
   enum ItemProblem: String, Error {
     case truncated, badMagic = "not an item file", unknownVersion = "unknown version"
-    case badChecksum = "bad checksum", oversized
+    case badChecksum = "bad checksum"
+    case oversized = "payload length beyond the 1 GiB maximum"
+    case sizeMismatch = "file size does not match the payload length in its header"
   }
 }
 

@@ -19,13 +19,15 @@ extension FileClockMarkStore {
   ///     new record). Otherwise a missing directory, or a missing lock file with no record, is
   ///     `absent` and nothing is created.
   ///   - lock: Shared or exclusive.
+  ///   - repairing: Whether a lock file that is not a regular file (a FIFO, a directory, a link)
+  ///     is removed and created again: only the online sign-in's reset does this.
   func withLockedDirectory<R>(
-    creating: Bool, lock: LockOperation,
+    creating: Bool, repairing: Bool = false, lock: LockOperation,
     _ body: (FileDescriptor) throws(StoreError) -> R
   ) throws(StoreError) -> R {
     let directory = try openDirectory(creating: creating)
-    defer { system.closeIgnoringErrors(directory) }
-    let lockFD = try openLockFile(in: directory, creating: creating)
+    defer { system.closeIgnoringErrors(directory.fd) }
+    let lockFD = try openLockFile(in: directory, creating: creating, repairing: repairing)
     defer { system.closeIgnoringErrors(lockFD) }
     do {
       try system.flock(lockFD, lock)
@@ -34,74 +36,71 @@ extension FileClockMarkStore {
         code: .lockFailed, errno: error.rawValue,
         message: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
     }
-    return try body(directory)
+    return try body(directory.fd)
   }
 
-  private func openDirectory(creating: Bool) throws(StoreError) -> FileDescriptor {
+  /// The secure open (non-blocking, never following a link, owner and mode checked on the
+  /// descriptor), shared with the cache store.
+  var secure: SecureStoreFiles { SecureStoreFiles(system: system) }
+
+  private func openDirectory(creating: Bool) throws(StoreError) -> StoreDirectory {
     do {
-      return try system.open(directoryPath, [.readOnly, .directory])
-    } catch  where error == .noSuchFileOrDirectory {
-      guard creating else {
-        throw StoreError(
-          code: .absent, message: "no clock mark record: \(directoryPath) does not exist")
-      }
+      return try secure.openDirectory(atPath: directoryPath, creating: creating)
+    } catch  where error.errno == .noSuchFileOrDirectory && !creating {
+      throw StoreError(
+        code: .absent, reason: "no clock mark record: \(directoryPath) does not exist")
+    } catch  where error.isInsecure {
+      throw insecure(error)
     } catch {
-      throw unusable(error, "cannot open the store directory")
-    }
-    do {
-      try system.mkdir(directoryPath, mode: 0o700)
-    } catch  where error == .fileExists {
-      // Created by another process meanwhile.
-    } catch {
-      throw unusable(error, "cannot create the store directory")
-    }
-    do {
-      return try system.open(directoryPath, [.readOnly, .directory])
-    } catch {
-      throw unusable(error, "cannot open the store directory")
+      throw StoreError(
+        code: .storeUnusable, errno: error.errno?.rawValue,
+        reason: "cannot open the store directory: \(error)")
     }
   }
 
-  private func openLockFile(in directory: FileDescriptor, creating: Bool)
+  private func openLockFile(in directory: StoreDirectory, creating: Bool, repairing: Bool)
     throws(StoreError) -> FileDescriptor
   {
     // flock needs no write access: a read-only descriptor lets `read()` work on a read-only
-    // mount, or on a lock file another user created.
-    let flags: OpenFlags = [.readOnly, .nonBlocking]
-    var fd: FileDescriptor
+    // mount.
+    let flags: OpenFlags = .readOnly
     do {
-      fd = try system.openat(
-        directory, Self.lockFileName, creating ? flags.union(.create) : flags, mode: 0o600)
-    } catch  where error == .noSuchFileOrDirectory && !creating {
+      return try secure.openFile(
+        Self.lockFileName, in: directory, creating ? flags.union(.create) : flags
+      ).fd
+    } catch  where error.errno == .noSuchFileOrDirectory && !creating {
       // No lock file: a record never existed here, unless someone removed the lock file.
       do {
-        _ = try system.fstatat(directory, Self.recordFileName)
+        _ = try system.fstatat(directory.fd, Self.recordFileName)
       } catch  where error == .noSuchFileOrDirectory {
         throw StoreError(
           code: .absent, message: "no clock mark record in \(directoryPath)")
       } catch {}
       do {
-        fd = try system.openat(directory, Self.lockFileName, flags.union(.create), mode: 0o600)
+        return try secure.openFile(Self.lockFileName, in: directory, flags.union(.create)).fd
+      } catch {
+        throw lockFailed(error)
+      }
+    } catch  where error.isWrongType && repairing {
+      do {
+        try secure.removeEntry(Self.lockFileName, in: directory)
+        return try secure.openFile(Self.lockFileName, in: directory, flags.union(.create)).fd
       } catch {
         throw lockFailed(error)
       }
     } catch {
       throw lockFailed(error)
     }
-    let status: FileStatus
-    do {
-      status = try system.fstat(fd)
-    } catch {
-      system.closeIgnoringErrors(fd)
-      throw lockFailed(error)
-    }
-    guard status.kind == .regular else {
-      system.closeIgnoringErrors(fd)
-      throw StoreError(
-        code: .lockFailed,
-        message: "\(Self.lockFileName) in \(directoryPath) is not a regular file")
-    }
-    return fd
+  }
+
+  /// Removes a FIFO, directory or link standing where the record belongs (online reset only),
+  /// so the new record can be renamed into place. Errors are left to the rename to report.
+  func removeNonRecord(in directory: FileDescriptor) {
+    guard let status = try? system.fstatat(directory, Self.recordFileName),
+      status.kind != .regular
+    else { return }
+    try? secure.removeEntry(
+      Self.recordFileName, in: StoreDirectory(fd: directory, path: directoryPath))
   }
 
   /// Opens, checks and reads the record under the lock.
@@ -155,7 +154,13 @@ extension FileClockMarkStore {
       throw unreadable(.io, errno: error, "cannot fstat the record")
     }
     guard status.kind == .regular else {
-      throw unreadable(.notRegularFile, "the record is not a regular file")
+      throw unreadable(.notRegularFile, "the record is \(status.kind.phrase), not a regular file")
+    }
+    do {
+      try secure.checkOwnership(
+        status, path: StoreDirectory(fd: fd, path: directoryPath).path(of: Self.recordFileName))
+    } catch {
+      throw insecure(error)
     }
     guard !status.isAccessibleByOthers else {
       throw unreadable(
@@ -277,9 +282,18 @@ extension FileClockMarkStore {
       code: .storeUnusable, errno: error.rawValue, message: "\(text) \(directoryPath): \(error)")
   }
 
-  private func lockFailed(_ error: Errno) -> StoreError {
+  private func lockFailed(_ error: StoreFileError) -> StoreError {
+    if error.isInsecure { return insecure(error) }
+    return StoreError(
+      code: .lockFailed, errno: error.errno?.rawValue,
+      reason: "cannot open \(Self.lockFileName) in \(directoryPath): \(error)")
+  }
+
+  func insecure(_ error: StoreFileError) -> StoreError {
     StoreError(
-      code: .lockFailed, errno: error.rawValue,
-      message: "cannot open \(Self.lockFileName) in \(directoryPath): \(error)")
+      code: .insecureStore,
+      reason: "\(error); a store must be owned by this user and writable by nobody else: check"
+        + " its contents, then remove the write access (chmod go-w), or remove the store and"
+        + " sign in online again")
   }
 }

@@ -16,7 +16,9 @@ extension FileClockMarkStore {
     for operation: ClockMarkStorageOperation,
     _ body: (inout Access) throws(StoreError) -> Result
   ) throws(StoreError) -> Result {
-    try withLockedDirectory(creating: operation.createsStorage, lock: .exclusive) {
+    try withLockedDirectory(
+      creating: operation.createsStorage, repairing: operation == .reset, lock: .exclusive
+    ) {
       directory throws(StoreError) in
       var access = Access(
         directory: directory, loaded: nil, creatingKey: operation == .reset)
@@ -61,6 +63,8 @@ extension FileClockMarkStore {
     if overLoadedRecord, let loaded = access.loaded {
       try writeBothSlots(record, over: loaded)
     } else {
+      // The online path: a FIFO, directory or link in the record's place is removed first.
+      removeNonRecord(in: access.directory)
       let seal = try newSealContext(in: access.directory, creatingKey: true)
       try replaceFile(with: record, in: access.directory, seal: seal)
     }

@@ -1,0 +1,83 @@
+/// Why ``SecureStoreFiles`` refused a path of a store, or which system call failed on it.
+///
+/// Each store turns it into its own typed error (for example
+/// ``CacheStoreError/Code/insecureStore`` or ``CacheStoreError/Code/notARegularFile``), keeping
+/// ``path`` in the reason.
+@_spi(SystemCalls)
+public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What is wrong.
+  public enum Problem: Sendable, Hashable {
+    /// A system call failed with this error number.
+    case system(Errno)
+    /// A symbolic link stands where a file or directory of the store belongs; never followed.
+    case symbolicLink
+    /// Something other than a regular file (a FIFO, socket, device or directory) stands where a
+    /// file belongs. It is never waited on.
+    case notRegularFile(FileStatus.Kind)
+    /// Something other than a directory stands where a directory belongs.
+    case notDirectory(FileStatus.Kind)
+    /// The file or directory is owned by another user, or group or others may write it.
+    case insecure(ownerID: UInt32, permissions: UInt32, effectiveUserID: UInt32)
+    /// A length read from disk (or a file's size) is beyond what the format allows.
+    case oversized(size: Int64, limit: Int64)
+  }
+
+  /// What is wrong.
+  public let problem: Problem
+  /// The path concerned, as the store spells it (store directory + names inside it).
+  public let path: String
+
+  /// Creates an error.
+  ///
+  /// - Parameters:
+  ///   - problem: What is wrong.
+  ///   - path: The path concerned.
+  public init(_ problem: Problem, path: String) {
+    self.problem = problem
+    self.path = path
+  }
+
+  /// The error number, for ``Problem/system(_:)``.
+  public var errno: Errno? {
+    if case .system(let errno) = problem { return errno }
+    return nil
+  }
+
+  /// Whether the problem is an owner or a mode (``Problem/insecure(ownerID:permissions:effectiveUserID:)``).
+  public var isInsecure: Bool {
+    if case .insecure = problem { return true }
+    return false
+  }
+
+  /// Whether the problem is a wrong file type or a symbolic link where a store file or directory
+  /// belongs.
+  public var isWrongType: Bool {
+    switch problem {
+    case .symbolicLink, .notRegularFile, .notDirectory: true
+    default: false
+    }
+  }
+
+  /// A sentence naming the path and the cause, e.g. `"/s/cache/items/k is a FIFO, not a regular
+  /// file"`.
+  public var description: String {
+    switch problem {
+    case .system(let errno):
+      return "\(path): \(errno)"
+    case .symbolicLink:
+      return "\(path) is a symbolic link (symbolic links are not followed)"
+    case .notRegularFile(let kind):
+      return "\(path) is \(kind.phrase), not a regular file"
+    case .notDirectory(let kind):
+      return "\(path) is \(kind.phrase), not a directory"
+    case .insecure(let owner, let permissions, let user):
+      if owner != user {
+        return "\(path) is owned by uid \(owner), not by this user (uid \(user))"
+      }
+      return
+        "\(path) has mode 0\(String(permissions, radix: 8)): group or others may write it"
+    case .oversized(let size, let limit):
+      return "\(path) has \(size) bytes, more than the \(limit) its format allows"
+    }
+  }
+}

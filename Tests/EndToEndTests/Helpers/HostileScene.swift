@@ -1,0 +1,220 @@
+import Foundation
+import Testing
+
+@testable import OfflineTTL
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A scratch root for the hostile matrix: `store/` signed in with two items (`token`, `other`),
+/// `outside/` (a directory and a file that links in the store point at, which must never
+/// change), and the input files for `--put`.
+struct Scene {
+  static let tokenPayload = "token-payload"
+  static let newPayload = "new-token-payload"
+
+  let binary: BinaryRunner
+  let root: String
+  var store: String { root + "/store" }
+  var outside: String { root + "/outside" }
+  var newInput: String { root + "/new-input" }
+
+  /// Creates the scene and signs in once with both items.
+  init(binary: BinaryRunner) throws {
+    self.binary = binary
+    root =
+      FileManager.default.temporaryDirectory.path + "/offline-ttl-e2e-matrix-"
+      + UUID().uuidString.prefix(8)
+    try FileManager.default.createDirectory(
+      atPath: root + "/outside/dir", withIntermediateDirectories: true)
+    try Data("outside".utf8).write(to: URL(fileURLWithPath: root + "/outside/file"))
+    try Data(Self.tokenPayload.utf8).write(to: URL(fileURLWithPath: root + "/token-input"))
+    try Data("other".utf8).write(to: URL(fileURLWithPath: root + "/other-input"))
+    try Data(Self.newPayload.utf8).write(to: URL(fileURLWithPath: newInput))
+    let signIn = try binary.run([
+      "sign-in", "--store", root + "/store", "--put", "token=\(root)/token-input",
+      "--put", "other=\(root)/other-input",
+    ])
+    try #require(signIn.exitCode == 0, "\(signIn.standardError)")
+  }
+
+  func remove() {
+    // Undo what `rm -r` cannot pass: modes and owners are root's to change back.
+    _ = try? binary.runTool("/bin/chmod", ["-R", "u+rwx", root])
+    try? FileManager.default.removeItem(atPath: root)
+  }
+
+  var status: [String] { ["status", "--store", store, "--max-age", "7d"] }
+
+  func read(_ key: String) -> [String] {
+    ["read", "--store", store, "--max-age", "7d", key]
+  }
+
+  func signIn(_ keys: [String]) -> [String] {
+    ["sign-in", "--store", store, "--json"] + keys.flatMap { ["--put", "\($0)=\(newInput)"] }
+  }
+
+  func path(_ relative: String) -> String {
+    relative == "." ? store : store + "/" + relative
+  }
+
+  func url(_ relative: String) -> URL {
+    URL(fileURLWithPath: path(relative))
+  }
+
+  /// Removes what is at `relative` and puts a file of `kind` there.
+  func replace(_ relative: String, with kind: SpecialFile) throws {
+    let target = path(relative)
+    try? FileManager.default.removeItem(atPath: target)
+    switch kind {
+    case .fifo:
+      try #require(mkfifo(target, 0o600) == 0)
+    case .socket:
+      try Self.bindSocket(at: target)
+    case .device:
+      // /dev/null's numbers (1, 3); needs CAP_MKNOD, which root has here. Otherwise a FIFO.
+      if mknod(target, S_IFCHR | 0o600, dev_t((1 << 8) | 3)) != 0 {
+        try #require(mkfifo(target, 0o600) == 0)
+      }
+    case .directory:
+      try FileManager.default.createDirectory(
+        atPath: target + "/inner", withIntermediateDirectories: true)
+      try Data("x".utf8).write(to: URL(fileURLWithPath: target + "/inner/file"))
+    case .symbolicLink:
+      let destination =
+        relative.hasPrefix("cache/items") || relative.hasPrefix("clock")
+          || relative == "cache/index" || relative == "cache/lock" || relative == "cache/pending"
+        ? outside + "/file" : outside + "/dir"
+      try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: destination)
+    case .emptyFile:
+      try Data().write(to: URL(fileURLWithPath: target))
+    }
+  }
+
+  private static func bindSocket(at path: String) throws {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      for (index, byte) in bytes.enumerated() { raw[index] = byte }
+    }
+    let result = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    try #require(result == 0, "bind \(path): errno \(errno)")
+  }
+
+  /// Makes `relative` a sparse file of `size` bytes (creating it when missing).
+  func truncate(_ relative: String, to size: UInt64) throws {
+    if !FileManager.default.fileExists(atPath: path(relative)) {
+      try Data().write(to: url(relative))
+      _ = Glibc.chmod(path(relative), 0o600)
+    }
+    let handle = try #require(FileHandle(forWritingAtPath: path(relative)))
+    try handle.truncate(atOffset: size)
+    try handle.close()
+  }
+
+  func chown(_ relative: String, to user: uid_t) throws {
+    try #require(Glibc.chown(path(relative), user, user) == 0, "chown \(relative): \(errno)")
+  }
+
+  func chmod(_ relative: String, _ mode: Int) throws {
+    try #require(Glibc.chmod(path(relative), mode_t(mode)) == 0, "chmod \(relative)")
+  }
+
+  /// Rewrites the index header in place with `count` and `bodyLength` and valid checksums.
+  func craftIndexHeader(count: UInt64, bodyLength: UInt64) throws {
+    var bytes = [UInt8](try Data(contentsOf: url("cache/index")))
+    func put(_ value: UInt64, at offset: Int) {
+      for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+    }
+    put(count, at: 8)
+    put(bodyLength, at: 56)
+    let crc = CacheFormat.crc(bytes[0..<68])
+    for index in 0..<4 { bytes[68 + index] = UInt8(truncatingIfNeeded: crc >> (8 * index)) }
+    try Data(bytes).write(to: url("cache/index"))
+  }
+
+  /// The mark record's generation now.
+  func generation() throws -> UInt64 {
+    try FileClockMarkStore(atPath: store).read().generation
+  }
+
+  /// Makes `cache/next-<generation>/` a well-formed staging of the live set (its index a copy of
+  /// `cache/index`, an empty `items/` and `deleted` list) and creates `cache/pending`: with the
+  /// mark's generation, what a sign-in leaves between its commit point and the end of its roll
+  /// forward. Returns the staging's path relative to the store.
+  @discardableResult
+  func makeStaging(_ generation: UInt64) throws -> String {
+    let name = "cache/next-\(generation)"
+    try FileManager.default.createDirectory(
+      atPath: path(name + "/items"), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: path("cache/index"), toPath: path(name + "/index"))
+    try Data().write(to: url(name + "/deleted"))
+    if !FileManager.default.fileExists(atPath: path("cache/pending")) {
+      try Data().write(to: url("cache/pending"))
+    }
+    return name
+  }
+
+  /// Whether anything (a link included, not followed) stands at `relative`.
+  func exists(_ relative: String) -> Bool {
+    var info = stat()
+    return lstat(path(relative), &info) == 0
+  }
+
+  /// The names of the sign-in stagings (`next-*`) in `cache/`.
+  func stagings() -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path("cache"))) ?? [])
+      .filter { $0.hasPrefix("next-") }
+  }
+
+  /// Rewrites the mark record with `generation`, keeping its mark and floor.
+  func craftGeneration(_ generation: UInt64) throws {
+    let stored = try FileClockMarkStore(atPath: store).read()
+    let crafted = ClockMarkRecord(generation: generation, mark: stored.mark, floor: stored.floor)
+    try Data(MarkRecordCodec.encodeFile(crafted, sequence: 1)).write(to: url("clock-mark"))
+  }
+
+  /// Names, sizes and modification times of everything under the scratch root outside the
+  /// store (links not followed).
+  func outsideSnapshot() -> [String: String] {
+    var entries = Self.snapshot(outside)
+    let top = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+    for name in top where name != "store" { entries["top/" + name] = "present" }
+    return entries
+  }
+
+  /// Every path under `directory` with its type, size and modification time.
+  static func snapshot(_ directory: String) -> [String: String] {
+    var result: [String: String] = [:]
+    let manager = FileManager.default
+    guard let names = manager.subpaths(atPath: directory) else { return result }
+    for name in names {
+      let attributes = try? manager.attributesOfItem(atPath: directory + "/" + name)
+      let type = attributes?[.type] as? FileAttributeType
+      let size = attributes?[.size] as? UInt64
+      let date = attributes?[.modificationDate] as? Date
+      result[name] =
+        "\(type?.rawValue ?? "?") \(size ?? 0) \(date?.timeIntervalSince1970 ?? 0)"
+    }
+    return result
+  }
+}
+
+extension BinaryRunner {
+  /// Runs a system tool (outside the matrix's checks).
+  func runTool(_ path: String, _ arguments: [String]) throws -> BinaryResult {
+    try BinaryRunner(path: path).run(arguments, timeout: .seconds(20))
+  }
+}

@@ -1,0 +1,407 @@
+import Foundation
+import OfflineTTLTesting
+import Testing
+
+@testable import OfflineTTL
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The hostile-store matrix, run on the built binary: files of every type in every position of a
+/// store, sizes, owners and modes, spellings of a linked store, replayed files and crafted
+/// records. For every case, every command runs under a timeout and must not hang, crash, answer
+/// fresh (or serve bytes) wrongly, or write anything outside the store; then an online
+/// `sign-in` must recover every state that is corruption (not an insecure owner or mode, which
+/// is refused with exit 74 until the user fixes it).
+@Suite struct HostileStoreMatrixTests {
+  let binary: BinaryRunner
+
+  init() throws {
+    binary = try BinaryRunner()
+  }
+
+  /// Runs one command of the matrix: bounded, never killed by a signal, exit code among `allowed`.
+  @discardableResult
+  func run(
+    _ arguments: [String], allowed: Set<Int32>, _ label: String, launcher: [String] = [],
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> BinaryResult {
+    let result = try binary.run(arguments, launcher: launcher, timeout: .seconds(20))
+    #expect(!result.timedOut, "\(label): \(arguments) hung", sourceLocation: sourceLocation)
+    #expect(
+      result.exitCode != nil, "\(label): \(arguments) crashed", sourceLocation: sourceLocation)
+    if let code = result.exitCode {
+      #expect(
+        allowed.contains(code),
+        "\(label): \(arguments) exited \(code), allowed \(allowed.sorted()): \(result.standardError)",
+        sourceLocation: sourceLocation)
+    }
+    return result
+  }
+
+  @Test(arguments: HostileCase.corruptions)
+  func everyCorruptionIsRefusedWithoutHangAndSignInRecovers(_ hostile: HostileCase) throws {
+    let scene = try Scene(binary: binary)
+    defer { scene.remove() }
+    try hostile.make(scene)
+    let outside = scene.outsideSnapshot()
+    let label = hostile.name
+    let status = try run(scene.status, allowed: hostile.statusBefore, label)
+    let read = try run(scene.read("token"), allowed: hostile.readBefore, label)
+    if read.exitCode == 0 {
+      #expect(read.standardOutput == Scene.tokenPayload, "\(label): wrong bytes served")
+    }
+    if status.exitCode == 0 { #expect(hostile.statusBefore.contains(0)) }
+    // Offline checks never reclaim a sign-in's staging: only a sign-in does.
+    if hostile.keepsStaging {
+      #expect(!scene.stagings().isEmpty, "\(label): an offline check removed the staging")
+      #expect(scene.exists("cache/pending"), "\(label): an offline check removed pending")
+    }
+    // A plain sign-in recovers: a consistent store that reads fresh (or, when every item was
+    // lost with the corruption, unavailable) and never a generation of 0.
+    let signIn = try run(scene.signIn([]), allowed: [0], label)
+    if signIn.exitCode == 0 {
+      let generation = try signIn.jsonInt64("generation")
+      #expect(generation > 0, "\(label): generation wrapped to \(generation)")
+    }
+    #expect(scene.stagings() == [], "\(label): a staging was left after the sign-in")
+    try run(scene.status, allowed: hostile.itemsLost ? [0, 2] : [0], label + " after sign-in")
+    // A sign-in with --put recovers everything and the new item reads back.
+    try run(scene.signIn(["token"]), allowed: [0], label)
+    try run(scene.status, allowed: [0], label + " after sign-in --put")
+    let after = try run(scene.read("token"), allowed: [0], label + " after sign-in --put")
+    #expect(after.standardOutput == Scene.newPayload, "\(label)")
+    #expect(scene.outsideSnapshot() == outside, "\(label): something outside the store changed")
+  }
+
+  @Test(arguments: HostileCase.insecure)
+  func everyInsecureOwnerOrModeIsRefusedWith74(_ hostile: HostileCase) throws {
+    let scene = try Scene(binary: binary)
+    defer { scene.remove() }
+    try hostile.make(scene)
+    let outside = scene.outsideSnapshot()
+    let label = hostile.name
+    let status = try run(scene.status, allowed: hostile.statusBefore, label)
+    if status.exitCode == 74 {
+      let text = status.standardOutput + status.standardError
+      #expect(text.contains("insecure_store"), "\(label): \(text)")
+    }
+    try run(scene.read("token"), allowed: hostile.readBefore, label)
+    try run(scene.signIn(["token"]), allowed: hostile.signInAllowed, label)
+    #expect(scene.outsideSnapshot() == outside, "\(label): something outside the store changed")
+  }
+
+  @Test(arguments: ["link", "link/", "link/.", "link//./", "./link"])
+  func noSpellingOfALinkedStoreIsFollowed(_ spelling: String) throws {
+    let scene = try Scene(binary: binary)
+    defer { scene.remove() }
+    try FileManager.default.createSymbolicLink(
+      atPath: scene.root + "/link", withDestinationPath: scene.store)
+    let before = Scene.snapshot(scene.store)
+    let launcher = ["sh", "-c", #"cd "$0" && exec "$@""#, scene.root]
+    let store = spelling.hasPrefix("./") ? spelling : scene.root + "/" + spelling
+    for arguments in [
+      ["status", "--store", store, "--max-age", "7d"],
+      ["read", "--store", store, "--max-age", "7d", "token"],
+      ["sign-in", "--store", store],
+      ["sign-in", "--store", store, "--put", "token=\(scene.newInput)"],
+      ["mark", "show", "--dir", store],
+      ["mark", "observe", "--dir", store, "--now", "4000000000"],
+      ["mark", "reset", "--dir", store, "--now", "4000000000"],
+    ] {
+      let result = try run(arguments, allowed: [1, 74], spelling, launcher: launcher)
+      #expect(result.standardOutput == "", "\(spelling): \(arguments)")
+    }
+    #expect(Scene.snapshot(scene.store) == before, "\(spelling): the linked store changed")
+  }
+
+  @Test func aReplayedOlderItemIsNeverServedAsFresh() throws {
+    let scene = try Scene(binary: binary)
+    defer { scene.remove() }
+    let old = scene.root + "/old-token"
+    try FileManager.default.copyItem(atPath: scene.store + "/cache/items/token", toPath: old)
+    usleep(20_000)
+    // A later sign-in rewrites every item: the old copy is older than the oldest item judged.
+    try run(scene.signIn(["token", "other"]), allowed: [0], "replay")
+    // Copied back over the newer item in place: the items directory does not change.
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: old))
+    let handle = try #require(FileHandle(forWritingAtPath: scene.store + "/cache/items/token"))
+    try handle.truncate(atOffset: 0)
+    try handle.write(contentsOf: bytes)
+    try handle.close()
+    try run(scene.status, allowed: [0], "replay: status stays O(1) and fresh")
+    let read = try run(scene.read("token"), allowed: [1], "replay")
+    #expect(read.standardOutput == "")
+    #expect(read.standardError.contains("too_old"), "\(read.standardError)")
+    let verify = try run(scene.status + ["--verify"], allowed: [1], "replay --verify")
+    #expect(verify.standardOutput.contains("disagrees: token: too_old"), "\(verify.standardOutput)")
+  }
+
+  @Test func aCraftedGenerationAtItsMaximumDoesNotWrapToZero() throws {
+    let scene = try Scene(binary: binary)
+    defer { scene.remove() }
+    try scene.craftGeneration(.max)
+    let signIn = try run(scene.signIn([]), allowed: [0], "generation max")
+    #expect(try signIn.jsonInt64("generation") == 1)
+    try run(scene.status, allowed: [0], "generation max")
+  }
+}
+
+/// One hostile state of a store, with the exit codes each command may give before recovery.
+struct HostileCase: CustomTestStringConvertible, Sendable {
+  let name: String
+  var statusBefore: Set<Int32>
+  var readBefore: Set<Int32>
+  /// Whether the corruption can take every item with it (then a plain sign-in may leave an
+  /// empty, `unavailable`, store).
+  var itemsLost = false
+  var signInAllowed: Set<Int32> = [0]
+  /// Whether the case holds a sign-in's staging (`cache/next-*` and `cache/pending`), which
+  /// offline checks must leave in place: only a sign-in reclaims it.
+  var keepsStaging = false
+  let make: @Sendable (Scene) throws -> Void
+
+  var testDescription: String { name }
+
+  static let refused: Set<Int32> = [1, 74]
+
+  /// Every wrong type in every position, sizes, junk and crafted files.
+  static let corruptions: [HostileCase] = {
+    var cases: [HostileCase] = []
+    let positions: [(String, Bool)] = [
+      ("cache/items/token", false), ("cache/index", false), ("cache/lock", false),
+      ("cache/pending", false), ("cache/tmp", false), ("cache/items", true), ("cache", true),
+      ("clock-mark", false), ("clock-mark.lock", false),
+    ]
+    for (position, lost) in positions {
+      for kind in SpecialFile.allCases {
+        // A corrupt item refuses every check; elsewhere the store may still answer correctly.
+        let status: Set<Int32> =
+          position == "cache/items/token" || position == "clock-mark" ? refused : [0, 1, 2, 74]
+        cases.append(
+          HostileCase(
+            name: "\(kind) at \(position)", statusBefore: status,
+            readBefore: position == "cache/items/token" ? refused : [0, 1, 2, 74],
+            itemsLost: lost
+          ) { scene in try scene.replace(position, with: kind) })
+      }
+    }
+    for position in ["cache/items/token", "cache/index", "cache/pending", "clock-mark"] {
+      cases.append(
+        HostileCase(
+          name: "1 TiB sparse \(position)",
+          // `status` reads the index header only: an item's size is checked when it is read
+          // (and by `status --verify`).
+          statusBefore: [0, 1],
+          readBefore: position == "cache/items/token" || position == "clock-mark" ? [1] : [0, 1]
+        ) { scene in try scene.truncate(position, to: 1 << 40) })
+    }
+    cases += [
+      HostileCase(name: "junk file under cache/items", statusBefore: [0], readBefore: [0]) {
+        scene in try Data("junk".utf8).write(to: scene.url("cache/items/junk\u{7}"))
+      },
+      HostileCase(
+        name: "directory named like a key under cache/items", statusBefore: refused,
+        readBefore: [0, 1, 74]
+      ) { scene in
+        try FileManager.default.createDirectory(
+          atPath: scene.path("cache/items/extra/deeper"), withIntermediateDirectories: true)
+      },
+      HostileCase(name: "garbage index", statusBefore: [0], readBefore: [0]) { scene in
+        try Data(repeating: 0x41, count: 300).write(to: scene.url("cache/index"))
+      },
+      HostileCase(name: "index with a huge count", statusBefore: [0], readBefore: [0]) { scene in
+        try scene.craftIndexHeader(count: .max, bodyLength: .max)
+      },
+      HostileCase(name: "garbage clock-mark", statusBefore: [1], readBefore: [1]) { scene in
+        try Data(repeating: 0, count: 8192).write(to: scene.url("clock-mark"))
+      },
+      HostileCase(name: "generation at UInt64.max", statusBefore: [0], readBefore: [0]) {
+        scene in try scene.craftGeneration(.max)
+      },
+      HostileCase(name: "leftover tmp files", statusBefore: [0], readBefore: [0]) { scene in
+        try FileManager.default.createDirectory(
+          atPath: scene.path("cache/tmp/w0"), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: scene.url("cache/tmp/index"))
+      },
+    ]
+    return cases + stagings
+  }()
+
+  /// The positions the staged sign-in creates: `cache/next-<g>/` (uncommitted at `g + 1`,
+  /// committed at the mark's `g`), the files inside a committed staging, and `cache/pending`
+  /// beside one; every file type, sizes, crafted contents and modes.
+  static let stagings: [HostileCase] = {
+    var cases: [HostileCase] = []
+    for kind in SpecialFile.allCases {
+      for (label, offset) in [("uncommitted", UInt64(1)), ("committed", 0)] {
+        cases.append(
+          HostileCase(
+            name: "\(kind) at cache/next-<g> (\(label)) beside pending", statusBefore: [0],
+            readBefore: [0]
+          ) { scene in
+            try Data().write(to: scene.url("cache/pending"))
+            try scene.replace("cache/next-\(try scene.generation() + offset)", with: kind)
+          })
+      }
+      cases.append(
+        HostileCase(
+          name: "\(kind) at cache/pending beside a committed staging", statusBefore: [0],
+          readBefore: [0]
+        ) { scene in
+          try scene.makeStaging(try scene.generation())
+          try scene.replace("cache/pending", with: kind)
+        })
+      // Inside a committed staging: its index (then it is not a valid staging and the live set
+      // is read), its items directory, a staged item, its list of deleted keys.
+      for (inside, read) in [
+        ("index", Set<Int32>([0])), ("items", [0, 1]), ("items/token", [1]), ("deleted", [0]),
+      ] {
+        cases.append(
+          HostileCase(
+            name: "\(kind) at cache/next-<g>/\(inside) (committed)", statusBefore: [0],
+            readBefore: read
+          ) { scene in
+            let staging = try scene.makeStaging(try scene.generation())
+            try scene.replace(staging + "/" + inside, with: kind)
+          })
+      }
+    }
+    for inside in ["index", "items/token", "deleted"] {
+      cases.append(
+        HostileCase(
+          name: "1 TiB sparse cache/next-<g>/\(inside) (committed)", statusBefore: [0],
+          readBefore: inside == "items/token" ? [1] : [0]
+        ) { scene in
+          let staging = try scene.makeStaging(try scene.generation())
+          try scene.truncate(staging + "/" + inside, to: 1 << 40)
+        })
+    }
+    cases += [
+      HostileCase(
+        name: "1 TiB sparse cache/pending beside a committed staging", statusBefore: [0],
+        readBefore: [0]
+      ) { scene in
+        try scene.makeStaging(try scene.generation())
+        try scene.truncate("cache/pending", to: 1 << 40)
+      },
+      HostileCase(name: "cache/pending with junk content", statusBefore: [0], readBefore: [0]) {
+        scene in try Data(repeating: 0xFF, count: 4096).write(to: scene.url("cache/pending"))
+      },
+      HostileCase(
+        name: "garbage cache/next-<g>/index (committed)", statusBefore: [0], readBefore: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try Data(repeating: 0x41, count: 300).write(to: scene.url(staging + "/index"))
+      },
+      HostileCase(
+        name: "cache/next-<g>/deleted naming paths outside items/", statusBefore: [0],
+        readBefore: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try Data("../../clock-mark\n../index\n/etc/hostname\nother".utf8)
+          .write(to: scene.url(staging + "/deleted"))
+      },
+      HostileCase(
+        name: "cache/next-<g> mode 0777 (committed)", statusBefore: [74], readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chmod(staging, 0o777)
+      },
+      HostileCase(
+        name: "cache/next-<g> owned by uid 65534 (committed)", statusBefore: [74],
+        readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chown(staging, to: 65534)
+      },
+      HostileCase(
+        name: "cache/next-<g>/index mode 0666 (committed)", statusBefore: [74], readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chmod(staging + "/index", 0o666)
+      },
+      HostileCase(
+        name: "staged item mode 0666 (committed)", statusBefore: [0], readBefore: [74]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try FileManager.default.copyItem(
+          atPath: scene.path("cache/items/token"), toPath: scene.path(staging + "/items/token"))
+        try scene.chmod(staging + "/items/token", 0o666)
+      },
+      HostileCase(
+        name: "cache/next-<g+1> mode 0777 (uncommitted)", statusBefore: [0], readBefore: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation() + 1)
+        try scene.chmod(staging, 0o777)
+      },
+    ]
+    return cases.map { hostile in
+      var hostile = hostile
+      hostile.keepsStaging = hostile.name != "cache/pending with junk content"
+      return hostile
+    }
+  }()
+
+  /// Another user's files and directories, and modes that let others write.
+  static let insecure: [HostileCase] = {
+    var cases: [HostileCase] = []
+    let whole: [String] = [".", "cache", "cache/items", "cache/index"]
+    for position in whole {
+      cases.append(
+        HostileCase(
+          name: "\(position) owned by uid 65534", statusBefore: [74], readBefore: [74],
+          signInAllowed: position == "cache/index" ? [0] : [74]
+        ) { scene in try scene.chown(position, to: 65534) })
+      for mode in [0o777, 0o770, 0o707] where position != "cache/index" {
+        cases.append(
+          HostileCase(
+            name: "\(position) mode 0\(String(mode, radix: 8))", statusBefore: [74],
+            readBefore: [74], signInAllowed: [74]
+          ) { scene in try scene.chmod(position, mode) })
+      }
+    }
+    cases += [
+      HostileCase(
+        name: "cache/index mode 0666", statusBefore: [74], readBefore: [74], signInAllowed: [0]
+      ) { scene in try scene.chmod("cache/index", 0o666) },
+      HostileCase(
+        name: "cache/index mode 0620 (g+w)", statusBefore: [74], readBefore: [74],
+        signInAllowed: [0]
+      ) { scene in try scene.chmod("cache/index", 0o620) },
+      HostileCase(
+        name: "item owned by uid 65534", statusBefore: [0, 74], readBefore: [74],
+        signInAllowed: [0]
+      ) { scene in try scene.chown("cache/items/token", to: 65534) },
+      HostileCase(
+        name: "item mode 0666", statusBefore: [0, 74], readBefore: [74], signInAllowed: [0]
+      ) { scene in try scene.chmod("cache/items/token", 0o666) },
+      HostileCase(
+        name: "cache/lock owned by uid 65534", statusBefore: [0, 74], readBefore: [0, 74],
+        signInAllowed: [74]
+      ) { scene in try scene.chown("cache/lock", to: 65534) },
+      HostileCase(
+        name: "clock-mark owned by uid 65534", statusBefore: [74], readBefore: [74],
+        signInAllowed: [0, 74]
+      ) { scene in try scene.chown("clock-mark", to: 65534) },
+      HostileCase(
+        name: "clock-mark mode 0666", statusBefore: [74], readBefore: [74], signInAllowed: [0, 74]
+      ) { scene in try scene.chmod("clock-mark", 0o666) },
+      HostileCase(
+        name: "clock-mark.lock owned by uid 65534", statusBefore: [74], readBefore: [74],
+        signInAllowed: [74]
+      ) { scene in try scene.chown("clock-mark.lock", to: 65534) },
+    ]
+    return cases
+  }()
+}
+
+/// A file that is not a regular file, put where a store's file or directory belongs.
+enum SpecialFile: String, CaseIterable, Sendable, CustomStringConvertible {
+  case fifo, socket, device, directory, symbolicLink, emptyFile
+
+  var description: String { rawValue }
+}
