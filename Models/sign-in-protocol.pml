@@ -108,7 +108,9 @@ inline stage(p) {
   nd = 1
 }
 
-/* FileClockMarkStore.resetAfterOnlineSignIn: the commit point */
+/* FileClockMarkStore.resetAfterOnlineSignIn: the commit point. Every reset goes through
+   commitSignIn (`offline-ttl mark reset` too: Mark.reset, with no changes), so it is modelled
+   only here. */
 inline commitMark(p) {
   d_step {
     assert(p > mgen);
@@ -147,7 +149,8 @@ proctype SignIn() {
    live index (DirectoryCacheStore.summary), the mark observed (FileClockMarkStore.observe), the
    set of the mark's generation resolved (DirectoryCacheStore.summary(forGeneration:)) when the
    index names another, every item read from that set (item(forKey:generation:)), the
-   generation validated again after the reads. */
+   generation validated again after the reads (OfflineCacheReader.checkSameGeneration; the
+   code also compares it before the reads, in OfflineCacheReader.checkStillFresh). */
 proctype Reader() {
   byte sg; byte gm; byte gm2; byte v[K]; bit overlay; byte og; byte i; byte fl;
   {
@@ -174,7 +177,7 @@ proctype Reader() {
        }
     :: else -> break
     od;
-    gm2 = mgen;                                                                /* validate */
+    gm2 = mgen;                       /* validate: OfflineCacheReader.checkSameGeneration */
     if
     :: gm2 == gm ->
        i = 0;
