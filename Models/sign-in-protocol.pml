@@ -108,9 +108,7 @@ inline stage(p) {
   nd = 1
 }
 
-/* FileClockMarkStore.resetAfterOnlineSignIn: the commit point. Every reset goes through
-   commitSignIn (`offline-ttl mark reset` too: Mark.reset, with no changes), so it is modelled
-   only here. */
+/* FileClockMarkStore.resetAfterOnlineSignIn: the commit point */
 inline commitMark(p) {
   d_step {
     assert(p > mgen);
@@ -149,8 +147,7 @@ proctype SignIn() {
    live index (DirectoryCacheStore.summary), the mark observed (FileClockMarkStore.observe), the
    set of the mark's generation resolved (DirectoryCacheStore.summary(forGeneration:)) when the
    index names another, every item read from that set (item(forKey:generation:)), the
-   generation validated again after the reads (OfflineCacheReader.checkSameGeneration; the
-   code also compares it before the reads, in OfflineCacheReader.checkStillFresh). */
+   generation validated again after the reads. */
 proctype Reader() {
   byte sg; byte gm; byte gm2; byte v[K]; bit overlay; byte og; byte i; byte fl;
   {
@@ -177,7 +174,7 @@ proctype Reader() {
        }
     :: else -> break
     od;
-    gm2 = mgen;                       /* validate: OfflineCacheReader.checkSameGeneration */
+    gm2 = mgen;                                                                /* validate */
     if
     :: gm2 == gm ->
        i = 0;

@@ -36,14 +36,12 @@ public struct OfflineCacheReader: Sendable {
   /// - Throws: ``OfflineReadError``: any recheck reason (`too_old` past the deadline,
   ///   `clock_behind_mark`, the floor's reasons, `mark_unreadable`) before anything is read;
   ///   `item_unreadable` when the item fails its checks or is dated after now, `too_old` when
-  ///   it is dated before the decision's oldest item or beyond the max age (it is left alone
-  ///   either way); ``OfflineReadError/Code/superseded`` when a newer sign-in committed after
-  ///   the reader was opened (checked before the read and again after it).
+  ///   it is dated
+  ///   before the decision's oldest item or beyond the max age (it is left alone either way).
   ///
   /// Blocks the calling thread on `flock` (a shared lock of the mark store, then the item
   /// store's reads); from Swift concurrency use ``itemAsync(forKey:)``.
-  /// - Complexity: Two reads of the mark record (before and after the item) plus O(payload
-  ///   size).
+  /// - Complexity: One read of the mark record plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     let now = try recheck()
     let item: CacheItem?
@@ -58,7 +56,6 @@ public struct OfflineCacheReader: Sendable {
     } catch {
       throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
     }
-    try checkSameGeneration()
     guard let item else { return nil }
     try checkServed(item, now: now)
     return item
@@ -103,33 +100,10 @@ public struct OfflineCacheReader: Sendable {
   /// - Complexity: O(n log n).
   public func keys() throws(OfflineReadError) -> [CacheItemKey] {
     try checkStillFresh()
-    let keys: [CacheItemKey]
     do {
-      keys = try gate.cache.keys()
+      return try gate.cache.keys()
     } catch {
       throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
-    }
-    try checkSameGeneration()
-    return keys
-  }
-
-  /// Reads the mark record's generation again after a read, and refuses when a newer sign-in
-  /// committed since this reader's decision (a sign-in that ran whole between the recheck and
-  /// the read could otherwise have its items served as the judged ones).
-  ///
-  /// - Throws: ``OfflineReadError``: ``OfflineReadError/Code/superseded``, or
-  ///   `mark_unreadable`.
-  /// - Complexity: One read of the mark record.
-  func checkSameGeneration() throws(OfflineReadError) {
-    guard let judged = decision.generation else { return }
-    let stored: ClockMarkRecord
-    do {
-      stored = try gate.marks.read()
-    } catch {
-      throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
-    }
-    guard stored.generation == judged else {
-      throw OfflineReadError(judged: judged, stored: stored.generation)
     }
   }
 
@@ -142,9 +116,7 @@ public struct OfflineCacheReader: Sendable {
   /// forward to the boot clock now (the later of the stored floor and the floor seen at open),
   /// and the opening decision's deadline.
   ///
-  /// - Throws: ``OfflineReadError`` with every reason found, or
-  ///   ``OfflineReadError/Code/superseded`` when the stored generation is no longer the one the
-  ///   reader's decision was made at (a newer sign-in committed).
+  /// - Throws: ``OfflineReadError`` with every reason found.
   public func checkStillFresh() throws(OfflineReadError) {
     _ = try recheck()
   }
@@ -157,9 +129,6 @@ public struct OfflineCacheReader: Sendable {
       stored = try gate.marks.read()
     } catch {
       throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
-    }
-    if let judged = decision.generation, stored.generation != judged {
-      throw OfflineReadError(judged: judged, stored: stored.generation)
     }
     let reading = gate.clocks.readForDecision()
     let previous = Swift.max(stored.mark, decision.mark ?? stored.mark)

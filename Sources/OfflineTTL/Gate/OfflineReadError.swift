@@ -13,7 +13,6 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
       case itemUnreadable = "item_unreadable"
       case tpmUnavailable = "tpm_unavailable"
       case tpmChanged = "tpm_changed"
-      case superseded
       case refused
     }
     let backing: Backing
@@ -31,11 +30,6 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     public static let tpmUnavailable = Code(.tpmUnavailable)
     /// The TPM is not the one the record was written with.
     public static let tpmChanged = Code(.tpmChanged)
-    /// A newer sign-in committed after the reader was opened (the mark record's generation
-    /// moved on), so the items it would serve are not the ones its decision judged
-    /// (<doc:Rules#Item-served-is-item-judged>). Nothing is wrong with the store: open a new
-    /// reader (``OfflineAccessGate/openOffline()``), which judges the new set.
-    public static let superseded = Code(.superseded)
     /// Another rule refused (the boot-clock floor's reasons); see ``OfflineReadError/reasons``.
     public static let refused = Code(.refused)
 
@@ -43,11 +37,8 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String { backing.rawValue }
   }
 
-  /// Every reason the recheck found (`too_old` for a passed deadline); empty for
-  /// ``Code/superseded``.
+  /// Every reason the recheck found (`too_old` for a passed deadline).
   public let reasons: EligibilityReasons
-  /// The generation the mark record holds now, when a newer sign-in superseded the reader.
-  public let supersededBy: UInt64?
   /// The store's error as the store threw it: the mark store's for `mark_unreadable`, the item
   /// store's for `item_unreadable`.
   public let storeError: StoreError?
@@ -64,23 +55,11 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     self.reasons = reasons
     self.storeError = storeError
     self.reason = reason
-    self.supersededBy = nil
   }
 
-  /// A reader opened at generation `judged` found the mark record at generation `stored`.
-  init(judged: UInt64, stored: UInt64) {
-    self.reasons = []
-    self.storeError = nil
-    self.supersededBy = stored
-    self.reason =
-      "a newer sign-in committed after this reader was opened (generation \(judged) judged,"
-      + " generation \(stored) stored): its items were not judged; open a new reader"
-  }
-
-  /// The main reason as one code: `superseded` first, then a store failure, then the TPM's reasons, then
+  /// The main reason as one code: a store failure first, then the TPM's reasons, then
   /// `clock_behind_mark`, then `deadline_passed` (for `too_old`), else `refused`.
   public var code: Code {
-    if supersededBy != nil { return .superseded }
     if reasons.contains(.markUnreadable) { return .markUnreadable }
     if reasons.contains(.itemUnreadable) { return .itemUnreadable }
     if reasons.contains(.tpmChanged) { return .tpmChanged }
