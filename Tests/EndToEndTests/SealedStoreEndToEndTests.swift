@@ -249,6 +249,10 @@ import Testing
             chown(foreign, 65_534, 65_534)
           }
         ))
+    } else {
+      // Without root a file cannot be given away: a file root owns, readable by everyone, is
+      // another user's key file (the owner is checked before mode and size).
+      cases.append(("file:/etc/hostname", "key_wrong_owner", {}))
     }
     cases.append(("", "key_required", {}))
     for (seal, code, prepare) in cases {

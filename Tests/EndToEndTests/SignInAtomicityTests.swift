@@ -174,4 +174,48 @@ import Testing
       #expect(item?.payload == Data("from \(last)".utf8), "\(key)")
     }
   }
+
+  /// `offline-ttl mark reset` over a staging left by a sign-in that stopped before its commit
+  /// point: the reset is a sign-in without items, so it removes that staging first and the
+  /// items stay the old ones (a bare reset would make the staged items look committed).
+  @Test(arguments: [false, true])
+  func markResetNeverCommitsAnUncommittedStaging(sealed: Bool) throws {
+    let store = try TemporaryStoreDirectory(prefix: "mark-reset-staging")
+    let scratch = try TemporaryStoreDirectory(prefix: "mark-reset-staging-files")
+    defer {
+      store.remove()
+      scratch.remove()
+    }
+    let keyFile = sealed ? scratch.appending("sealing.key") : nil
+    let sealing = keyFile.map { FileSealingKeyProvider(path: $0) }
+    let seal = keyFile.map { ["--seal", "file:\($0)"] } ?? []
+    let binary = try BinaryRunner()
+    let old = scratch.appending("old")
+    try Data("old".utf8).write(to: URL(fileURLWithPath: old))
+    let first = try binary.run(
+      ["sign-in", "--store", store.path, "--put", "token=\(old)"] + seal)
+    try #require(first.exitCode == 0, "\(first.standardError)")
+    let marks = FileClockMarkStore(atPath: store.path, sealing: sealing)
+    let start = try marks.read().generation
+    // A sign-in that staged "new" and never reached its commit point (its reset failed).
+    var changes = CacheChanges()
+    changes.write(try CacheItemKey("token"), Data("new".utf8), writtenAt: try marks.read().mark)
+    let committed = try DirectoryCacheStore(atPath: store.path, sealing: sealing).commitSignIn(
+      changes, storedGeneration: { start }, commitPoint: { false })
+    #expect(!committed)
+    let staged = try FileManager.default.contentsOfDirectory(atPath: store.path + "/cache")
+    try #require(staged.contains("next-\(start + 1)"), "\(staged)")
+    let now = String(Int(Date().timeIntervalSince1970))
+    let reset = try binary.run(["mark", "reset", "--store", store.path, "--now", now] + seal)
+    #expect(reset.exitCode == 0, "\(reset.standardError)")
+    let after = try Self.state(of: store.path, keys: ["token"], keyFile: keyFile)
+    #expect(after.generation == start + 1)
+    #expect(after.payloads == ["token": Data("old".utf8)], "\(after)")
+    let names = try FileManager.default.contentsOfDirectory(atPath: store.path + "/cache")
+    #expect(!names.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(names)")
+    let read = try binary.run(
+      ["read", "--store", store.path, "--max-age", "1d", "--no-boot-floor", "token"] + seal)
+    #expect(read.exitCode == 0, "\(read.standardError)")
+    #expect(read.standardOutput == "old")
+  }
 }

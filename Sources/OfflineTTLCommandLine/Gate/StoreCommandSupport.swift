@@ -193,11 +193,12 @@ enum StoreCommandSupport {
   static func gate(_ arguments: ParsedArguments, context: CommandContext) throws -> (
     gate: OfflineAccessGate, maxAge: Duration, store: String
   ) {
+    // Usage errors (exit 64) before anything about the store is looked at (exit 74).
     let maxAge = try Self.maxAge(arguments)
+    let backend = try StoreBackend.parse(arguments)
     let path = try existingStore(arguments.requiredValue(.store))
     let floor = try floorOptions(arguments)
     try checkStoreDirectory(path)
-    let backend = try StoreBackend.parse(arguments)
     let gate = try Self.gate(
       store: path, maxAge: maxAge, floor: floor, backend: backend,
       tpm: TrustedTimeOptions.tpmClock(arguments, context: context), context: context)

@@ -30,7 +30,9 @@ enum Mark: Subcommand {
     discussion: """
       observe raises the mark to max(mark, now) and writes it durably (every rise is written);
       reset does what an online sign-in does: generation + 1 and mark = now, even when now is
-      lower, and it works over an absent or unreadable record; show reads without writing.
+      lower, and it works over an absent or unreadable record. It is a sign-in that writes no
+      item: under the item store's lock, a killed sign-in's leftover staging is finished or
+      removed first, then the mark is reset; the items are kept. show reads without writing.
       Each prints the resulting mark (in --unit, rounded down) and generation on one line:
         mark 1700000000 generation 1
       Observe and show never create anything. These commands do not anchor the boot-clock floor.
@@ -104,9 +106,8 @@ enum Mark: Subcommand {
       guard let now = nows.first else { throw UsageError("missing option '--now'") }
       guard nows.count == 1 else { throw UsageError("reset takes one '--now'") }
       let observation = try Self.observation(wall: now, tpm: tpm)
-      let record = try perform { () throws(ClockMarkStoreError) in
-        try store.resetAfterOnlineSignIn(observation)
-      }
+      let record = try reset(
+        store, items: try backend.cache(at: directory), observation: observation)
       try print(record, unit: unit, json: json, context: context, wrote: true)
     case "show":
       guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
@@ -134,6 +135,45 @@ enum Mark: Subcommand {
       }
     }
     return observation
+  }
+
+  /// `mark reset` as a sign-in that writes no item: under the item store's writer lock, an
+  /// earlier sign-in's leftover staging is reclaimed first (rolled forward when it was
+  /// committed, removed when not), then the mark is reset as the commit point; the items are
+  /// kept (<doc:Rules#Atomic-sign-in>, `docs/sign-in-protocol.md`). A reset made beside the
+  /// protocol could make a killed sign-in's uncommitted staging look committed.
+  ///
+  /// - Throws: ``CommandFailure``: the reset's error (exit 74 when the store is unusable, else 1),
+  ///   or the item store's when its lock or a leftover staging cannot be handled (nothing is
+  ///   reset then).
+  private static func reset(
+    _ marks: any ClockMarkStore, items: any CacheItemStore, observation: ClockObservation
+  ) throws(CommandFailure) -> ClockMarkRecord {
+    var reset: Result<ClockMarkRecord, ClockMarkStoreError>?
+    var itemError: StoreError?
+    do {
+      _ = try items.commitSignIn(
+        CacheChanges(), storedGeneration: { try? marks.read().generation },
+        commitPoint: {
+          reset = Result { () throws(ClockMarkStoreError) in
+            try marks.resetAfterOnlineSignIn(observation)
+          }
+          if case .success = reset { return true }
+          return false
+        })
+    } catch {
+      itemError = error
+    }
+    switch reset {
+    case .success(let record)?:
+      // Committed; a roll forward that failed after it is finished by the next sign-in.
+      return record
+    case .failure(let error)?:
+      return try perform { () throws(ClockMarkStoreError) -> ClockMarkRecord in throw error }
+    case nil:
+      let error = itemError ?? StoreError(code: .lockFailed, message: "the store ran no reset")
+      return try perform { () throws(ClockMarkStoreError) -> ClockMarkRecord in throw error }
+    }
   }
 
   /// Runs a store operation, turning its error into exit 74 (store unusable) or 1 (anything

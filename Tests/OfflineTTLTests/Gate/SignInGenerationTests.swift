@@ -1,0 +1,130 @@
+import Foundation
+@_spi(Testing) @_spi(SystemCalls) import OfflineTTL
+import OfflineTTLTesting
+import Synchronization
+import Testing
+
+/// What a newer sign-in does to a reader opened before it, and what happens to a staging left
+/// by a sign-in that never reached its commit point, on real files (unsealed and sealed).
+@Suite struct SignInGenerationTests {
+  static let start = WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000)
+
+  struct Fixture {
+    let root: TemporaryStoreDirectory
+    let store: String
+    let keyPath: String
+    let sealed: Bool
+    let clock = ManualWallClock(SignInGenerationTests.start)
+
+    init(sealed: Bool = false) throws {
+      root = try TemporaryStoreDirectory(prefix: "sign-in-generation")
+      store = root.path + "/store"
+      keyPath = root.path + "/key"
+      self.sealed = sealed
+    }
+
+    var provider: (any SealingKeyProvider)? {
+      sealed ? FileSealingKeyProvider(path: keyPath) : nil
+    }
+
+    func gate(cache: (any CacheItemStore)? = nil, marks: (any ClockMarkStore)? = nil) throws
+      -> OfflineAccessGate
+    {
+      OfflineAccessGate(
+        cache: cache ?? DirectoryCacheStore(atPath: store, sealing: provider),
+        marks: marks ?? FileClockMarkStore(atPath: store, sealing: provider),
+        policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+        clock: clock)
+    }
+
+    func signIn(_ items: [String: String], gate: OfflineAccessGate? = nil) throws {
+      _ = try (gate ?? self.gate()).beginOnlineSession(
+        writing: items.sorted { $0.key < $1.key }.map {
+          (try CacheItemKey($0.key), Data($0.value.utf8))
+        })
+    }
+
+    func openReader() throws -> OfflineCacheReader {
+      guard case .opened(let reader) = try gate().openOffline() else {
+        throw Failure("the store was not fresh")
+      }
+      return reader
+    }
+
+    /// The names in `cache/` that are stagings.
+    func stagings() throws -> [String] {
+      try FileManager.default.contentsOfDirectory(atPath: store + "/cache")
+        .filter { $0.hasPrefix("next-") }.sorted()
+    }
+
+    /// Every path under `cache/` with its size, for comparing before and after.
+    func cacheTree() throws -> [String: Int] {
+      var tree: [String: Int] = [:]
+      let base = store + "/cache"
+      for path in try FileManager.default.subpathsOfDirectory(atPath: base) {
+        let attributes = try FileManager.default.attributesOfItem(atPath: base + "/" + path)
+        tree[path] = (attributes[.size] as? Int) ?? 0
+      }
+      return tree
+    }
+
+    /// A sign-in whose mark reset fails (every `fdatasync` of the mark store fails): it stages
+    /// `items` and stops before its commit point.
+    func signInThatNeverCommits(_ items: [String: String]) throws {
+      let plan = SyscallFaultPlan()
+      plan.fail(.fdatasync, occurrence: nil, with: .ioError)
+      let failing = try gate(
+        marks: FileClockMarkStore(atPath: store, faults: plan, sealing: provider))
+      #expect(throws: OnlineSessionError.self) { try signIn(items, gate: failing) }
+    }
+  }
+
+  struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+  }
+
+  /// A staging left by a sign-in that stopped before its commit point: offline checks and
+  /// reads never touch it (nor serve it), further failed sign-ins replace it rather than add
+  /// to it (one staging at most, of one sign-in's items), and the next sign-in removes it.
+  @Test(arguments: [false, true])
+  func staleStagingIsReclaimedOnlyByASignInAndBounded(sealed: Bool) throws {
+    let f = try Fixture(sealed: sealed)
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    f.clock.advance(by: .seconds(60))
+    var big: [String: String] = ["token": "new"]
+    for index in 0..<50 { big["bulk-\(index)"] = String(repeating: "x", count: 100) }
+    try f.signInThatNeverCommits(big)
+    #expect(try f.stagings() == ["next-2"])
+    let before = try f.cacheTree()
+    // Offline checks, opens, reads and key listings: nothing under cache/ changes.
+    for _ in 0..<3 {
+      #expect(try f.gate().checkEligibility().isFresh)
+      let reader = try f.openReader()
+      #expect(try reader.item(forKey: "token")?.payload == Data("old".utf8))
+      #expect(try reader.item(forKey: "bulk-0") == nil)
+      #expect(try reader.keys().map(\.rawValue) == ["token"])
+    }
+    #expect(try f.cacheTree() == before)
+    // Failed sign-ins again: still one staging, holding only the last one's items.
+    for round in 0..<3 {
+      try f.signInThatNeverCommits(["token": "again \(round)"])
+      #expect(try f.stagings() == ["next-2"])
+      let staged = try FileManager.default.contentsOfDirectory(
+        atPath: f.store + "/cache/next-2/items")
+      #expect(staged == ["token"], "\(staged)")
+    }
+    // The next sign-in, even one with no items, reclaims it and leaves the store settled.
+    _ = try f.gate().beginOnlineSession()
+    #expect(try f.stagings().isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: f.store + "/cache/pending"))
+    #expect(try f.openReader().item(forKey: "token")?.payload == Data("old".utf8))
+    try f.signIn(["other": "x"])
+    #expect(try f.stagings().isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: f.store + "/cache/pending"))
+    let reader = try f.openReader()
+    #expect(try reader.item(forKey: "token")?.payload == Data("old".utf8))
+    #expect(try reader.item(forKey: "other")?.payload == Data("x".utf8))
+  }
+}
