@@ -57,14 +57,20 @@ public struct ClockObservation: Sendable, Hashable {
   public var tpmError: TPMClockError?
   /// For an online sign-in only: the server time it received, which anchors trusted time.
   public var serverAnchor: TrustedTimeAnchor?
-  /// This machine's id (``MachineID``), or `nil` when it cannot be read.
+  /// The id of the machine the clocks were read on (``MachineID``), or `nil` when it cannot be
+  /// read there.
   public var machine: MachineID?
 
   /// Creates an observation.
+  ///
+  /// - Parameter machine: The machine the clocks were read on: this machine's id by default
+  ///   (``SystemMachineIdentity``, read once per process), so that an observation made by hand
+  ///   (`mark observe`, ``ClockMarkStore/observe(now:)``) is judged against a record bound here
+  ///   like a ``Clocks`` reading; `nil` for a machine whose id cannot be read.
   public init(
     wall: WallClockInstant, boot: BootClockReading? = nil, tpm: TPMClockReading? = nil,
     tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil,
-    machine: MachineID? = nil
+    machine: MachineID? = SystemMachineIdentity().current()
   ) {
     self.wall = wall
     self.boot = boot

@@ -89,15 +89,15 @@ public struct Clocks: Sendable {
   /// Reads every source once, in the order the named reads need.
   private func read(bootFirst: Bool) -> ClockObservation {
     var observation: ClockObservation
+    let machine = machine?.current()
     if bootFirst {
       let boot = boot?.now()
-      observation = ClockObservation(wall: wall.now(), boot: boot)
+      observation = ClockObservation(wall: wall.now(), boot: boot, machine: machine)
     } else {
       let now = wall.now()
-      observation = ClockObservation(wall: now, boot: boot?.now())
+      observation = ClockObservation(wall: now, boot: boot?.now(), machine: machine)
     }
     readTPM(into: &observation)
-    observation.machine = machine?.current()
     return observation
   }
 }
