@@ -206,6 +206,10 @@ public struct OfflineCacheReader: Sendable {
       return try reopen()
     }
     let reading = gate.clocks.readForDecision()
+    if let refusal = stored.machineRefusal(for: reading) {
+      throw OfflineReadError(
+        reasons: .markUnreadable, storeError: refusal, reason: refusal.reason)
+    }
     let previous = Swift.max(stored.mark, decision.mark ?? stored.mark)
     var record = stored.observing(reading)
     if let opened = decision.floor?.advanced(to: reading.boot), !opened.isUntrusted,
