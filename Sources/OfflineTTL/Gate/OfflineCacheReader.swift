@@ -71,8 +71,14 @@ public struct OfflineCacheReader: Sendable {
   ///   `deadline_passed`, as for every `too_old` of a reader, so the sentence starts with
   ///   `too_old:`), naming the item's time.
   func checkServed(_ item: CacheItem, now: WallClockInstant) throws(OfflineReadError) {
-    let writtenAt = item.writtenAt
-    let name = "item \(item.key) was written at \(writtenAt.rfc3339)"
+    try checkServed(item.key, writtenAt: item.writtenAt, now: now)
+  }
+
+  /// ``checkServed(_:now:)`` for an item known by its header (a streamed read).
+  func checkServed(_ key: CacheItemKey, writtenAt: WallClockInstant, now: WallClockInstant)
+    throws(OfflineReadError)
+  {
+    let name = "item \(key) was written at \(writtenAt.rfc3339)"
     if writtenAt > now {
       throw OfflineReadError(
         reasons: .itemUnreadable, reason: "\(name), after now (\(now.rfc3339)); refused, left alone"

@@ -66,45 +66,88 @@ enum Read: Subcommand {
         insecure ? .ioError : ExitCode(decision.status),
         "refused: " + StoreCommandSupport.refusal(decision))
     case .opened(let reader):
-      let item: CacheItem?
-      do {
-        item = try reader.item(forKey: key)
-      } catch {
-        // Refused after opening: the decision said fresh, the item cannot be served. The
-        // store's own error names its typed reason (e.g. item_unauthentic).
-        let detail = error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
-        if json {
+      return try serve(key, reader: reader, json: json, maxAge: maxAge, context: context)
+    }
+  }
+
+  /// The chunk size of a streamed read: 768 KiB, a multiple of 3 (whole base64 groups).
+  static let chunkSize = OfflineCacheReader.defaultChunkSize
+
+  /// Streams the item through one fixed buffer (``OfflineCacheReader/read(_:chunkSize:start:into:)``:
+  /// the header is judged and the checksum verified before the first byte is written), raw or
+  /// as base64 inside the JSON object.
+  static func serve(
+    _ key: CacheItemKey, reader: OfflineCacheReader, json: Bool, maxAge: Duration,
+    context: CommandContext
+  ) throws -> ExitCode {
+    let output = context.standardOutput
+    let encoder = json ? Base64Stream(chunkSize: chunkSize) : nil
+    var started = false
+    let header: CacheItemHeader?
+    do {
+      header = try reader.read(
+        key, chunkSize: chunkSize,
+        start: { header in
+          started = true
+          guard json else { return }
           var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
-          object["status"] = .string(EligibilityStatus.expired.rawValue)
-          object["reasons"] = .array(EligibilityReasons.itemUnreadable.codes.map { .string($0) })
-          object["item_error"] = .string(detail)
-          if let code = error.storeError?.code { object["item_error_code"] = .string("\(code)") }
           object["key"] = .string(key.rawValue)
-          context.standardOutput.writeLine(object.text)
-        }
-        let insecure = error.cacheError?.code == .insecureStore
-        throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(detail)")
-      }
-      guard let item else {
-        if json {
-          var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
-          object["key"] = .string(key.rawValue)
-          object["item"] = .null
-          context.standardOutput.writeLine(object.text)
-        }
-        throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
+          object.instant("written_at", header.writtenAt)
+          object["size"] = .integer(Int64(header.size))
+          // The object with payload_base64 as its last member, left open for the payload.
+          var bytes: [UInt8] = []
+          object.write(to: &bytes)
+          bytes.removeLast()
+          bytes.append(contentsOf: #","payload_base64":""#.utf8)
+          output.write(bytes: bytes)
+        },
+        into: { chunk in
+          if let encoder {
+            encoder.encode(chunk) { output.writeUnbuffered($0) }
+          } else {
+            output.writeUnbuffered(chunk)
+          }
+          if output.writeFailed { throw OutputLost() }
+        })
+    } catch is OutputLost {
+      return .ioError
+    } catch let error as OfflineReadError {
+      // Refused after opening: the decision said fresh, the item cannot be served. The store's
+      // own error names its typed reason (e.g. item_unauthentic).
+      let detail = error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
+      if started {
+        // Only an item changed in place while it was read gets here: part of it was written.
+        throw CommandFailure(.expired, "refused: expired: \(detail); the output is incomplete")
       }
       if json {
         var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+        object["status"] = .string(EligibilityStatus.expired.rawValue)
+        object["reasons"] = .array(EligibilityReasons.itemUnreadable.codes.map { .string($0) })
+        object["item_error"] = .string(detail)
+        if let code = error.storeError?.code { object["item_error_code"] = .string("\(code)") }
         object["key"] = .string(key.rawValue)
-        object.instant("written_at", item.writtenAt)
-        object["size"] = .integer(Int64(item.payload.count))
-        object["payload_base64"] = .string(item.payload.base64EncodedString())
         context.standardOutput.writeLine(object.text)
-      } else {
-        context.standardOutput.write(bytes: item.payload)
       }
-      return .success
+      let insecure = error.cacheError?.code == .insecureStore
+      throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(detail)")
     }
+    guard header != nil else {
+      if json {
+        var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+        object["key"] = .string(key.rawValue)
+        object["item"] = .null
+        context.standardOutput.writeLine(object.text)
+      }
+      throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
+    }
+    if let encoder {
+      encoder.finish { output.writeUnbuffered($0) }
+      output.write(bytes: #""}"#.utf8)
+      output.write(byte: UInt8(ascii: "\n"))
+    }
+    return .success
   }
 }
+
+/// Standard output stopped taking bytes: the streamed read stops (the tool reports it).
+private struct OutputLost: Error {}
