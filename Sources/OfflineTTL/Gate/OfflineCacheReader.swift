@@ -137,6 +137,10 @@ public struct OfflineCacheReader: Sendable {
       throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
     }
     let reading = gate.clocks.readForDecision()
+    if let refusal = stored.machineRefusal(for: reading) {
+      throw OfflineReadError(
+        reasons: .markUnreadable, storeError: refusal, reason: refusal.reason)
+    }
     let previous = Swift.max(stored.mark, decision.mark ?? stored.mark)
     var record = stored.observing(reading)
     if let opened = decision.floor?.advanced(to: reading.boot), !opened.isUntrusted,
