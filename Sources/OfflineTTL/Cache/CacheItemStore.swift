@@ -151,6 +151,14 @@ public protocol CacheItemStore: Sendable {
     accept: (CacheItemHeader) throws -> Void,
     chunk: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> CacheItemHeader?
+
+  /// Every key of the set that generation `generation` committed, in ascending byte order.
+  ///
+  /// - Parameter generation: The generation the reader's decision was made at.
+  /// - Returns: The keys.
+  /// - Throws: As ``keys()``.
+  /// - Complexity: O(n log n).
+  func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey]
 }
 
 extension CacheItemStore {
@@ -181,6 +189,11 @@ extension CacheItemStore {
     -> CacheItem?
   {
     try item(forKey: key)
+  }
+
+  /// The default: ``keys()``.
+  public func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey] {
+    try keys()
   }
 }
 

@@ -16,7 +16,10 @@ extension OfflineCacheReader {
   ///    `chunkSize` bytes (the last may be shorter; none for an empty payload), read again
   ///    through the same buffer.
   ///
-  /// A refusal in steps 1-3 calls neither `start` nor `handler`. Step 4 checks the checksum of
+  /// A refusal in steps 1-3 calls neither `start` nor `handler`. As ``item(forKey:)`` does, a
+  /// newer sign-in's set is judged first, and once the item's file is open the mark's generation
+  /// is read again: when a sign-in committed meanwhile, the read starts over before anything is
+  /// handed out (the open file keeps the bytes of the set it was found in). Step 4 checks the checksum of
   /// the bytes it hands out once more: an item changed in place while it was read (only another
   /// tool could do that) ends the read with `item_unreadable` after some chunks, so a caller
   /// that must not act on part of an item keeps the chunks until this returns.
@@ -39,42 +42,60 @@ extension OfflineCacheReader {
     start: (CacheItemHeader) throws -> Void = { _ in },
     into handler: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> CacheItemHeader? {
-    let now = try recheck()
-    var accepted: CacheItemHeader?
-    var started = false
-    let header: CacheItemHeader?
-    do {
-      header = try gate.cache.streamItem(
-        forKey: key, generation: decision.generation, chunkSize: chunkSize,
-        accept: { header in
-          do {
-            try checkServed(header.key, writtenAt: header.writtenAt, now: now)
-          } catch {
-            throw Passed(error: error)
-          }
-          accepted = header
-        },
-        chunk: { bytes in
-          do {
-            if !started, let accepted {
-              started = true
-              try start(accepted)
+    for _ in 0..<Self.maximumAttempts {
+      guard let (decision, now) = try recheck() else { return nil }
+      var accepted: CacheItemHeader?
+      var started = false
+      let header: CacheItemHeader?
+      do {
+        header = try gate.cache.streamItem(
+          forKey: key, generation: decision.generation, chunkSize: chunkSize,
+          accept: { header in
+            // The file is open now, so its bytes stay those of the set it was found in; that
+            // set is the one `decision` judged only while no sign-in committed since.
+            guard isCurrent(decision) else { throw Superseded() }
+            do {
+              try checkServed(header.key, writtenAt: header.writtenAt, now: now, decision: decision)
+            } catch {
+              throw Passed(error: error)
             }
-            try handler(bytes)
-          } catch {
-            throw Passed(error: error)
-          }
-        })
-    } catch let passed as Passed {
-      throw passed.error
-    } catch let error as StoreError {
-      throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+            accepted = header
+          },
+          chunk: { bytes in
+            do {
+              if !started, let accepted {
+                started = true
+                try start(accepted)
+              }
+              try handler(bytes)
+            } catch {
+              throw Passed(error: error)
+            }
+          })
+      } catch is Superseded {
+        continue
+      } catch let passed as Passed {
+        throw passed.error
+      } catch let error as StoreError {
+        // Before any byte was handed out, a sign-in that committed meanwhile may have moved the
+        // set: read again, as item(forKey:) does.
+        if !started, !isCurrent(decision) { continue }
+        throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+      }
+      guard let header else {
+        guard isCurrent(decision) else { continue }
+        return nil
+      }
+      // An empty payload has no chunk: start once the store returned.
+      if !started { try start(header) }
+      return header
     }
-    // An empty payload has no chunk: start once the store returned.
-    if let header, !started { try start(header) }
-    return header
+    throw Self.keptReplacing
   }
 }
+
+/// A sign-in committed while the item was being found: the read starts over.
+private struct Superseded: Error {}
 
 /// An error from a caller's closure (or the served-item check), carried through the store
 /// unchanged.

@@ -52,33 +52,23 @@ enum Read: Subcommand {
     let json = arguments.flag(.json)
     switch gate.openOffline() {
     case .refused(let decision):
-      if json {
-        var object = StoreCommandSupport.json(decision, maxAge: maxAge)
-        object["key"] = .string(key.rawValue)
-        context.standardOutput.writeLine(object.text)
-      }
-      if let cause = StoreCommandSupport.unusableStoreCause(decision, store: path) {
-        throw CommandFailure(.ioError, "store '\(path)' cannot be used: \(cause)")
-      }
-      let insecure =
-        decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore
-      throw CommandFailure(
-        insecure ? .ioError : ExitCode(decision.status),
-        "refused: " + StoreCommandSupport.refusal(decision))
+      throw refusal(decision, key: key, json: json, maxAge: maxAge, store: path, context: context)
     case .opened(let reader):
-      return try serve(key, reader: reader, json: json, maxAge: maxAge, context: context)
+      return try serve(
+        key, reader: reader, json: json, maxAge: maxAge, store: path, context: context)
     }
   }
 
   /// The chunk size of a streamed read: 768 KiB, a multiple of 3 (whole base64 groups).
   static let chunkSize = OfflineCacheReader.defaultChunkSize
 
-  /// Streams the item through one fixed buffer (``OfflineCacheReader/read(_:chunkSize:start:into:)``:
-  /// the header is judged and the checksum verified before the first byte is written), raw or
-  /// as base64 inside the JSON object.
+  /// Streams the item through one fixed buffer
+  /// (``OfflineCacheReader/read(_:chunkSize:start:into:)``: the header is judged and the
+  /// checksum verified before the first byte is written), raw or as base64 inside the JSON
+  /// object.
   static func serve(
     _ key: CacheItemKey, reader: OfflineCacheReader, json: Bool, maxAge: Duration,
-    context: CommandContext
+    store path: String, context: CommandContext
   ) throws -> ExitCode {
     let output = context.standardOutput
     let encoder = json ? Base64Stream(chunkSize: chunkSize) : nil
@@ -112,31 +102,31 @@ enum Read: Subcommand {
     } catch is OutputLost {
       return .ioError
     } catch let error as OfflineReadError {
-      // Refused after opening: the decision said fresh, the item cannot be served. The store's
-      // own error names its typed reason (e.g. item_unauthentic).
-      let detail = error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
       if started {
         // Only an item changed in place while it was read gets here: part of it was written.
-        throw CommandFailure(.expired, "refused: expired: \(detail); the output is incomplete")
+        throw CommandFailure(
+          .expired, "refused: expired: \(refusalDetail(error)); the output is incomplete")
       }
+      if let decision = error.decision {
+        // A newer sign-in committed after the open and its set was refused: its decision.
+        throw refusal(
+          decision, key: key, json: json, maxAge: maxAge, store: path, context: context)
+      }
+      // Refused after opening: the decision said fresh, the recheck or the item refused.
       if json {
-        var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
-        object["status"] = .string(EligibilityStatus.expired.rawValue)
-        object["reasons"] = .array(EligibilityReasons.itemUnreadable.codes.map { .string($0) })
-        object["item_error"] = .string(detail)
-        if let code = error.storeError?.code { object["item_error_code"] = .string("\(code)") }
-        object["key"] = .string(key.rawValue)
-        context.standardOutput.writeLine(object.text)
+        output.writeLine(
+          refusalObject(error, decision: reader.decision, key: key, maxAge: maxAge).text)
       }
       let insecure = error.cacheError?.code == .insecureStore
-      throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(detail)")
+      throw CommandFailure(
+        insecure ? .ioError : .expired, "refused: expired: \(refusalDetail(error))")
     }
     guard header != nil else {
       if json {
         var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
         object["key"] = .string(key.rawValue)
         object["item"] = .null
-        context.standardOutput.writeLine(object.text)
+        output.writeLine(object.text)
       }
       throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
     }
@@ -146,6 +136,55 @@ enum Read: Subcommand {
       output.write(byte: UInt8(ascii: "\n"))
     }
     return .success
+  }
+
+  /// A refused decision (at open, or of a newer sign-in's set met by the reader): its JSON object
+  /// with `--json`, and the failure to exit with.
+  static func refusal(
+    _ decision: OfflineAccessDecision, key: CacheItemKey, json: Bool, maxAge: Duration,
+    store path: String, context: CommandContext
+  ) -> CommandFailure {
+    if json {
+      var object = StoreCommandSupport.json(decision, maxAge: maxAge)
+      object["key"] = .string(key.rawValue)
+      context.standardOutput.writeLine(object.text)
+    }
+    if let cause = StoreCommandSupport.unusableStoreCause(decision, store: path) {
+      return CommandFailure(.ioError, "store '\(path)' cannot be used: \(cause)")
+    }
+    let insecure =
+      decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore
+    return CommandFailure(
+      insecure ? .ioError : ExitCode(decision.status),
+      "refused: " + StoreCommandSupport.refusal(decision))
+  }
+
+  /// The reader's refusal as one line: its code, and the store's error when there is one (which
+  /// names its typed reason, e.g. `item_unauthentic`).
+  static func refusalDetail(_ error: OfflineReadError) -> String {
+    error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
+  }
+
+  /// The JSON object of a read refused after the open: the reader's decision with `status`
+  /// `expired`, `reasons` the refusal's own reasons (every one the recheck or the item check
+  /// found), `read_error` its code and `read_error_reason` its sentence; for an item store
+  /// failure `item_error` and `item_error_code`, for a mark store failure `mark_error`.
+  static func refusalObject(
+    _ error: OfflineReadError, decision: OfflineAccessDecision, key: CacheItemKey,
+    maxAge: Duration
+  ) -> JSONObject {
+    var object = StoreCommandSupport.json(decision, maxAge: maxAge)
+    object["status"] = .string(EligibilityStatus.expired.rawValue)
+    object["reasons"] = .array(error.reasons.codes.map { .string($0) })
+    object["read_error"] = .string("\(error.code)")
+    object["read_error_reason"] = .string(error.reason)
+    if let cacheError = error.cacheError {
+      object["item_error"] = .string(refusalDetail(error))
+      object["item_error_code"] = .string("\(cacheError.code)")
+    }
+    if let markError = error.markError { object["mark_error"] = .string(markError.description) }
+    object["key"] = .string(key.rawValue)
+    return object
   }
 }
 
