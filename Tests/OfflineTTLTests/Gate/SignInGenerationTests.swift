@@ -239,7 +239,8 @@ import Testing
     let decision = counted.checkEligibility()
     #expect(decision.isFresh)
     #expect(decision.items?.count == 1_000)
-    #expect(decision.items?.newest == SignInGenerationTests.start.saturatingAdvanced(by: .seconds(60)))
+    #expect(
+      decision.items?.newest == SignInGenerationTests.start.saturatingAdvanced(by: .seconds(60)))
     #expect(plan.count(of: .readdir) == 0, "the check took the fast path")
     #expect(try f.stagings().isEmpty)
     #expect(!FileManager.default.fileExists(atPath: f.store + "/cache/pending"))
