@@ -61,6 +61,19 @@ final class OutputSink {
     if buffer.count >= Self.flushThreshold { flush() }
   }
 
+  /// Writes `bytes` at once, after whatever is buffered, without copying them into the buffer
+  /// (for large payloads streamed chunk by chunk). A failed write is remembered in
+  /// ``writeFailed``; after one, nothing more is written.
+  func writeUnbuffered(_ bytes: UnsafeRawBufferPointer) {
+    guard let fileDescriptor else {
+      captured.append(contentsOf: bytes)
+      return
+    }
+    flush()
+    guard !writeFailed, !bytes.isEmpty else { return }
+    if FileDescriptorCalls.writeAll(fileDescriptor, bytes) != nil { writeFailed = true }
+  }
+
   /// Writes the buffered bytes out. A failed write is remembered in ``writeFailed`` and the
   /// bytes are dropped (a closed pipe must not hang the tool).
   func flush() {
