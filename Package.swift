@@ -87,8 +87,8 @@ let package = Package(
       dependencies: ["CZlib", "CSodium"],
       swiftSettings: swiftSettings
     ),
-    // Test doubles (manual clocks, in-memory stores) without a test framework: tests, previews,
-    // the demo and the benchmarks can all use them.
+    // Test doubles (manual clocks, in-memory stores, a software TPM process) without a test
+    // framework: tests, previews, the demo and the benchmarks can all use them.
     .target(
       name: "OfflineTTLTestDoubles",
       dependencies: ["OfflineTTL"],
@@ -118,7 +118,7 @@ let package = Package(
     .executableTarget(
       name: "offline-ttl-bench",
       dependencies: [
-        "OfflineTTL",
+        "OfflineTTL", "OfflineTTLTestDoubles",
         .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
         .target(name: "OfflineTTLTPM", condition: .when(traits: ["TPM"])),
       ],

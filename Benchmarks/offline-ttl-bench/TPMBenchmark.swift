@@ -2,10 +2,7 @@
   import Foundation
   import OfflineTTL
   import OfflineTTLTPM
-
-  #if canImport(Glibc)
-    import Glibc
-  #endif
+  import OfflineTTLTestDoubles
 
   /// `tpm`: what a TPM 2.0 clock adds to a check. One `ESYSTPMClock.now()` (one
   /// `TPM2_ReadClock` on an open connection), the first reading of a process (connection and
@@ -36,14 +33,17 @@
       }
       let quick = options.flag("quick")
       let report = BenchReport(section: "tpm", json: json)
-      var swtpm: SoftwareTPM?
+      var swtpm: SwtpmProcess?
       let tcti: String
       if let given = options.value("tcti") {
         tcti = given
       } else {
-        let started = try SoftwareTPM()
+        let started = try SwtpmProcess()
         swtpm = started
         tcti = started.tcti
+        // One answered command before the figures: the TPM's own start-up is not measured
+        // (as before, the first figure is this process's connection and identity).
+        _ = try ESYSTPMClock(tcti: tcti).now()
       }
       defer { swtpm?.stop() }
       let directory = try BenchProcess.workDirectory("tpm")
@@ -131,110 +131,6 @@
     func now() throws(TPMClockError) -> TPMClockReading {
       reads += 1
       return try wrapped.now()
-    }
-  }
-
-  /// A software TPM for the benchmark: `swtpm socket` on a free loopback port pair (up to 20
-  /// tried) with its state in a temporary directory, stopped (SIGKILL, by its pid) and removed
-  /// by ``stop()``.
-  final class SoftwareTPM {
-    private(set) var port = 0
-    let state: String
-    private var process: Process?
-
-    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
-
-    init() throws {
-      let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-      guard
-        let swtpm = path.split(separator: ":").map({ "\($0)/swtpm" }).first(where: {
-          FileManager.default.isExecutableFile(atPath: $0)
-        })
-      else {
-        throw BenchError.failed("swtpm is not installed (Debian: swtpm swtpm-tools)")
-      }
-      state =
-        FileManager.default.temporaryDirectory.path + "/offline-ttl-bench-swtpm-"
-        + UUID().uuidString
-      try FileManager.default.createDirectory(
-        atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-      for _ in 0..<20 {
-        let candidate = Int.random(in: 15_000...29_999) * 2
-        // Another process's TPM may listen there: never talk to a port this one did not bind.
-        guard Self.isFree(candidate), Self.isFree(candidate + 1) else { continue }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: swtpm)
-        process.arguments = [
-          "socket", "--tpm2", "--tpmstate", "dir=\(state)",
-          "--server", "type=tcp,port=\(candidate),bindaddr=127.0.0.1",
-          "--ctrl", "type=tcp,port=\(candidate + 1),bindaddr=127.0.0.1",
-          "--flags", "not-need-init,startup-clear",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        port = candidate
-        // Wait for the command port before the first TPM command (the TCTI logs every
-        // refused connection on stderr).
-        for _ in 0..<100 {
-          guard process.isRunning else { break }
-          if Self.accepts(candidate), process.isRunning,
-            (try? ESYSTPMClock(tcti: tcti).now()) != nil
-          {
-            return
-          }
-          usleep(50_000)
-        }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
-      }
-      try? FileManager.default.removeItem(atPath: state)
-      throw BenchError.failed("swtpm did not start on any of 20 loopback ports")
-    }
-
-    /// Whether nothing listens on 127.0.0.1:`port` (a bind succeeds).
-    private static func isFree(_ port: Int) -> Bool {
-      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-      guard descriptor >= 0 else { return false }
-      defer { close(descriptor) }
-      var address = loopback(port)
-      return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
-      }
-    }
-
-    private static func loopback(_ port: Int) -> sockaddr_in {
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = in_port_t(UInt16(port).bigEndian)
-      address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      return address
-    }
-
-    /// Whether something accepts a TCP connection on 127.0.0.1:`port`.
-    private static func accepts(_ port: Int) -> Bool {
-      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-      guard descriptor >= 0 else { return false }
-      defer { close(descriptor) }
-      var address = loopback(port)
-      return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
-      }
-    }
-
-    func stop() {
-      if let process {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-      }
-      process = nil
-      try? FileManager.default.removeItem(atPath: state)
     }
   }
 #endif

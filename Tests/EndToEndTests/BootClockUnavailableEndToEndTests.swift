@@ -2,32 +2,17 @@ import Foundation
 import OfflineTTLTesting
 import Testing
 
-/// Whether this process may make a user and mount namespace (`unshare -rm`), needed to hide the
-/// boot id from one command.
-func canHideBootID() -> Bool {
-  guard toolIsInstalled("unshare") else { return false }
-  guard
-    let result = try? BinaryRunner(path: "/usr/bin/env").run(
-      ["unshare", "-rm", "true"], timeout: .seconds(20))
-  else { return false }
-  return result.exitCode == 0
-}
-
 /// With the boot-clock floor on, a boot id this process cannot read is a refusal
 /// (`boot_clock_unavailable`), never a silent downgrade: at a check, at a read, and for the
 /// whole generation of a sign-in that could not read it. `--no-boot-floor` is the documented way
 /// to run without a boot clock.
-@Suite(.enabled(if: canHideBootID(), "needs unshare (util-linux) and user namespaces"))
+@Suite(
+  .enabled(if: MountNamespace.isUsable, "needs unshare (util-linux) with user+mount namespaces"))
 struct BootClockUnavailableEndToEndTests {
   /// Runs `offline-ttl arguments` in a mount namespace where the boot id file shows garbage.
   func hidden(_ arguments: [String], garbage: String) throws -> BinaryResult {
-    let binary = try BinaryRunner().executable.path
-    let command = ([binary] + arguments).map { "'\($0)'" }.joined(separator: " ")
-    return try BinaryRunner(path: "/usr/bin/env").run(
-      [
-        "unshare", "-rm", "sh", "-c",
-        "mount --bind '\(garbage)' /proc/sys/kernel/random/boot_id && exec \(command)",
-      ], timeout: .seconds(30))
+    try MountNamespace.run(
+      arguments, binding: [(source: garbage, target: "/proc/sys/kernel/random/boot_id")])
   }
 
   @Test func aHiddenBootIDRefusesChecksAndReadsAndSaysWhy() throws {

@@ -29,7 +29,18 @@ import Testing
     _ arguments: [String], allowed: Set<Int32>, _ label: String, launcher: [String] = [],
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> BinaryResult {
-    let result = try binary.run(arguments, launcher: launcher, timeout: .seconds(20))
+    try check(
+      try binary.run(arguments, launcher: launcher, timeout: .seconds(20)), arguments,
+      allowed: allowed, label, sourceLocation: sourceLocation)
+  }
+
+  /// The matrix's checks of one command's result: it did not hang, was not killed by a signal,
+  /// and exited with a code among `allowed`.
+  @discardableResult
+  func check(
+    _ result: BinaryResult, _ arguments: [String], allowed: Set<Int32>, _ label: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) -> BinaryResult {
     #expect(!result.timedOut, "\(label): \(arguments) hung", sourceLocation: sourceLocation)
     #expect(
       result.exitCode != nil, "\(label): \(arguments) crashed", sourceLocation: sourceLocation)
@@ -138,6 +149,50 @@ import Testing
     #expect(read.standardError.contains("too_old"), "\(read.standardError)")
     let verify = try run(scene.status + ["--verify"], allowed: [1], "replay --verify")
     #expect(verify.standardOutput.contains("disagrees: token: too_old"), "\(verify.standardOutput)")
+  }
+
+  /// This machine's id made unreadable in a private mount namespace (each kind of file over
+  /// `/etc/machine-id` and over its fallback `/var/lib/dbus/machine-id` where that exists): no
+  /// hang, no crash; a record bound at sign-in is refused (`store_from_another_machine`) and
+  /// left byte for byte; a sign-in there writes an unbound record, judged as before binding
+  /// existed there and here; a sign-in where the id can be read binds it again.
+  @Test(
+    .enabled(if: MountNamespace.isUsable, "needs unshare (util-linux) with user+mount namespaces"),
+    .enabled(if: machineIDFileIsPresent, "needs /etc/machine-id (a regular file) to bind over"),
+    arguments: MachineIDKind.allCases)
+  func everyUnreadableMachineIDRefusesABoundRecordAndASignInThereWritesItUnbound(
+    _ kind: MachineIDKind
+  ) throws {
+    let scene = try Scene(binary: binary)
+    defer { scene.remove() }
+    let here = SystemMachineIdentity().current()
+    try #require(here != nil, "this machine's id cannot be read outside the namespace")
+    #expect(try FileClockMarkStore(atPath: scene.store).read().machine == here)
+    let bindings = try kind.bindings(scratch: scene.root + "/machine-id-" + kind.rawValue)
+    let outside = scene.outsideSnapshot()
+    let before = Scene.snapshot(scene.store)
+    let label = "machine id: \(kind.rawValue)"
+    func inside(_ arguments: [String], allowed: Set<Int32>) throws -> BinaryResult {
+      check(
+        try MountNamespace.run(arguments, binding: bindings, timeout: .seconds(20)), arguments,
+        allowed: allowed, label)
+    }
+    let status = try inside(scene.status + ["--json"], allowed: [1])
+    let error = (try? status.jsonObject()["mark_error"] as? String) ?? ""
+    #expect(error.hasPrefix("store_from_another_machine:"), "\(label): \(status.standardOutput)")
+    let read = try inside(scene.read("token"), allowed: [1])
+    #expect(read.standardOutput.isEmpty, "\(label): bytes served")
+    #expect(read.standardError.contains("store_from_another_machine"), "\(label)")
+    #expect(Scene.snapshot(scene.store) == before, "\(label): a refused check changed the store")
+    try inside(scene.signIn([]), allowed: [0])
+    #expect(try FileClockMarkStore(atPath: scene.store).read().machine == nil, "\(label)")
+    try inside(scene.status, allowed: [0])
+    let unbound = try inside(scene.read("token"), allowed: [0])
+    #expect(unbound.standardOutput == Scene.tokenPayload, "\(label)")
+    try run(scene.status, allowed: [0], label + " outside, unbound")
+    try run(scene.signIn([]), allowed: [0], label + " outside")
+    #expect(try FileClockMarkStore(atPath: scene.store).read().machine == here, "\(label)")
+    #expect(scene.outsideSnapshot() == outside, "\(label): something outside the store changed")
   }
 
   @Test func aCraftedGenerationAtItsMaximumDoesNotWrapToZero() throws {
@@ -404,4 +459,41 @@ enum SpecialFile: String, CaseIterable, Sendable, CustomStringConvertible {
   case fifo, socket, device, directory, symbolicLink, emptyFile
 
   var description: String { rawValue }
+}
+
+/// What stands where this machine's id belongs, for the matrix: nothing of it is an id.
+enum MachineIDKind: String, CaseIterable, Sendable {
+  case fifo, directory, sparseOneTebibyte, empty, garbage, characterDevice
+
+  /// The bindings that put this kind over `/etc/machine-id` and, where it exists, over
+  /// `/var/lib/dbus/machine-id` (so the fallback cannot supply the id either).
+  ///
+  /// - Parameter scratch: A directory of the test's own (created here).
+  func bindings(scratch: String) throws -> [(source: String, target: String)] {
+    let files = FileManager.default
+    try files.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    let targets = SystemMachineIdentity.defaultPaths.filter { files.fileExists(atPath: $0) }
+    let source = scratch + "/source"
+    switch self {
+    case .directory:
+      return try targets.enumerated().flatMap { index, target in
+        try MountNamespace.directory(inPlaceOf: target, scratch: scratch + "/dir-\(index)")
+      }
+    case .fifo:
+      guard mkfifo(source, 0o600) == 0 else { throw POSIXError(.EIO) }
+    case .sparseOneTebibyte:
+      try Data("0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: source))
+      let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: source))
+      try handle.truncate(atOffset: 1 << 40)
+      try handle.close()
+    case .empty:
+      try Data().write(to: URL(fileURLWithPath: source))
+    case .garbage:
+      try Data([0xFF, 0x00, 0xFE] + Array("not-a-machine-id-\u{1}\n".utf8)).write(
+        to: URL(fileURLWithPath: source))
+    case .characterDevice:
+      return targets.map { (source: "/dev/zero", target: $0) }
+    }
+    return targets.map { (source: source, target: $0) }
+  }
 }

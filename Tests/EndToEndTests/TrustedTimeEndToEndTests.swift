@@ -76,6 +76,16 @@ import Testing
     func remove() { scratch.remove() }
   }
 
+  /// Runs `body` with a new device and a new software TPM, and `tpm` = `--tpm <its TCTI>`;
+  /// removes the store and stops the TPM after, whatever `body` does.
+  static func withTPMDevice(_ body: (Device, SwtpmProcess, [String]) throws -> Void) throws {
+    let device = try Device()
+    defer { device.remove() }
+    let swtpm = try SwtpmProcess()
+    defer { swtpm.stop() }
+    try body(device, swtpm, ["--tpm", swtpm.tcti])
+  }
+
   /// `--server-time <t0> --server-time-uncertainty 500ms`.
   static func serverTime(_ seconds: Int64) -> [String] {
     ["--server-time", String(seconds), "--server-time-uncertainty", "500ms"]
@@ -219,31 +229,28 @@ import Testing
   /// clock is held: the TPM time across the restart counts, and the cache expires by it.
   @Test(.enabled(if: tpmTools, tpmToolsMissing))
   func scenario5OrderlyTPMRestartWithAHeldWallClock() throws {
-    let device = try Device()
-    defer { device.remove() }
-    let swtpm = try SwtpmProcess()
-    defer { swtpm.stop() }
-    let tpm = ["--tpm", swtpm.tcti]
-    let t0 = SimulatedMachine.realSeconds()
-    let signedInAt = Date()
-    _ = try device.signIn(Self.serverTime(t0) + tpm)
-    let held = SimulatedWallClock.frozen(atSecondsSinceEpoch: t0)
-    let fresh = try device.status(maxAge: "5s", tpm, wall: held)
-    #expect(fresh.exitCode == 0, "\(fresh.standardOutput)")
+    try Self.withTPMDevice { device, swtpm, tpm in
+      let t0 = SimulatedMachine.realSeconds()
+      let signedInAt = Date()
+      _ = try device.signIn(Self.serverTime(t0) + tpm)
+      let held = SimulatedWallClock.frozen(atSecondsSinceEpoch: t0)
+      let fresh = try device.status(maxAge: "5s", tpm, wall: held)
+      #expect(fresh.exitCode == 0, "\(fresh.standardOutput)")
 
-    try swtpm.orderlyRestart()
-    let reboot = SimulatedBoot.rebooted(try SimulatedReboot(in: device.scratch.path))
-    // 7 s of real time (and of TPM time) since the sign-in: more than the 5 s max age plus
-    // the allowance (2 s + 500 ppm) counted from the stamp 2.5 s before the anchor.
-    Thread.sleep(until: signedInAt.addingTimeInterval(7))
-    let expired = try device.status(maxAge: "5s", tpm, wall: held, boot: reboot)
-    #expect(expired.exitCode == 1, "\(expired.standardOutput) \(expired.standardError)")
-    #expect(try Self.reasons(expired) == ["too_old"])
-    #expect(try Self.string(expired, "carried_by") == "tpm_clock")
-    #expect(try expired.jsonInt64("trusted_time_ns") >= (t0 + 4) * Self.second)
-    #expect(try expired.jsonInt64("tpm_reset_count") >= 1)
-    #expect(try expired.jsonObject()["tpm_safe"] as? Bool == true)
-    #expect(try expired.jsonObject()["tpm_power_loss_allowance"] as? Bool == false)
+      try swtpm.orderlyRestart()
+      let reboot = SimulatedBoot.rebooted(try SimulatedReboot(in: device.scratch.path))
+      // 7 s of real time (and of TPM time) since the sign-in: more than the 5 s max age plus
+      // the allowance (2 s + 500 ppm) counted from the stamp 2.5 s before the anchor.
+      Thread.sleep(until: signedInAt.addingTimeInterval(7))
+      let expired = try device.status(maxAge: "5s", tpm, wall: held, boot: reboot)
+      #expect(expired.exitCode == 1, "\(expired.standardOutput) \(expired.standardError)")
+      #expect(try Self.reasons(expired) == ["too_old"])
+      #expect(try Self.string(expired, "carried_by") == "tpm_clock")
+      #expect(try expired.jsonInt64("trusted_time_ns") >= (t0 + 4) * Self.second)
+      #expect(try expired.jsonInt64("tpm_reset_count") >= 1)
+      #expect(try expired.jsonObject()["tpm_safe"] as? Bool == true)
+      #expect(try expired.jsonObject()["tpm_power_loss_allowance"] as? Bool == false)
+    }
   }
 
   /// 6. A copy of the store taken at sign-in, restored 10 minutes of TPM time later (in another
@@ -251,120 +258,109 @@ import Testing
   /// plus the TPM's elapsed time is far ahead of that wall clock.
   @Test(.enabled(if: tpmTools && SwtpmProcess.canSetClock, tpmToolsMissing))
   func scenario6RestoredCopyIsRefused() throws {
-    let device = try Device()
-    defer { device.remove() }
-    let swtpm = try SwtpmProcess()
-    defer { swtpm.stop() }
-    let tpm = ["--tpm", swtpm.tcti]
-    let signIn = try device.signIn(tpm)
-    let copyMark = try signIn.jsonInt64("mark_ns")
-    let copy = device.scratch.appending("copy")
-    try FileManager.default.copyItem(atPath: device.store, toPath: copy)
+    try Self.withTPMDevice { device, swtpm, tpm in
+      let signIn = try device.signIn(tpm)
+      let copyMark = try signIn.jsonInt64("mark_ns")
+      let copy = device.scratch.appending("copy")
+      try FileManager.default.copyItem(atPath: device.store, toPath: copy)
 
-    try swtpm.advanceClock(by: .seconds(600))
-    // The live store, 10 minutes later by the TPM and the wall clock: fresh.
-    let live = try device.status(tpm, wall: .offset(seconds: 600))
-    #expect(live.exitCode == 0, "\(live.standardOutput)")
+      try swtpm.advanceClock(by: .seconds(600))
+      // The live store, 10 minutes later by the TPM and the wall clock: fresh.
+      let live = try device.status(tpm, wall: .offset(seconds: 600))
+      #expect(live.exitCode == 0, "\(live.standardOutput)")
 
-    try FileManager.default.removeItem(atPath: device.store)
-    try FileManager.default.copyItem(atPath: copy, toPath: device.store)
-    let reboot = SimulatedBoot.rebooted(try SimulatedReboot(in: device.scratch.path))
-    let copyTime = (copyMark + Self.second - 1) / Self.second
-    let restored = try device.status(
-      tpm, wall: .frozen(atSecondsSinceEpoch: copyTime), boot: reboot)
-    #expect(restored.exitCode == 1, "\(restored.standardOutput)")
-    #expect(try Self.reasons(restored).contains("clock_behind_elapsed_time"))
-    #expect(try restored.jsonInt64("floor_ns") >= copyMark + 600 * Self.second)
-    #expect(try Self.string(restored, "carried_by") == "tpm_clock")
+      try FileManager.default.removeItem(atPath: device.store)
+      try FileManager.default.copyItem(atPath: copy, toPath: device.store)
+      let reboot = SimulatedBoot.rebooted(try SimulatedReboot(in: device.scratch.path))
+      let copyTime = (copyMark + Self.second - 1) / Self.second
+      let restored = try device.status(
+        tpm, wall: .frozen(atSecondsSinceEpoch: copyTime), boot: reboot)
+      #expect(restored.exitCode == 1, "\(restored.standardOutput)")
+      #expect(try Self.reasons(restored).contains("clock_behind_elapsed_time"))
+      #expect(try restored.jsonInt64("floor_ns") >= copyMark + 600 * Self.second)
+      #expect(try Self.string(restored, "carried_by") == "tpm_clock")
+    }
   }
 
   /// 7. The TPM cleared under the store, or another TPM (a new swtpm state): `tpm_changed`
   /// until an online sign-in re-anchors.
   @Test(.enabled(if: swtpm, swtpmMissing))
   func scenario7ClearedOrReplacedTPMIsTPMChanged() throws {
-    let device = try Device()
-    defer { device.remove() }
-    let swtpm = try SwtpmProcess()
-    defer { swtpm.stop() }
-    let tpm = ["--tpm", swtpm.tcti]
-    _ = try device.signIn(Self.serverTime(SimulatedMachine.realSeconds()) + tpm)
-    #expect(try device.status(tpm).exitCode == 0)
+    try Self.withTPMDevice { device, swtpm, tpm in
+      _ = try device.signIn(Self.serverTime(SimulatedMachine.realSeconds()) + tpm)
+      #expect(try device.status(tpm).exitCode == 0)
 
-    try swtpm.clear()
-    let cleared = try device.status(tpm)
-    #expect(cleared.exitCode == 1, "\(cleared.standardOutput)")
-    #expect(try Self.reasons(cleared).contains("tpm_changed"))
-    #expect(try Self.string(cleared, "tpm_error")?.hasPrefix("tpm_changed: ") == true)
-    let read = try SimulatedMachine.run(
-      ["read", "--store", device.store, "--max-age", "7d", "token"] + tpm)
-    #expect(read.exitCode == 1)
-    #expect(read.standardError.contains("tpm_changed"), "\(read.standardError)")
-    #expect(read.standardOutput.isEmpty, "no byte of the item is served")
+      try swtpm.clear()
+      let cleared = try device.status(tpm)
+      #expect(cleared.exitCode == 1, "\(cleared.standardOutput)")
+      #expect(try Self.reasons(cleared).contains("tpm_changed"))
+      #expect(try Self.string(cleared, "tpm_error")?.hasPrefix("tpm_changed: ") == true)
+      let read = try SimulatedMachine.run(
+        ["read", "--store", device.store, "--max-age", "7d", "token"] + tpm)
+      #expect(read.exitCode == 1)
+      #expect(read.standardError.contains("tpm_changed"), "\(read.standardError)")
+      #expect(read.standardOutput.isEmpty, "no byte of the item is served")
 
-    _ = try device.signIn(Self.serverTime(SimulatedMachine.realSeconds()) + tpm)
-    #expect(try device.status(tpm).exitCode == 0, "an online sign-in re-anchors")
+      _ = try device.signIn(Self.serverTime(SimulatedMachine.realSeconds()) + tpm)
+      #expect(try device.status(tpm).exitCode == 0, "an online sign-in re-anchors")
 
-    let other = try SwtpmProcess()
-    defer { other.stop() }
-    let replaced = try device.status(["--tpm", other.tcti])
-    #expect(replaced.exitCode == 1)
-    #expect(try Self.reasons(replaced).contains("tpm_changed"), "\(replaced.standardOutput)")
+      let other = try SwtpmProcess()
+      defer { other.stop() }
+      let replaced = try device.status(["--tpm", other.tcti])
+      #expect(replaced.exitCode == 1)
+      #expect(try Self.reasons(replaced).contains("tpm_changed"), "\(replaced.standardOutput)")
+    }
   }
 
   /// 8. swtpm killed (no orderly shutdown) and started again, in another boot: the power-loss
   /// allowance (2^22 ms) applies, the decision says so, and the cache stays fresh.
   @Test(.enabled(if: tpmTools, tpmToolsMissing))
   func scenario8PowerLossAppliesTheAllowance() throws {
-    let device = try Device()
-    defer { device.remove() }
-    let swtpm = try SwtpmProcess()
-    defer { swtpm.stop() }
-    let tpm = ["--tpm", swtpm.tcti]
-    let t0 = SimulatedMachine.realSeconds()
-    _ = try device.signIn(Self.serverTime(t0) + tpm)
-    try swtpm.powerLoss()
-    let reboot = SimulatedBoot.rebooted(try SimulatedReboot(in: device.scratch.path))
-    let text = try SimulatedMachine.run(
-      ["status", "--store", device.store, "--max-age", "7d"] + tpm, boot: reboot)
-    #expect(text.exitCode == 0, "\(text.standardOutput) \(text.standardError)")
-    #expect(
-      text.standardOutput.contains("safe no; the TPM lost power since the last record"),
-      "\(text.standardOutput)")
+    try Self.withTPMDevice { device, swtpm, tpm in
+      let t0 = SimulatedMachine.realSeconds()
+      _ = try device.signIn(Self.serverTime(t0) + tpm)
+      try swtpm.powerLoss()
+      let reboot = SimulatedBoot.rebooted(try SimulatedReboot(in: device.scratch.path))
+      let text = try SimulatedMachine.run(
+        ["status", "--store", device.store, "--max-age", "7d"] + tpm, boot: reboot)
+      #expect(text.exitCode == 0, "\(text.standardOutput) \(text.standardError)")
+      #expect(
+        text.standardOutput.contains("safe no; the TPM lost power since the last record"),
+        "\(text.standardOutput)")
 
-    // Killed again (before the TPM saved its clock, perhaps): the allowance applies again.
-    try swtpm.powerLoss()
-    let after = try device.status(tpm, boot: reboot)
-    #expect(after.exitCode == 0, "\(after.standardOutput) \(after.standardError)")
-    let object = try after.jsonObject()
-    #expect(object["tpm_power_loss_allowance"] as? Bool == true)
-    #expect(try after.jsonInt64("tpm_power_loss_allowance_ns") == 4_194_304_000_000)
-    #expect(object["tpm_safe"] as? Bool == false)
-    #expect(object["carried_by"] as? String == "tpm_clock")
-    // Trusted time counts the whole NV update interval at each of the two power losses: about
-    // 2 × 69.9 minutes ahead of the wall clock (less the 500 ms uncertainty, the 2 s + 500 ppm
-    // allowance and the sub-second part of the server time).
-    let offset = try after.jsonInt64("wall_offset_ns")
-    #expect(offset > -8_389 * Self.second && offset < -8_375 * Self.second, "\(offset)")
+      // Killed again (before the TPM saved its clock, perhaps): the allowance applies again.
+      try swtpm.powerLoss()
+      let after = try device.status(tpm, boot: reboot)
+      #expect(after.exitCode == 0, "\(after.standardOutput) \(after.standardError)")
+      let object = try after.jsonObject()
+      #expect(object["tpm_power_loss_allowance"] as? Bool == true)
+      #expect(try after.jsonInt64("tpm_power_loss_allowance_ns") == 4_194_304_000_000)
+      #expect(object["tpm_safe"] as? Bool == false)
+      #expect(object["carried_by"] as? String == "tpm_clock")
+      // Trusted time counts the whole NV update interval at each of the two power losses: about
+      // 2 × 69.9 minutes ahead of the wall clock (less the 500 ms uncertainty, the 2 s + 500 ppm
+      // allowance and the sub-second part of the server time).
+      let offset = try after.jsonInt64("wall_offset_ns")
+      #expect(offset > -8_389 * Self.second && offset < -8_375 * Self.second, "\(offset)")
+    }
   }
 
   /// A configured TPM that cannot be reached: status refuses (`tpm_unavailable`), sign-in
   /// writes nothing (exit 74).
   @Test(.enabled(if: swtpm, swtpmMissing))
   func anUnreachableTPMIsRefusedNeverIgnored() throws {
-    let device = try Device()
-    defer { device.remove() }
-    let swtpm = try SwtpmProcess()
-    let tpm = ["--tpm", swtpm.tcti]
-    _ = try device.signIn(tpm)
-    swtpm.stop()
-    let status = try device.status(tpm)
-    #expect(status.exitCode == 1)
-    #expect(try Self.reasons(status) == ["tpm_unavailable"], "\(status.standardOutput)")
-    let before = try Data(contentsOf: URL(fileURLWithPath: device.store + "/clock-mark"))
-    let signIn = try SimulatedMachine.run(
-      ["sign-in", "--store", device.store, "--put", "token=\(device.input)"] + tpm)
-    #expect(signIn.exitCode == 74)
-    #expect(signIn.standardError.contains("tpm_unavailable"), "\(signIn.standardError)")
-    #expect(try Data(contentsOf: URL(fileURLWithPath: device.store + "/clock-mark")) == before)
+    try Self.withTPMDevice { device, swtpm, tpm in
+      _ = try device.signIn(tpm)
+      swtpm.stop()
+      let status = try device.status(tpm)
+      #expect(status.exitCode == 1)
+      #expect(try Self.reasons(status) == ["tpm_unavailable"], "\(status.standardOutput)")
+      let before = try Data(contentsOf: URL(fileURLWithPath: device.store + "/clock-mark"))
+      let signIn = try SimulatedMachine.run(
+        ["sign-in", "--store", device.store, "--put", "token=\(device.input)"] + tpm)
+      #expect(signIn.exitCode == 74)
+      #expect(signIn.standardError.contains("tpm_unavailable"), "\(signIn.standardError)")
+      #expect(try Data(contentsOf: URL(fileURLWithPath: device.store + "/clock-mark")) == before)
+    }
   }
 }

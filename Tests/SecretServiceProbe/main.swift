@@ -82,7 +82,7 @@
       print("ok highest_wall=\(highestWall) last_seen=\(lastSeen)")
     case "exercise" where arguments.count == 5:
       let cache = SecretServiceCacheStore(configuration: configuration)
-      let key = try CacheItemKey("item")
+      let key = CacheItemKey("item")
       for round in 0..<(Int(arguments[4]) ?? 1) {
         let wall = WallClockInstant(nanosecondsSinceEpoch: Int64(round + 1) * 1_000_000_000)
         _ = try store.resetAfterOnlineSignIn(now: wall)

@@ -108,7 +108,8 @@
           "offline-ttl-mark 1\n"))
     }
 
-    /// The largest version-2 secret (every number at its longest) stays under the size limit.
+    /// The largest version-2 and version-3 secrets (every number at its longest) stay under the
+    /// size limit.
     @Test func theLargestTrustedRecordFits() throws {
       let boot = BootClockReading(
         bootID: BootID(high: .max, low: .max), sinceBoot: .nanoseconds(Int64.min))
@@ -127,9 +128,13 @@
             serverTime: instant, uncertainty: .nanoseconds(Int64.max), boot: boot, tpm: tpm),
           lowerBound: instant, elapsedSinceAnchor: .nanoseconds(Int64.min), lastBoot: boot,
           lastTPM: tpm))
-      let bytes = SecretServiceMarkCoding.encode(record)
-      #expect(bytes.count <= SecretServiceMarkCoding.largestValue, "\(bytes.count) bytes")
-      #expect(try SecretServiceMarkCoding.decode(bytes) == record)
+      var bound = record
+      bound.machine = MachineID(high: .max, low: .max)
+      for record in [record, bound] {
+        let bytes = SecretServiceMarkCoding.encode(record)
+        #expect(bytes.count <= SecretServiceMarkCoding.largestValue, "\(bytes.count) bytes")
+        #expect(try SecretServiceMarkCoding.decode(bytes) == record)
+      }
     }
 
     /// A version-2 secret whose trusted-time fields do not parse is malformed (every field).
@@ -152,6 +157,69 @@
       do {
         _ = try SecretServiceMarkCoding.decode(body + Array("crc32 \(crc)\n".utf8))
         Issue.record("decoded a bad \(name)")
+      } catch {
+        #expect(error.unreadableReason == .malformed)
+      }
+    }
+
+    static let machine = MachineID(high: 0x0123_4567_89ab_cdef, low: 0xfedc_ba98_7654_3210)
+
+    /// A record bound to a machine is format version 3 (the machine line, then trusted time
+    /// when the record has it) and reads back exactly; the same record unbound is still written
+    /// as version 1 or 2, and those read back unbound.
+    @Test(arguments: [false, true])
+    func aBoundRecordRoundTripsAsVersion3(trusted: Bool) throws {
+      var record = Self.record
+      if trusted {
+        record.trustedTime = TrustedTime(
+          anchor: nil, lowerBound: WallClockInstant(nanosecondsSinceEpoch: 5),
+          elapsedSinceAnchor: .nanoseconds(6), lastBoot: nil, lastTPM: Self.tpm)
+      }
+      record.machine = Self.machine
+      let bytes = SecretServiceMarkCoding.encode(record)
+      let text = String(decoding: bytes, as: UTF8.self)
+      #expect(text.hasPrefix("offline-ttl-mark 3\n"))
+      #expect(text.contains("\nuntrusted 1\nmachine 0123456789abcdeffedcba9876543210\n"))
+      #expect(text.split(separator: "\n").count == (trusted ? 17 : 10))
+      #expect(try SecretServiceMarkCoding.decode(bytes) == record)
+      record.machine = nil
+      let earlier = SecretServiceMarkCoding.encode(record)
+      #expect(
+        String(decoding: earlier, as: UTF8.self).hasPrefix("offline-ttl-mark \(trusted ? 2 : 1)\n"))
+      #expect(try SecretServiceMarkCoding.decode(earlier) == record)
+    }
+
+    /// A version-1 secret as stored before machine binding (literal bytes) reads as an unbound
+    /// record.
+    @Test func aSecretWrittenBeforeBindingReadsUnbound() throws {
+      let body = Array(
+        ("offline-ttl-mark 1\ngeneration 2\nmark 10\nfloor 9\n"
+          + "anchor-boot 6f1c2a3b-0000-4000-8000-00000000beef\nanchor-since-boot 1\n"
+          + "elapsed-since-sign-in 0\nuntrusted 0\n").utf8)
+      let crc = SecretServiceMarkCoding.hex(SecretServiceMarkCoding.checksum(body))
+      let record = try SecretServiceMarkCoding.decode(body + Array("crc32 \(crc)\n".utf8))
+      #expect(record.generation == 2 && record.machine == nil)
+    }
+
+    /// A version-3 secret whose machine line is not an id (every other spelling), is missing,
+    /// or is followed by a partial trusted-time block, is malformed even with a good checksum.
+    @Test(arguments: [
+      "machine 0123456789ABCDEF0123456789ABCDE", "machine 00000000000000000000000000000000",
+      "machine none", "machine ", "machines 0123456789abcdef0123456789abcdef",
+      "machine 0123456789abcdef0123456789abcdef\ntrusted-lower-bound 5",
+      "",
+    ])
+    func aBadMachineLineIsMalformed(line: String) {
+      var text =
+        "offline-ttl-mark 3\ngeneration 2\nmark 10\nfloor 9\n"
+        + "anchor-boot 6f1c2a3b-0000-4000-8000-00000000beef\nanchor-since-boot 1\n"
+        + "elapsed-since-sign-in 0\nuntrusted 0\n"
+      if !line.isEmpty { text += line + "\n" }
+      let body = Array(text.utf8)
+      let crc = SecretServiceMarkCoding.hex(SecretServiceMarkCoding.checksum(body))
+      do {
+        _ = try SecretServiceMarkCoding.decode(body + Array("crc32 \(crc)\n".utf8))
+        Issue.record("decoded \(line.debugDescription)")
       } catch {
         #expect(error.unreadableReason == .malformed)
       }

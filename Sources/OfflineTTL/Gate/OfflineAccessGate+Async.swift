@@ -31,8 +31,9 @@ extension OfflineAccessGate {
   /// (`flock`, `fdatasync`) runs on a dedicated dispatch queue while the caller is suspended.
   ///
   /// - Returns: The decision.
-  /// - Complexity: As ``checkEligibility()``, plus one hop to the queue and back (a few
-  ///   microseconds; `offline-ttl-bench` measures it).
+  /// - Complexity: As ``checkEligibility()``, plus one hop to a dispatch queue and back
+  ///   (`offline-ttl-bench gate` measures it beside the blocking call; on a loaded two-core
+  ///   machine the hop was smaller than the run-to-run noise of a check that writes).
   public func checkEligibilityAsync() async -> OfflineAccessDecision {
     await BlockingStoreWork.run { () -> OfflineAccessDecision in checkEligibility() }
   }

@@ -146,11 +146,14 @@ extension OfflineAccessGate {
     }
   }
 
-  /// A mark store failure: when the record can still be read (a failed write), it is read first
-  /// so the other reasons are judged against it; the clocks are read after.
+  /// A mark store failure: when the record can still be read and is evidence of this machine
+  /// (a failed write), it is read first so the other reasons are judged against it; the clocks
+  /// are read after. A record of another machine (`store_from_another_machine`) is not read
+  /// again: its floor and trusted time belong to that machine and are not judged here, so the
+  /// decision's only reason is `mark_unreadable` (<doc:Rules#One-user-one-device>).
   private func failed(_ error: StoreError) -> MarkOutcome {
-    let writeFailed = error.code != .absent && error.code != .unreadable
-    let stored = writeFailed ? try? marks.read() : nil
+    let unusable: [StoreError.Code] = [.absent, .unreadable, .storeFromAnotherMachine]
+    let stored = unusable.contains(error.code) ? nil : try? marks.read()
     return .failed(error, stored: stored, clocks.readForDecision())
   }
 }

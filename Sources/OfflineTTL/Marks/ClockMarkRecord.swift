@@ -14,16 +14,30 @@ public struct ClockMarkRecord: Sendable, Hashable {
   /// reading; `nil` when the store was never signed in with a server time and no TPM was read.
   /// A record without it is stored exactly as before trusted time existed (format version 1).
   public var trustedTime: TrustedTime?
+  /// The machine the record is bound to (<doc:Rules#One-user-one-device>): the id read at the
+  /// online sign-in (or first mark) that wrote it; `nil` for a record written where no machine
+  /// id could be read, and for records written before machine binding existed. A bound record
+  /// is judged only on that machine (``machineRefusal(for:)``); only an online sign-in
+  /// rebinds it. Stored in format version 3 (`docs/mark-record-format.md`).
+  public var machine: MachineID?
 
   /// Creates a record.
+  ///
+  /// - Parameters:
+  ///   - generation: The generation.
+  ///   - mark: The clock mark.
+  ///   - floor: The boot-clock floor.
+  ///   - trustedTime: Trusted time, or `nil`.
+  ///   - machine: The machine the record is bound to, or `nil` (unbound).
   public init(
     generation: UInt64, mark: WallClockInstant, floor: BootClockFloor,
-    trustedTime: TrustedTime? = nil
+    trustedTime: TrustedTime? = nil, machine: MachineID? = nil
   ) {
     self.generation = generation
     self.mark = mark
     self.floor = floor
     self.trustedTime = trustedTime
+    self.machine = machine
   }
 }
 
@@ -43,17 +57,27 @@ public struct ClockObservation: Sendable, Hashable {
   public var tpmError: TPMClockError?
   /// For an online sign-in only: the server time it received, which anchors trusted time.
   public var serverAnchor: TrustedTimeAnchor?
+  /// The id of the machine the clocks were read on (``MachineID``), or `nil` when it cannot be
+  /// read there.
+  public var machine: MachineID?
 
   /// Creates an observation.
+  ///
+  /// - Parameter machine: The machine the clocks were read on: this machine's id by default
+  ///   (``SystemMachineIdentity``, read once per process), so that an observation made by hand
+  ///   (`mark observe`, ``ClockMarkStore/observe(now:)``) is judged against a record bound here
+  ///   like a ``Clocks`` reading; `nil` for a machine whose id cannot be read.
   public init(
     wall: WallClockInstant, boot: BootClockReading? = nil, tpm: TPMClockReading? = nil,
-    tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil
+    tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil,
+    machine: MachineID? = SystemMachineIdentity().current()
   ) {
     self.wall = wall
     self.boot = boot
     self.tpm = tpm
     self.tpmError = tpmError
     self.serverAnchor = serverAnchor
+    self.machine = machine
   }
 }
 
@@ -77,7 +101,7 @@ extension ClockMarkRecord {
       return ClockMarkRecord(
         generation: generation,
         mark: Swift.max(mark, observation.wall),
-        floor: floor.advanced(to: observation.boot))
+        floor: floor.advanced(to: observation.boot), machine: machine)
     }
     let trusted =
       trustedTime
@@ -90,7 +114,7 @@ extension ClockMarkRecord {
     var next = ClockMarkRecord(
       generation: generation, mark: mark,
       floor: floor.advanced(to: observation.boot, tpmStep: step.tpmStep),
-      trustedTime: step.next)
+      trustedTime: step.next, machine: machine)
     if let trustedNow = step.next.effectiveNow {
       next.mark = Swift.max(mark, trustedNow)
       if !next.floor.isUntrusted, trustedNow > next.floor.lowerBound {
@@ -100,6 +124,38 @@ extension ClockMarkRecord {
       next.mark = Swift.max(mark, observation.wall)
     }
     return next
+  }
+
+  /// Why this record's evidence cannot be judged on the machine of `observation`
+  /// (`store_from_another_machine`), or `nil` (<doc:Rules#One-user-one-device>).
+  ///
+  /// A record bound to a machine (``machine``) is judged only where that machine's id is read
+  /// now: another id, or none readable (`/etc/machine-id` and `/var/lib/dbus/machine-id` both
+  /// missing or invalid), is a refusal, so that boot ids and uptimes of another machine never
+  /// move this record's floor (alternating between two machines would otherwise ratchet it by a
+  /// whole uptime each time). An unbound record (``machine`` `nil`) is judged as before binding
+  /// existed; the next online sign-in on a machine with an id binds it.
+  ///
+  /// - Parameter observation: The clocks now, with this machine's id.
+  /// - Returns: The refusal, naming both ids and how to recover, or `nil`.
+  /// - Complexity: O(1).
+  public func machineRefusal(for observation: ClockObservation) -> StoreError? {
+    guard let bound = machine else { return nil }
+    guard let here = observation.machine else {
+      return StoreError(
+        code: .storeFromAnotherMachine,
+        message: "the clock mark record is bound to machine \(bound), and this machine's id"
+          + " cannot be read (/etc/machine-id, /var/lib/dbus/machine-id); refused, nothing"
+          + " written; an online sign-in on this machine rebinds it")
+    }
+    guard here == bound else {
+      return StoreError(
+        code: .storeFromAnotherMachine,
+        message: "the clock mark record was written on machine \(bound), not on this one"
+          + " (\(here)): its boot-clock evidence does not apply here; refused, nothing written;"
+          + " an online sign-in on this machine rebinds it")
+    }
+    return nil
   }
 
   /// Why the TPM of `observation` cannot carry this record's time (`tpm_changed`), or `nil`.
@@ -173,7 +229,8 @@ extension ClockMarkRecord {
   /// With a server time (``ClockObservation/serverAnchor``), trusted time starts there and the
   /// mark and the floor start at the trusted time instead of the wall clock, so a wall clock
   /// that was wrong at sign-in leaves no trace. With only a TPM reading, the reading is recorded
-  /// (the TPM then carries the floor across reboots).
+  /// (the TPM then carries the floor across reboots). The record is bound to the machine of
+  /// the observation (``ClockObservation/machine``; unbound when it has none).
   public static func afterOnlineSignIn(
     generation: UInt64, at observation: ClockObservation
   ) -> ClockMarkRecord {
@@ -183,11 +240,12 @@ extension ClockMarkRecord {
       var floor = BootClockFloor.signIn(at: start, boot: observation.boot)
       floor.lowerBound = trusted.lowerBound
       return ClockMarkRecord(
-        generation: generation, mark: start, floor: floor, trustedTime: trusted)
+        generation: generation, mark: start, floor: floor, trustedTime: trusted,
+        machine: observation.machine)
     }
     var record = ClockMarkRecord(
       generation: generation, mark: observation.wall,
-      floor: .signIn(at: observation.wall, boot: observation.boot))
+      floor: .signIn(at: observation.wall, boot: observation.boot), machine: observation.machine)
     if let tpm = observation.tpm {
       record.trustedTime = TrustedTime(
         anchor: nil, lowerBound: observation.wall, elapsedSinceAnchor: .zero,

@@ -99,6 +99,8 @@ extension ClockMarkStorage {
   ///   - clocks: Reads the clocks; called once, under the lock, after the record loaded.
   /// - Returns: The record before and after, and the observation used.
   /// - Throws: ``StoreError``: `absent` (nothing is created), `unreadable` (bytes untouched),
+  ///   `store_from_another_machine` (the record is bound to another machine, or this machine's
+  ///   id cannot be read: ``ClockMarkRecord/machineRefusal(for:)``; nothing written),
   ///   `writeFailed` (the old record reads back), `lockFailed`, `storeUnusable`.
   public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkTransition
@@ -106,6 +108,8 @@ extension ClockMarkStorage {
     try withExclusiveAccess(for: .observe) { access throws(StoreError) in
       let previous = try loadRecord(in: &access, forWriting: true)
       let observation = clocks()
+      // Evidence of another machine is never advanced here (nothing is written).
+      if let refusal = previous.machineRefusal(for: observation) { throw refusal }
       let next = previous.observing(observation)
       guard previous.needsWrite(becoming: next, resolution: resolution) else {
         return ClockMarkTransition(

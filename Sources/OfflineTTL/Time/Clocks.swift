@@ -30,6 +30,10 @@ public struct Clocks: Sendable {
   /// reading (``ClockObservation/tpmError``) and the gate refuses (`tpm_unavailable`), never
   /// falling back silently.
   public let tpm: (any TPMClock)?
+  /// Where this machine's id is read (every reading carries it, ``ClockObservation/machine``),
+  /// or `nil` for none: the mark record is bound to it at sign-in and a record of another
+  /// machine is refused (<doc:Rules#One-user-one-device>).
+  public let machine: (any MachineIdentity)?
 
   /// Creates the clocks.
   ///
@@ -38,13 +42,17 @@ public struct Clocks: Sendable {
   ///   - boot: The boot clock; ``LinuxBootClock`` by default (its readings are `nil` off Linux).
   ///   - tpm: The TPM clock (`ESYSTPMClock` in the `OfflineTTLTPM` module, trait `TPM`), or
   ///     `nil` (the default) for none.
+  ///   - machine: This machine's id; ``SystemMachineIdentity`` (`/etc/machine-id`, else
+  ///     `/var/lib/dbus/machine-id`) by default. `nil` reads none: records are then written
+  ///     unbound, and a bound record is refused.
   public init(
     wall: any WallClock = SystemWallClock(), boot: (any BootClock)? = LinuxBootClock(),
-    tpm: (any TPMClock)? = nil
+    tpm: (any TPMClock)? = nil, machine: (any MachineIdentity)? = SystemMachineIdentity()
   ) {
     self.wall = wall
     self.boot = boot
     self.tpm = tpm
+    self.machine = machine
   }
 
   /// The reading for an offline decision (a check, an open, a reader's recheck): the boot clock
@@ -81,12 +89,13 @@ public struct Clocks: Sendable {
   /// Reads every source once, in the order the named reads need.
   private func read(bootFirst: Bool) -> ClockObservation {
     var observation: ClockObservation
+    let machine = machine?.current()
     if bootFirst {
       let boot = boot?.now()
-      observation = ClockObservation(wall: wall.now(), boot: boot)
+      observation = ClockObservation(wall: wall.now(), boot: boot, machine: machine)
     } else {
       let now = wall.now()
-      observation = ClockObservation(wall: now, boot: boot?.now())
+      observation = ClockObservation(wall: now, boot: boot?.now(), machine: machine)
     }
     readTPM(into: &observation)
     return observation

@@ -32,7 +32,7 @@ enum StoreCommandSupport {
   /// (`insecure_store`), before anything is read or written in it.
   static func checkStoreDirectory(_ path: String) throws(CommandFailure) {
     do {
-      try DirectoryCacheStore(at: path).checkStoreDirectory()
+      try DirectoryCacheStore(atPath: path).checkStoreDirectory()
     } catch  where error.code == .insecureStore {
       throw CommandFailure(.ioError, "\(error)")
     } catch {

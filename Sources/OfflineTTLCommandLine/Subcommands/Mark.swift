@@ -45,7 +45,8 @@ enum Mark: Subcommand {
       (0, "done."),
       (
         1,
-        "the record is absent or unreadable, writing it failed, or the --tpm TPM cannot be"
+        "the record is absent or unreadable, observe met a record of another machine"
+          + " (store_from_another_machine), writing it failed, or the --tpm TPM cannot be"
           + " read or is another TPM (the typed reason is on stderr, e.g. \"error: unreadable"
           + " (bad_checksum): ...\")."
       ),
@@ -119,13 +120,15 @@ enum Mark: Subcommand {
     return .success
   }
 
-  /// The observation of `mark observe` and `mark reset`: `--now`, and the TPM's clock read now
-  /// when `--tpm` was given.
+  /// The observation of `mark observe` and `mark reset`: `--now`, this machine's id, and the
+  /// TPM's clock read now when `--tpm` was given.
   ///
   /// - Throws: ``CommandFailure`` (exit 1) with the TPM's error when it cannot be read.
   private static func observation(wall: WallClockInstant, tpm: (any TPMClock)?)
     throws(CommandFailure) -> ClockObservation
   {
+    // With this machine's id (the default), as every check and sign-in reads it: reset binds
+    // the record to it, and observe refuses a record of another machine.
     var observation = ClockObservation(wall: wall)
     if let tpm {
       do throws(TPMClockError) {

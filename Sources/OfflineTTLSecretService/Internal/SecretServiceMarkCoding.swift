@@ -34,8 +34,14 @@
   /// trusted-last-tpm 9a0c…e1 505000 1 0 1
   /// ```
   ///
-  /// A record without trusted time is written as version 1, byte for byte as before; both
-  /// versions are read.
+  /// A record bound to a machine (``ClockMarkRecord/machine``) is format version 3: the eight
+  /// lines of version 1 with `offline-ttl-mark 3`, then `machine <32 hex digits>`, then the seven
+  /// trusted-time lines of version 2 when the record has trusted time (so 9 or 16 lines before
+  /// the checksum).
+  ///
+  /// An unbound record without trusted time is written as version 1, and one with trusted time
+  /// as version 2, byte for byte as before; all three versions are read (versions 1 and 2 as
+  /// unbound records).
   enum SecretServiceMarkCoding {
     static let contentType = "text/plain"
     static let largestValue = 1024
@@ -47,18 +53,24 @@
       "trusted-lower-bound", "trusted-elapsed", "trusted-anchor", "trusted-anchor-boot",
       "trusted-anchor-tpm", "trusted-last-boot", "trusted-last-tpm",
     ]
+    private static let machineName = "machine"
 
     /// The secret's bytes for `record`.
     static func encode(_ record: ClockMarkRecord) -> [UInt8] {
       let floor = record.floor
+      let version = record.machine != nil ? "3" : record.trustedTime == nil ? "1" : "2"
       var values = [
-        record.trustedTime == nil ? "1" : "2", String(record.generation),
+        version, String(record.generation),
         String(record.mark.nanosecondsSinceEpoch),
         String(floor.lowerBound.nanosecondsSinceEpoch), floor.anchorBootID.description,
         String(floor.anchorSinceBoot.exactNanoseconds ?? .max),
         String(floor.elapsedSinceSignIn.exactNanoseconds ?? .max), floor.isUntrusted ? "1" : "0",
       ]
       var allNames = names
+      if let machine = record.machine {
+        allNames.append(machineName)
+        values.append(machine.description)
+      }
       if let trusted = record.trustedTime {
         allNames += trustedNames
         values += [
@@ -112,10 +124,14 @@
         throw unreadable(.malformed, "the mark secret does not start with its format line")
       }
       let version = first.dropFirst(names[0].count + 1)
-      guard version == "1" || version == "2" else {
+      guard version == "1" || version == "2" || version == "3" else {
         throw unreadable(.unknownVersion, "the mark secret has format version \(version)")
       }
-      let allNames = version == "1" ? names : names + trustedNames
+      // Version 3: the machine line, then the trusted-time lines when there are more lines.
+      let bound = version == "3"
+      let baseNames = bound ? names + [machineName] : names
+      let hasTrusted = version == "2" || (bound && lines.count > baseNames.count)
+      let allNames = hasTrusted ? baseNames + trustedNames : baseNames
       var fields: [Substring] = []
       for (line, name) in zip(lines, allNames) {
         guard line.hasPrefix(name + " ") else { break }
@@ -131,13 +147,20 @@
         lowerBound: WallClockInstant(nanosecondsSinceEpoch: lowerBound), anchorBootID: boot,
         anchorSinceBoot: .nanoseconds(sinceBoot), elapsedSinceSignIn: .nanoseconds(elapsed),
         isUntrusted: fields[7] == "1")
+      var machine: MachineID?
+      if bound {
+        guard let id = MachineID(machineIDText: fields[names.count]) else {
+          throw unreadable(.malformed, "the mark secret's machine id does not parse")
+        }
+        machine = id
+      }
       var trustedTime: TrustedTime?
-      if version == "2" {
-        trustedTime = try decodeTrusted(fields[names.count...])
+      if hasTrusted {
+        trustedTime = try decodeTrusted(fields[baseNames.count...])
       }
       return ClockMarkRecord(
         generation: generation, mark: WallClockInstant(nanosecondsSinceEpoch: mark), floor: floor,
-        trustedTime: trustedTime)
+        trustedTime: trustedTime, machine: machine)
     }
 
     /// The seven trusted-time fields of a version-2 secret.

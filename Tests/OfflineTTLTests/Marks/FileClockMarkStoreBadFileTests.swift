@@ -38,9 +38,11 @@ struct BadFile: CustomTestStringConvertible, Sendable {
       var bytes = bytes
       for offset in [0, 4096] {
         bytes[offset + 4] = 9
-        let crc = MarkRecordCodec.checksum(bytes[offset..<(offset + 124)])
+        // The slot's own length (128, or 256 for a record bound to this machine).
+        let end = offset + Int(bytes[offset + 6]) + Int(bytes[offset + 7]) << 8 - 4
+        let crc = MarkRecordCodec.checksum(bytes[offset..<end])
         for index in 0..<4 {
-          bytes[offset + 124 + index] = UInt8(truncatingIfNeeded: crc >> (8 * index))
+          bytes[end + index] = UInt8(truncatingIfNeeded: crc >> (8 * index))
         }
       }
       return bytes

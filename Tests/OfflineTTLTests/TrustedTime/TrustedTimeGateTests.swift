@@ -251,7 +251,14 @@ import Testing
     let decision = device.check()
     #expect(decision.trustedTime == nil)
     let bytes = try Data(contentsOf: URL(fileURLWithPath: device.directory.appending("clock-mark")))
-    #expect(bytes[4] == 1)  // format version 1, exactly as before
+    // No trusted time: format version 1 exactly as before, or version 3 (the record bound to
+    // this machine) with its trusted-time flag (bit 9) clear.
+    if SystemMachineIdentity().current() == nil {
+      #expect(bytes[4] == 1)
+    } else {
+      #expect(bytes[4] == 3)
+      #expect(bytes[73] & 0x02 == 0)
+    }
   }
 
   @Test func readerRecheckUsesTrustedTime() throws {

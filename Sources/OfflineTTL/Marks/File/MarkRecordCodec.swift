@@ -14,6 +14,9 @@ enum MarkRecordCodec {
   static let trustedVersion: UInt16 = 2
   /// Bytes in one slot of version 2, checksum included.
   static let trustedSlotLength = 256
+  /// The format version of a record bound to a machine (version 2's layout, with the machine
+  /// id at 220..<236 and two more flags; read as well).
+  static let boundVersion: UInt16 = 3
   /// The longest slot this library writes (what a failed write puts back).
   static let maximumSlotLength = 256
   /// Version-2 flag bits (bit 0 as in version 1).
@@ -25,6 +28,10 @@ enum MarkRecordCodec {
   private static let anchorBootFlag: UInt32 = 1 << 5
   private static let anchorTPMFlag: UInt32 = 1 << 6
   private static let anchorTPMSafeFlag: UInt32 = 1 << 7
+  /// Version-3 flag: the machine id at 220..<236 holds.
+  private static let machineFlag: UInt32 = 1 << 8
+  /// Version-3 flag: the version-2 fields (76..<220) hold trusted time.
+  private static let trustedPresentFlag: UInt32 = 1 << 9
   /// Where the slots start: each in its own 4 KiB block, so a torn block write cannot damage both.
   static let slotOffsets: [Int] = [0, 4096]
   /// The exact size of a record file.
@@ -34,7 +41,7 @@ enum MarkRecordCodec {
 
   /// One slot as decoded.
   enum Slot: Equatable {
-    /// A version-1 slot whose checksum holds.
+    /// A slot of a version this library reads (1, 2 or 3) whose checksum holds.
     case valid(sequence: UInt64, record: ClockMarkRecord)
     /// A slot whose framing and checksum hold, of a version (or with flags) this library does
     /// not know.
@@ -43,13 +50,16 @@ enum MarkRecordCodec {
     case invalid
   }
 
-  /// The 128 bytes of a version-1 slot, or the 256 bytes of a version-2 slot when the record
-  /// has trusted time.
+  /// The 256 bytes of a version-3 slot when the record is bound to a machine, else the 256
+  /// bytes of a version-2 slot when it has trusted time, else the 128 bytes of a version-1 slot
+  /// (byte for byte as before versions 2 and 3 existed).
   static func encode(_ record: ClockMarkRecord, sequence: UInt64) -> [UInt8] {
-    let length = record.trustedTime == nil ? slotLength : trustedSlotLength
+    let bound = record.machine != nil
+    let length = record.trustedTime == nil && !bound ? slotLength : trustedSlotLength
+    let slotVersion = bound ? boundVersion : record.trustedTime == nil ? version : trustedVersion
     var bytes = [UInt8](repeating: 0, count: length)
     bytes.replaceSubrange(0..<4, with: magic)
-    put(UInt64(record.trustedTime == nil ? version : trustedVersion), 2, at: 4, in: &bytes)
+    put(UInt64(slotVersion), 2, at: 4, in: &bytes)
     put(UInt64(length), 2, at: 6, in: &bytes)
     put(sequence, 8, at: 8, in: &bytes)
     put(record.generation, 8, at: 16, in: &bytes)
@@ -66,9 +76,16 @@ enum MarkRecordCodec {
     var flags = record.floor.isUntrusted ? untrustedFlag : 0
     if let trusted = record.trustedTime {
       flags |= encodeTrusted(trusted, into: &bytes)
+      if bound { flags |= trustedPresentFlag }
+    }
+    if let machine = record.machine {
+      flags |= machineFlag
+      put(machine.high, 8, at: 220, in: &bytes)
+      put(machine.low, 8, at: 228, in: &bytes)
     }
     put(UInt64(flags), 4, at: 72, in: &bytes)
-    // Version 1: 76..<124 reserved, zero. Version 2: 220..<252 reserved, zero.
+    // Version 1: 76..<124 reserved, zero. Version 2: 220..<252 reserved, zero. Version 3:
+    // 236..<252 reserved, zero.
     put(UInt64(checksum(bytes[0..<(length - 4)])), 4, at: length - 4, in: &bytes)
     return bytes
   }
@@ -178,12 +195,19 @@ enum MarkRecordCodec {
     let stored = UInt32(get(bytes, 4, at: length - 4))
     guard checksum(bytes[base..<(base + length - 4)]) == stored else { return .invalid }
     let isTrusted = slotVersion == trustedVersion && length == trustedSlotLength
-    guard (slotVersion == version && length == slotLength) || isTrusted else {
+    let isBound = slotVersion == boundVersion && length == trustedSlotLength
+    guard (slotVersion == version && length == slotLength) || isTrusted || isBound else {
       return .unknownVersion(slotVersion)
     }
     let flags = UInt32(get(bytes, 4, at: 72))
-    let known = isTrusted ? untrustedFlag | trustedFlags : untrustedFlag
+    let known =
+      isBound
+      ? untrustedFlag | trustedFlags | machineFlag | trustedPresentFlag
+      : isTrusted ? untrustedFlag | trustedFlags : untrustedFlag
     guard flags & ~known == 0 else { return .unknownVersion(slotVersion) }
+    let hasTrusted = isTrusted || (isBound && flags & trustedPresentFlag != 0)
+    // Trusted-time flags without trusted time: not a slot this library writes.
+    guard hasTrusted || flags & trustedFlags == 0 else { return .unknownVersion(slotVersion) }
     let floor = BootClockFloor(
       lowerBound: WallClockInstant(nanosecondsSinceEpoch: Int64(bitPattern: get(bytes, 8, at: 32))),
       anchorBootID: BootID(high: get(bytes, 8, at: 40), low: get(bytes, 8, at: 48)),
@@ -193,7 +217,9 @@ enum MarkRecordCodec {
     let record = ClockMarkRecord(
       generation: get(bytes, 8, at: 16),
       mark: WallClockInstant(nanosecondsSinceEpoch: Int64(bitPattern: get(bytes, 8, at: 24))),
-      floor: floor, trustedTime: isTrusted ? decodeTrusted(bytes, flags: flags) : nil)
+      floor: floor, trustedTime: hasTrusted ? decodeTrusted(bytes, flags: flags) : nil,
+      machine: isBound && flags & machineFlag != 0
+        ? MachineID(high: get(bytes, 8, at: 220), low: get(bytes, 8, at: 228)) : nil)
     return .valid(sequence: get(bytes, 8, at: 8), record: record)
   }
 
