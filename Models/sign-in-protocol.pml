@@ -147,10 +147,16 @@ proctype SignIn() {
    live index (DirectoryCacheStore.summary), the mark observed (FileClockMarkStore.observe), the
    set of the mark's generation resolved (DirectoryCacheStore.summary(forGeneration:)) when the
    index names another, every item read from that set (item(forKey:generation:)), the
-   generation validated again after the reads. */
+   generation validated again after the reads (OfflineCacheReader.isCurrent). When a newer
+   sign-in committed meanwhile, the reader judges the new set as a new open would
+   (OfflineCacheReader.reopen: checkEligibility again) and reads it: back to the start. Sign-ins
+   are finite, so it ends. */
 proctype Reader() {
   byte sg; byte gm; byte gm2; byte v[K]; bit overlay; byte og; byte i; byte fl;
   {
+    skip;
+again:
+    skip;
     d_step { fl = max_seen; if :: pend -> sg = 255 :: else -> sg = ig fi }   /* summary */
     gm = mgen;                                                                 /* observe */
     assert(gm >= fl);                                                          /* S4 */
@@ -182,7 +188,7 @@ proctype Reader() {
        :: i < K -> assert(v[i] == v[0]); assert(v[i] == gm); i++                /* S1, S2 */
        :: else -> break
        od
-    :: else -> skip                                  /* superseded: refused, nothing served */
+    :: else -> goto again                  /* a newer sign-in: judged and read again */
     fi
   } unless { crashed }
 }

@@ -87,4 +87,56 @@ struct ClockMarkInterleavingTests {
     }
     #expect(delayedRun.elapsed >= .seconds(4), "strace delayed the lock")
   }
+
+  /// Which `flock` of `read` is delayed while a sign-in writes a new token: the second is the
+  /// reader's recheck of the stored mark (the sign-in lands between the open and the read), the
+  /// third is the mark read after the item (the sign-in lands after the item was read).
+  enum ReadLock: Int, CaseIterable, CustomStringConvertible {
+    case recheck = 2
+    case afterTheItem = 3
+    var description: String { self == .recheck ? "recheck" : "after the item" }
+  }
+
+  /// A `read` opened before a sign-in that replaced the token serves the new token with the new
+  /// set's decision (its generation), never the new token with the old decision nor the old
+  /// token after the new sign-in committed.
+  @Test(arguments: ReadLock.allCases)
+  func aReadMeetingANewerSignInServesItsSetWithItsDecision(_ delayed: ReadLock) throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-interleave")
+    defer { scratch.remove() }
+    let store = scratch.appending("store")
+    let old = scratch.appending("old.txt")
+    let new = scratch.appending("new.txt")
+    try Data("old-token".utf8).write(to: URL(fileURLWithPath: old))
+    try Data("new-token".utf8).write(to: URL(fileURLWithPath: new))
+    let runner = try BinaryRunner()
+    let signIn = try runner.run(["sign-in", "--store", store, "--put", "token=\(old)"])
+    #expect(signIn.exitCode == 0, "\(signIn.standardError)")
+
+    let strace = [
+      "strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=flock", "-e",
+      "inject=flock:delay_enter=4000000:when=\(delayed.rawValue)",
+    ]
+    let result = Mutex<BinaryResult?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+      let outcome = try? runner.run(
+        ["read", "--store", store, "--max-age", "1d", "--json", "token"], launcher: strace,
+        timeout: .seconds(60))
+      result.withLock { $0 = outcome }
+      done.signal()
+    }
+    Thread.sleep(forTimeInterval: 2)
+    let other = try runner.run(["sign-in", "--store", store, "--put", "token=\(new)"])
+    #expect(other.exitCode == 0, "\(other.standardOutput) \(other.standardError)")
+    done.wait()
+
+    let read = try #require(result.withLock { $0 }, "the delayed read ran")
+    #expect(read.exitCode == 0, "\(read.standardOutput) \(read.standardError)")
+    let newBase64 = Data("new-token".utf8).base64EncodedString()
+    #expect(
+      read.standardOutput.contains(#""payload_base64":"\#(newBase64)""#), "\(read.standardOutput)")
+    #expect(read.standardOutput.contains(#""generation":2,"#), "\(read.standardOutput)")
+    #expect(read.elapsed >= .seconds(4), "strace delayed the lock")
+  }
 }

@@ -74,4 +74,149 @@ import Testing
       clock: UnimplementedWallClock())
     #expect(run.exitCode == .ioError)
   }
+
+  /// A wall clock that reads `first` for its first `switchAfter` readings and `later` after.
+  final class SwitchingClock: WallClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var readings = 0
+    let first: WallClockInstant
+    let later: WallClockInstant
+    let switchAfter: Int
+
+    init(first: WallClockInstant, later: WallClockInstant, switchAfter: Int) {
+      self.first = first
+      self.later = later
+      self.switchAfter = switchAfter
+    }
+
+    func now() -> WallClockInstant {
+      lock.withLock {
+        readings += 1
+        return readings <= switchAfter ? first : later
+      }
+    }
+
+    var count: Int { lock.withLock { readings } }
+  }
+
+  /// Every kind of refusal after the open: `--json` gives the refusal's own reasons (every one),
+  /// its code, its sentence, and the store's error only when a store failed; never a blanket
+  /// `item_unreadable`.
+  @Test func eachRefusalAfterTheOpenCarriesItsOwnReasonsInJSON() throws {
+    let clock = ManualWallClock(storeCommandStart)
+    let directory = try signedInStore(["token": "abc"], clock: clock)
+    defer { directory.remove() }
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: directory.appending("store")),
+      marks: FileClockMarkStore(atPath: directory.appending("store")),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400)), clock: clock,
+      bootClock: stillBootClock())
+    guard case .opened(let reader) = gate.openOffline() else {
+      Issue.record("the store was not fresh")
+      return
+    }
+    let key: CacheItemKey = "token"
+    let markError = StoreError(code: .unreadable, message: "bad checksum")
+    let itemError = StoreError(code: .itemUnreadable, message: "truncated")
+    let kinds: [(EligibilityReasons, StoreError?, String)] = [
+      (.tooOld, nil, "deadline_passed"),
+      (.clockBehindMark, nil, "clock_behind_mark"),
+      ([.clockBehindMark, .tooOld], nil, "clock_behind_mark"),
+      (.markUnreadable, markError, "mark_unreadable"),
+      (.itemUnreadable, itemError, "item_unreadable"),
+      (.tpmUnavailable, nil, "tpm_unavailable"),
+      (.tpmChanged, nil, "tpm_changed"),
+      (.bootClockUnavailable, nil, "refused"),
+      ([.clockBehindElapsedTime], nil, "refused"),
+    ]
+    for (reasons, storeError, code) in kinds {
+      let error = OfflineReadError(reasons: reasons, storeError: storeError, reason: "why \(code)")
+      let object = Read.refusalObject(
+        error, decision: reader.decision, key: key, maxAge: .seconds(86_400))
+      #expect(object["status"] == .string("expired"))
+      #expect(object["reasons"] == .array(reasons.codes.map { .string($0) }), "\(reasons)")
+      #expect(object["read_error"] == .string(code))
+      #expect(object["read_error_reason"] == .string("why \(code)"))
+      if reasons.contains(.itemUnreadable) {
+        #expect(object["item_error_code"] == .string("item_unreadable"))
+      } else {
+        #expect(object["item_error_code"] == nil)
+        #expect(object["item_error"] == .null)
+      }
+      if reasons.contains(.markUnreadable) {
+        #expect(object["mark_error"] == .string(markError.description))
+      } else {
+        #expect(object["mark_error"] == .null)
+      }
+    }
+  }
+
+  /// The same on the command, in process: the clock passes the deadline (or goes behind the
+  /// mark) between the open and the read, and `--json` says so.
+  @Test(arguments: ["deadline_passed", "clock_behind_mark"])
+  func aRefusalAfterTheOpenPrintsItsOwnReasons(_ kind: String) throws {
+    let clock = ManualWallClock(storeCommandStart)
+    let directory = try signedInStore(["token": "abc"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let arguments = ["read", "--store", store, "--max-age", "1d", "--json", "token"]
+    // How many times the open reads the clock: a status run reads it the same way.
+    let counting = SwitchingClock(
+      first: storeCommandStart, later: storeCommandStart, switchAfter: .max)
+    #expect(
+      runCommand(["status", "--store", store, "--max-age", "1d"], clock: counting).exitCode
+        == .success)
+    let later =
+      kind == "deadline_passed"
+      ? storeCommandStart.saturatingAdvanced(by: .seconds(86_400 + 1))
+      : storeCommandStart.saturatingAdvanced(by: .seconds(-3_600))
+    let switching = SwitchingClock(
+      first: storeCommandStart, later: later, switchAfter: counting.count)
+    let run = runCommand(arguments, clock: switching)
+    #expect(run.exitCode == .expired, "\(run.standardOutput) \(run.standardError)")
+    let reason = kind == "deadline_passed" ? "too_old" : "clock_behind_mark"
+    #expect(run.standardOutput.contains(#""status":"expired","reasons":["\#(reason)"]"#))
+    #expect(run.standardOutput.contains(#""read_error":"\#(kind)""#), "\(run.standardOutput)")
+    #expect(!run.standardOutput.contains("item_unreadable"), "\(run.standardOutput)")
+    #expect(run.standardError.hasPrefix("error: refused: expired: \(kind)"), "\(run.standardError)")
+  }
+
+  /// A newer sign-in's set refused by the reader: the JSON is that decision's, as for a refusal
+  /// at open (its own reasons and generation).
+  @Test func aNewerSignInsRefusedSetPrintsItsDecision() throws {
+    let clock = ManualWallClock(storeCommandStart)
+    let directory = try signedInStore(["token": "abc"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: store), marks: FileClockMarkStore(atPath: store),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400)), clock: clock,
+      bootClock: stillBootClock())
+    guard case .opened(let reader) = gate.openOffline() else {
+      Issue.record("the store was not fresh")
+      return
+    }
+    clock.advance(by: .seconds(3_600))
+    _ = try gate.beginOnlineSession()
+    clock.moveBack(by: .seconds(1_800))
+    do {
+      _ = try reader.item(forKey: "token")
+      Issue.record("a refused set was served")
+    } catch {
+      let decision = try #require(error.decision)
+      let context = CommandContext(
+        standardOutput: OutputSink(), standardError: OutputSink(),
+        standardInput: InputSource(text: ""), clock: clock, environment: [:],
+        bootClock: stillBootClock())
+      let failure = Read.refusal(
+        decision, key: "token", json: true, maxAge: .seconds(86_400),
+        store: store, context: context)
+      #expect(failure.exitCode == .expired)
+      let text = context.standardOutput.capturedText
+      let reasons = decision.reasons.codes.map { "\"\($0)\"" }.joined(separator: ",")
+      #expect(decision.reasons.contains(.clockBehindMark))
+      #expect(text.hasPrefix(#"{"status":"expired","reasons":[\#(reasons)]"#), "\(text)")
+      #expect(text.contains(#""generation":2,"#), "\(text)")
+    }
+  }
 }

@@ -122,6 +122,14 @@ public protocol CacheItemStore: Sendable {
   /// - Throws: As ``item(forKey:)``.
   /// - Complexity: O(payload size), plus O(n) while a sign-in's staging exists.
   func item(forKey key: CacheItemKey, generation: UInt64) throws(StoreError) -> CacheItem?
+
+  /// Every key of the set that generation `generation` committed, in ascending byte order.
+  ///
+  /// - Parameter generation: The generation the reader's decision was made at.
+  /// - Returns: The keys.
+  /// - Throws: As ``keys()``.
+  /// - Complexity: O(n log n).
+  func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey]
 }
 
 extension CacheItemStore {
@@ -152,6 +160,11 @@ extension CacheItemStore {
     -> CacheItem?
   {
     try item(forKey: key)
+  }
+
+  /// The default: ``keys()``.
+  public func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey] {
+    try keys()
   }
 }
 

@@ -7,8 +7,9 @@ extension DirectoryCacheStore {
   /// `cache/`; (2) write every new item to `tmp/` (0600, header with the exact `writtenAt` and a
   /// CRC-32); (3) one `syncfs(2)` makes them all durable; (4) unlink deleted items and rename the
   /// new ones into `items/`, then sync `items/` once; (5) write the index (temp, `fsync`, rename,
-  /// sync `cache/`) and remove `pending`. A crash before (5) leaves `pending`, so the next
-  /// reader rebuilds the index from the items; each item is old or new, never half of one.
+  /// sync `cache/`) and remove `pending`. A crash before (5) leaves `pending`, so readers read
+  /// the item headers (in memory) until the next commit or sign-in repairs the index; each item
+  /// is old or new, never half of one.
   /// Creates the store directory and `cache/` (0700) when missing.
   ///
   /// This is the online path, so it also repairs the store (even for empty `changes`, as a

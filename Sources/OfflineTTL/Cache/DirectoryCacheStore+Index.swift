@@ -268,27 +268,32 @@ extension DirectoryCacheStore {
     return catalog
   }
 
-  /// Rebuilds the index from the item headers under the writer lock (when the lock can be taken;
-  /// a read-only store, or a lock that is not a regular file, is rebuilt in memory only) and
-  /// returns its summary. Changes no item.
+  /// The summary of the live set from the item headers, in memory: the offline path never
+  /// writes (it neither rewrites the index nor removes `pending`; only a sign-in or a session
+  /// commit repairs them). When the writer lock exists it is held shared while the items are
+  /// read, so a commit in progress finishes first (its index then serves on the fast path) and
+  /// none starts during the scan; a lock that is missing or not a regular file is not waited
+  /// for. Changes nothing.
   ///
   /// - Throws: ``CacheStoreError``: `insecure_store` when an item or the lock is another user's
   ///   or writable by others; `item_unreadable` (or `not_a_regular_file`) when an item header
-  ///   cannot be read (the index is then not written, so every later check rebuilds and refuses
-  ///   again).
-  func rebuildIndex(_ cache: StoreDirectory) throws(CacheStoreError) -> CacheIndexHeader {
+  ///   cannot be read (every later check reads the items again and refuses again, until a
+  ///   sign-in repairs the store).
+  /// - Complexity: O(n) opens and 28-byte header reads, unless the index became consistent
+  ///   while the lock was awaited.
+  func summaryFromItems(_ cache: StoreDirectory) throws(CacheStoreError) -> CacheIndexHeader {
     var lock: OpenedStoreFile? = nil
     do {
-      lock = try files.openFile(cache, Self.lockName, [.readWrite, .create])
+      lock = try files.openFile(cache, Self.lockName, .readOnly)
     } catch  where error.isInsecure {
       throw failure(error, .lockFailed)
     } catch {}
     defer { if let lock { files.close(lock.fd) } }
-    var locked = false
-    if let lock {
-      locked = (try? files.lockExclusive(lock.fd, path: "")) != nil
-      // A writer may have just finished: its index is then consistent.
-      if locked, let header = try fastIndexHeader(cache) { return header }
+    if let lock, (try? files.lockShared(lock.fd, path: "")) != nil,
+      let header = try fastIndexHeader(cache)
+    {
+      // A writer finished while the lock was awaited: its index is consistent.
+      return header
     }
     let catalog: CacheCatalog
     let stamp: DirectoryStamp
@@ -300,13 +305,9 @@ extension DirectoryCacheStore {
     } catch {
       throw CacheStoreError(
         code: .indexUnreadable, errno: error.errno?.rawValue,
-        reason: "cannot rebuild the item index: \(error)")
+        reason: "cannot read the item set: \(error)")
     }
     try refuseProblems(catalog)
-    if locked {
-      try? writeIndex(cache, catalog, stamp: stamp)
-      try? files.unlink(cache, Self.pendingName)
-    }
     return CacheIndexHeader(
       summary: catalog.summary, stamp: stamp, bodyLength: 0, bodyChecksum: 0)
   }

@@ -249,10 +249,14 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// ``keys()`` of a sealed store: the keys of the verified set of the mark's generation.
-  func sealedKeys(_ cache: FileDescriptor) throws(StoreError) -> [CacheItemKey] {
+  /// ``keys()`` of a sealed store: the keys of the verified set of `generation` (the mark's
+  /// generation when `nil`).
+  func sealedKeys(_ cache: FileDescriptor, generation: UInt64? = nil) throws(StoreError)
+    -> [CacheItemKey]
+  {
     let keys = try sealKeys(creating: false)
-    guard let (_, index, _) = try sealedSet(cache, keys: keys, generation: nil, withBody: true)
+    guard
+      let (_, index, _) = try sealedSet(cache, keys: keys, generation: generation, withBody: true)
     else { return [] }
     return index.entries.keys.map { CacheItemKey(validated: $0) }.sorted()
   }

@@ -387,8 +387,8 @@ extension DirectoryCacheStore {
     return nil
   }
 
-  /// See ``CacheItemStore/summaryIfSettled()``: the fast path of ``summary()``, or its rebuild
-  /// when no sign-in staging exists; `nil` while a staging exists (the set then depends on the
+  /// See ``CacheItemStore/summaryIfSettled()``: the fast path of ``summary()``, or the summary
+  /// read from the item headers (in memory) when no sign-in staging exists; `nil` while a staging exists (the set then depends on the
   /// mark's generation: ask ``summary(forGeneration:)``). Never reclaims a staging.
   public func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? {
     guard let cache = try openCache() else { return .empty }
@@ -401,7 +401,7 @@ extension DirectoryCacheStore {
     if let fast = try fastIndexHeader(cache) { return fast.summary }
     try refuseSealedIndex(cache)
     if let staged = try? stagings(cache), !staged.isEmpty { return nil }
-    return try rebuildIndex(cache).summary
+    return try summaryFromItems(cache).summary
   }
 
   /// See ``CacheItemStore/summary(forGeneration:)``: the committed staging's summary when one
@@ -459,5 +459,21 @@ extension DirectoryCacheStore {
       }
     }
     return try readItem(key, inSet: cache)
+  }
+
+  /// See ``CacheItemStore/keys(forGeneration:)``: the keys of the committed staging of
+  /// `generation` when one exists, else those of the live set (``keys()``).
+  public func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey] {
+    guard let cache = try openCache() else { return [] }
+    defer { files.close(cache) }
+    if sealing != nil { return try sealedKeys(cache.fd, generation: generation) }
+    do {
+      if let staged = try committedStaging(cache, generation: generation) {
+        return staged.catalog.entries.keys.map { CacheItemKey(validated: $0) }.sorted()
+      }
+    } catch {
+      throw failure(error, .indexUnreadable)
+    }
+    return try keys()
   }
 }

@@ -10,7 +10,8 @@ import Foundation
 ///   lock            flock(2) writer lock
 ///   index           count, oldest and newest writtenAt (a fixed 72-byte header), then every
 ///                   key with its writtenAt; maintained by the writer under the lock
-///   pending         present while a commit is in progress (or crashed): the index is then rebuilt
+///   pending         present while a commit is in progress (or crashed): readers then read the
+///                   item headers instead of the index (in memory; only the online path repairs)
 ///   tmp/            new files before they are renamed into place
 ///   items/<key>     0600; header with the exact writtenAt, length and CRC-32, then the payload
 /// ```
@@ -18,8 +19,9 @@ import Foundation
 ///
 /// - ``summary()`` reads the index header and makes two `stat` calls: its cost does not depend on
 ///   the number of items. A missing index, a `pending` marker, or an items directory changed
-///   since the index was written (another tool added or removed files) makes it rebuild the
-///   index from the item headers, under the lock; no item is changed by a rebuild.
+///   since the index was written (another tool added or removed files) makes it read the item
+///   headers instead, in memory, holding the writer lock shared; nothing is written offline:
+///   the index is rewritten, and `pending` removed, only by the next sign-in or session commit.
 /// - ``commit(_:onlyIf:)`` writes every new file, then makes them durable with *one*
 ///   `syncfs(2)` (Linux; one `fsync` per file elsewhere), renames them into place, syncs the items
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
@@ -157,14 +159,15 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// A missing store directory or `cache/` directory is an empty cache.
   ///
   /// - Complexity: O(1) in the number of items: one 72-byte read and two `stat` calls, except
-  ///   while the index is rebuilt (O(n) header reads, no payload read).
+  ///   while the index is inconsistent (O(n) header reads, no payload read, until the next
+  ///   online commit rewrites it).
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
     if sealing != nil { return try sealedSummary(cache.fd, generation: nil) }
     if let fast = try fastIndexHeader(cache) { return fast.summary }
     try refuseSealedIndex(cache)
-    return try rebuildIndex(cache).summary
+    return try summaryFromItems(cache).summary
   }
 
   /// See ``CacheItemStore/item(forKey:)``. Opens the item without waiting and checks it on its

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Read-only access to a cache that was fresh when it was opened
 /// (<doc:Rules#Recheck-at-open-and-at-each-read>).
 ///
@@ -7,70 +9,122 @@
 /// held-back wall clock cannot keep a reader alive), behind the clock mark (the one seen at open
 /// or the one stored now, whichever is later), or without the boot clock the policy asks for, it
 /// refuses with ``OfflineReadError`` and touches nothing.
+///
+/// **A newer sign-in.** When an online sign-in committed since this reader's decision (the stored
+/// mark's generation is not the decision's), the item set is the new sign-in's, and the old
+/// decision says nothing about it. The read then judges the new set as a new open would
+/// (``OfflineAccessGate/checkEligibility()``: the mark observed under its lock, the clocks read
+/// there, the new set's summary): when that decision is fresh, it becomes this reader's
+/// ``decision`` and the item is read from the new set; when it is not, the read is refused with
+/// its reasons (``OfflineReadError/decision`` holds it). After each item is read the mark's
+/// generation is read again, and the read starts over when a sign-in committed meanwhile, so an
+/// item is only ever served with the decision of the generation it was read for (at most
+/// ``maximumAttempts`` times, then `item_unreadable` with `store_unusable`).
 public struct OfflineCacheReader: Sendable {
   let gate: OfflineAccessGate
-  /// The fresh decision this reader was opened with.
-  public let decision: OfflineAccessDecision
+  private let current: Current
+
+  /// How many times one read starts over when sign-ins keep committing during it.
+  public static let maximumAttempts = 8
+
+  /// The decision a reader serves by, shared by its copies.
+  private final class Current: Sendable {
+    let decision: Mutex<OfflineAccessDecision>
+    init(_ decision: OfflineAccessDecision) { self.decision = Mutex(decision) }
+  }
 
   init(gate: OfflineAccessGate, decision: OfflineAccessDecision) {
     self.gate = gate
-    self.decision = decision
+    self.current = Current(decision)
   }
 
-  /// The last instant at which reads are allowed (the opening decision's deadline).
+  /// The fresh decision this reader serves by: the one it was opened with, or, once a read met a
+  /// newer sign-in's set, that set's fresh decision (see the type's discussion).
+  public var decision: OfflineAccessDecision { current.decision.withLock { $0 } }
+
+  /// The last instant at which reads are allowed (the current decision's deadline).
   public var deadline: WallClockInstant? { decision.deadline }
 
   /// One item's bytes and `writtenAt`, or `nil` when no item has that key.
   ///
   /// The item served is the item judged: after the store's own checks (length, checksum), the
-  /// item's own `writtenAt` must agree with the decision this reader was opened with. It must
+  /// item's own `writtenAt` must agree with the decision it is served by. It must
   /// not be after the time now (the effective time, with the boot-clock floor:
   /// `item_unreadable`); it must not be before the oldest item the decision judged, nor more
   /// than the max age before now (`too_old`). An item newer than the newest the decision
   /// judged, and not after now, is served: an online session of the same generation may have
   /// written it after the decision, and it is only fresher. An older copy of an
   /// item put in place behind the index is refused, with the item's own time in the reason.
+  /// When a newer sign-in committed, the read judges its set first (see the type's discussion);
+  /// when that sign-in left nothing cached, the answer is `nil`.
   ///
   /// - Parameter key: The item's key.
   /// - Returns: The item, exactly as the online session wrote it.
   /// - Throws: ``OfflineReadError``: any recheck reason (`too_old` past the deadline,
   ///   `clock_behind_mark`, the floor's reasons, `mark_unreadable`) before anything is read;
-  ///   `item_unreadable` when the item fails its checks or is dated after now, `too_old` when
-  ///   it is dated
-  ///   before the decision's oldest item or beyond the max age (it is left alone either way).
+  ///   a newer sign-in's refused decision, with its reasons; `item_unreadable` when the item
+  ///   fails its checks or is dated after now, `too_old` when it is dated before the decision's
+  ///   oldest item or beyond the max age (it is left alone either way).
   ///
   /// Blocks the calling thread on `flock` (a shared lock of the mark store, then the item
-  /// store's reads); from Swift concurrency use ``itemAsync(forKey:)``.
-  /// - Complexity: One read of the mark record plus O(payload size).
+  /// store's reads; the mark store's lock again, exclusive, when a newer sign-in's set is
+  /// judged); from Swift concurrency use ``itemAsync(forKey:)``.
+  /// - Complexity: Two reads of the mark record plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
-    let now = try recheck()
-    let item: CacheItem?
-    do {
-      // The set this reader's decision judged, also while a sign-in is between its commit point
-      // and its end.
-      if let generation = decision.generation {
-        item = try gate.cache.item(forKey: key, generation: generation)
-      } else {
-        item = try gate.cache.item(forKey: key)
+    for _ in 0..<Self.maximumAttempts {
+      guard let (decision, now) = try recheck() else { return nil }
+      let item: CacheItem?
+      do {
+        // The set this decision judged, also while a sign-in is between its commit point and
+        // its end.
+        if let generation = decision.generation {
+          item = try gate.cache.item(forKey: key, generation: generation)
+        } else {
+          item = try gate.cache.item(forKey: key)
+        }
+      } catch {
+        guard isCurrent(decision) else { continue }
+        throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
       }
-    } catch {
-      throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+      // A sign-in that committed during the read may have put its own set in place.
+      guard isCurrent(decision) else { continue }
+      guard let item else { return nil }
+      try checkServed(item, now: now, decision: decision)
+      return item
     }
-    guard let item else { return nil }
-    try checkServed(item, now: now)
-    return item
+    throw Self.keptReplacing
   }
 
-  /// Refuses an item whose own `writtenAt` disagrees with this reader's decision (see
+  /// The refusal after ``maximumAttempts`` reads that each met a newer sign-in.
+  private static var keptReplacing: OfflineReadError {
+    let error = StoreError(
+      code: .storeUnusable,
+      message: "online sign-ins kept replacing the item set during this read; try again")
+    return OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+  }
+
+  /// Whether the mark's generation is still the one `decision` was made at (read after the
+  /// stored mark; an unreadable mark is not, and the next recheck refuses it).
+  private func isCurrent(_ decision: OfflineAccessDecision) -> Bool {
+    guard let generation = decision.generation else { return true }
+    return (try? gate.marks.read().generation) == generation
+  }
+
+  /// Refuses an item whose own `writtenAt` disagrees with the decision it is served by (see
   /// ``item(forKey:)``).
   ///
   /// - Parameters:
   ///   - item: The item as read from the store.
   ///   - now: The effective time of this read (`max(wall, L)` with the floor on).
+  ///   - decision: The decision of the generation the item was read for; this reader's
+  ///     ``decision`` when `nil`.
   /// - Throws: ``OfflineReadError``: `item_unreadable` or `too_old` (its code is
   ///   `deadline_passed`, as for every `too_old` of a reader, so the sentence starts with
   ///   `too_old:`), naming the item's time.
-  func checkServed(_ item: CacheItem, now: WallClockInstant) throws(OfflineReadError) {
+  func checkServed(
+    _ item: CacheItem, now: WallClockInstant, decision: OfflineAccessDecision? = nil
+  ) throws(OfflineReadError) {
+    let decision = decision ?? self.decision
     let writtenAt = item.writtenAt
     let name = "item \(item.key) was written at \(writtenAt.rfc3339)"
     if writtenAt > now {
@@ -93,42 +147,63 @@ public struct OfflineCacheReader: Sendable {
     }
   }
 
-  /// Every key in the cache, in ascending byte order.
+  /// Every key of the set the current decision judged, in ascending byte order (a newer
+  /// sign-in's set is judged first, as ``item(forKey:)`` does).
   ///
   /// - Returns: The keys.
   /// - Throws: As ``item(forKey:)``.
   /// - Complexity: O(n log n).
   public func keys() throws(OfflineReadError) -> [CacheItemKey] {
-    try checkStillFresh()
-    do {
-      return try gate.cache.keys()
-    } catch {
-      throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+    for _ in 0..<Self.maximumAttempts {
+      guard let (decision, _) = try recheck() else { return [] }
+      let keys: [CacheItemKey]
+      do {
+        if let generation = decision.generation {
+          keys = try gate.cache.keys(forGeneration: generation)
+        } else {
+          keys = try gate.cache.keys()
+        }
+      } catch {
+        guard isCurrent(decision) else { continue }
+        throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+      }
+      guard isCurrent(decision) else { continue }
+      return keys
     }
+    throw Self.keptReplacing
   }
 
-  /// Rechecks now, writing nothing.
+  /// Rechecks now.
   ///
   /// Reads the stored mark record first and the clocks after it (``Clocks/readForDecision()``),
   /// so a mark that another process raised while this reader waited for the lock is never later
-  /// than the reading it is compared with. Then judges, with the gate's rules, the items seen at
-  /// open against the later of the stored mark and the mark seen at open, the floor carried
-  /// forward to the boot clock now (the later of the stored floor and the floor seen at open),
-  /// and the opening decision's deadline.
+  /// than the reading it is compared with. Then judges, with the gate's rules, the items of the
+  /// current decision against the later of the stored mark and the mark it saw, the floor
+  /// carried forward to the boot clock now (the later of the stored floor and the decision's
+  /// floor), and the decision's deadline; nothing is written. When a newer sign-in committed
+  /// (the stored generation is not the decision's), judges its set as a new open would, which
+  /// observes the mark as every check does; a fresh decision becomes the reader's.
   ///
-  /// - Throws: ``OfflineReadError`` with every reason found.
+  /// - Throws: ``OfflineReadError`` with every reason found (a newer sign-in's refused decision
+  ///   in ``OfflineReadError/decision``; a newer sign-in that left nothing cached is no
+  ///   refusal).
   public func checkStillFresh() throws(OfflineReadError) {
     _ = try recheck()
   }
 
-  /// ``checkStillFresh()``, returning the effective time it judged by (`max(wall, L)` with the
-  /// floor on, trusted time while a server anchor holds, else the wall clock).
-  func recheck() throws(OfflineReadError) -> WallClockInstant {
+  /// ``checkStillFresh()``, returning the decision to serve by and the effective time it judged
+  /// by (`max(wall, L)` with the floor on, trusted time while a server anchor holds, else the
+  /// wall clock); `nil` when a newer sign-in left nothing cached.
+  func recheck() throws(OfflineReadError) -> (OfflineAccessDecision, WallClockInstant)? {
+    let decision = self.decision
     let stored: ClockMarkRecord
     do {
       stored = try gate.marks.read()
     } catch {
       throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
+    }
+    if let generation = decision.generation, stored.generation != generation {
+      return try reopen()
     }
     let reading = gate.clocks.readForDecision()
     if let refusal = stored.machineRefusal(for: reading) {
@@ -160,7 +235,25 @@ public struct OfflineCacheReader: Sendable {
         reasons: reasons,
         reason: Self.explain(reasons, reading: reading, mark: previous, evaluation: evaluation))
     }
-    return evaluation.effectiveNow
+    return (decision, evaluation.effectiveNow)
+  }
+
+  /// A newer sign-in's set, judged as a new open would judge it: a fresh decision becomes this
+  /// reader's (unless a read on another thread already adopted a later one); `nil` for
+  /// `unavailable`; any other decision is refused with its reasons.
+  private func reopen() throws(OfflineReadError) -> (OfflineAccessDecision, WallClockInstant)? {
+    let decision = gate.checkEligibility()
+    switch decision.status {
+    case .fresh:
+      current.decision.withLock { adopted in
+        if (adopted.generation ?? 0) <= (decision.generation ?? 0) { adopted = decision }
+      }
+      return (decision, decision.effectiveNow)
+    case .unavailable:
+      return nil
+    case .expired:
+      throw OfflineReadError(refusedBy: decision)
+    }
   }
 
   /// A sentence for the reasons of a refused recheck.

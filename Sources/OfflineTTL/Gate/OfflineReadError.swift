@@ -2,7 +2,8 @@
 ///
 /// It carries every eligibility reason the reader's recheck found (the same reasons, judged by
 /// the same rules, as ``OfflineAccessDecision/reasons``) and, for a store failure, the store's
-/// error as the store threw it.
+/// error as the store threw it. When a newer sign-in's item set was judged and refused, it
+/// carries that decision (``decision``), and its reasons are the decision's.
 public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The main reason for the refusal, as one code.
   public struct Code: Sendable, Hashable, CustomStringConvertible {
@@ -44,6 +45,10 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
   public let storeError: StoreError?
   /// A sentence for people.
   public let reason: String
+  /// The decision that refused, when a newer online sign-in had committed and the reader judged
+  /// its item set as a new open would (``OfflineCacheReader``); `nil` for a refusal of the
+  /// reader's own recheck or of the item read.
+  public let decision: OfflineAccessDecision?
 
   /// Creates an error.
   ///
@@ -55,6 +60,22 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     self.reasons = reasons
     self.storeError = storeError
     self.reason = reason
+    self.decision = nil
+  }
+
+  /// The refusal of a newer sign-in's item set: the decision's reasons, its store error (the
+  /// mark store's for a mark reason, else the item store's), and a sentence naming them.
+  ///
+  /// - Parameter decision: The decision of the new set; `expired`.
+  public init(refusedBy decision: OfflineAccessDecision) {
+    self.reasons = decision.reasons
+    self.storeError = decision.markError ?? decision.cacheError
+    let generation = decision.generation.map { " \($0)" } ?? ""
+    let cause = (decision.markError ?? decision.cacheError).map { " (\($0.reason))" } ?? ""
+    self.reason =
+      "a newer online sign-in (generation\(generation)) committed since this reader's decision,"
+      + " and its item set is refused: \(decision.reasons)\(cause)"
+    self.decision = decision
   }
 
   /// The main reason as one code: a store failure first, then the TPM's reasons, then
@@ -69,10 +90,18 @@ public struct OfflineReadError: Error, Sendable, Hashable, CustomStringConvertib
     return .refused
   }
 
-  /// ``storeError`` for `mark_unreadable`, else `nil`.
-  public var markError: StoreError? { reasons.contains(.markUnreadable) ? storeError : nil }
-  /// ``storeError`` for `item_unreadable`, else `nil`.
-  public var cacheError: StoreError? { reasons.contains(.itemUnreadable) ? storeError : nil }
+  /// ``storeError`` for `mark_unreadable` (and, for a newer sign-in's refused ``decision``,
+  /// that decision's mark store error), else `nil`.
+  public var markError: StoreError? {
+    if let decision { return decision.markError }
+    return reasons.contains(.markUnreadable) ? storeError : nil
+  }
+  /// ``storeError`` for `item_unreadable` (and, for a newer sign-in's refused ``decision``,
+  /// that decision's item store error), else `nil`.
+  public var cacheError: StoreError? {
+    if let decision { return decision.cacheError }
+    return reasons.contains(.itemUnreadable) ? storeError : nil
+  }
 
   /// The eligibility reasons (the same as ``reasons``).
   public var eligibilityReason: EligibilityReasons { reasons }

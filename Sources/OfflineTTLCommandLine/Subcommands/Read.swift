@@ -52,38 +52,25 @@ enum Read: Subcommand {
     let json = arguments.flag(.json)
     switch gate.openOffline() {
     case .refused(let decision):
-      if json {
-        var object = StoreCommandSupport.json(decision, maxAge: maxAge)
-        object["key"] = .string(key.rawValue)
-        context.standardOutput.writeLine(object.text)
-      }
-      if let cause = StoreCommandSupport.unusableStoreCause(decision, store: path) {
-        throw CommandFailure(.ioError, "store '\(path)' cannot be used: \(cause)")
-      }
-      let insecure =
-        decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore
-      throw CommandFailure(
-        insecure ? .ioError : ExitCode(decision.status),
-        "refused: " + StoreCommandSupport.refusal(decision))
+      throw refusal(decision, key: key, json: json, maxAge: maxAge, store: path, context: context)
     case .opened(let reader):
       let item: CacheItem?
       do {
         item = try reader.item(forKey: key)
       } catch {
-        // Refused after opening: the decision said fresh, the item cannot be served. The
-        // store's own error names its typed reason (e.g. item_unauthentic).
-        let detail = error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
+        if let decision = error.decision {
+          // A newer sign-in committed after the open and its set was refused: its decision.
+          throw refusal(
+            decision, key: key, json: json, maxAge: maxAge, store: path, context: context)
+        }
+        // Refused after opening: the decision said fresh, the recheck or the item refused.
         if json {
-          var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
-          object["status"] = .string(EligibilityStatus.expired.rawValue)
-          object["reasons"] = .array(EligibilityReasons.itemUnreadable.codes.map { .string($0) })
-          object["item_error"] = .string(detail)
-          if let code = error.storeError?.code { object["item_error_code"] = .string("\(code)") }
-          object["key"] = .string(key.rawValue)
-          context.standardOutput.writeLine(object.text)
+          context.standardOutput.writeLine(
+            refusalObject(error, decision: reader.decision, key: key, maxAge: maxAge).text)
         }
         let insecure = error.cacheError?.code == .insecureStore
-        throw CommandFailure(insecure ? .ioError : .expired, "refused: expired: \(detail)")
+        throw CommandFailure(
+          insecure ? .ioError : .expired, "refused: expired: \(refusalDetail(error))")
       }
       guard let item else {
         if json {
@@ -106,5 +93,54 @@ enum Read: Subcommand {
       }
       return .success
     }
+  }
+
+  /// A refused decision (at open, or of a newer sign-in's set met by the reader): its JSON object
+  /// with `--json`, and the failure to exit with.
+  static func refusal(
+    _ decision: OfflineAccessDecision, key: CacheItemKey, json: Bool, maxAge: Duration,
+    store path: String, context: CommandContext
+  ) -> CommandFailure {
+    if json {
+      var object = StoreCommandSupport.json(decision, maxAge: maxAge)
+      object["key"] = .string(key.rawValue)
+      context.standardOutput.writeLine(object.text)
+    }
+    if let cause = StoreCommandSupport.unusableStoreCause(decision, store: path) {
+      return CommandFailure(.ioError, "store '\(path)' cannot be used: \(cause)")
+    }
+    let insecure =
+      decision.cacheError?.code == .insecureStore || decision.markError?.code == .insecureStore
+    return CommandFailure(
+      insecure ? .ioError : ExitCode(decision.status),
+      "refused: " + StoreCommandSupport.refusal(decision))
+  }
+
+  /// The reader's refusal as one line: its code, and the store's error when there is one (which
+  /// names its typed reason, e.g. `item_unauthentic`).
+  static func refusalDetail(_ error: OfflineReadError) -> String {
+    error.storeError.map { "\(error.code) (\($0))" } ?? "\(error)"
+  }
+
+  /// The JSON object of a read refused after the open: the reader's decision with `status`
+  /// `expired`, `reasons` the refusal's own reasons (every one the recheck or the item check
+  /// found), `read_error` its code and `read_error_reason` its sentence; for an item store
+  /// failure `item_error` and `item_error_code`, for a mark store failure `mark_error`.
+  static func refusalObject(
+    _ error: OfflineReadError, decision: OfflineAccessDecision, key: CacheItemKey,
+    maxAge: Duration
+  ) -> JSONObject {
+    var object = StoreCommandSupport.json(decision, maxAge: maxAge)
+    object["status"] = .string(EligibilityStatus.expired.rawValue)
+    object["reasons"] = .array(error.reasons.codes.map { .string($0) })
+    object["read_error"] = .string("\(error.code)")
+    object["read_error_reason"] = .string(error.reason)
+    if let cacheError = error.cacheError {
+      object["item_error"] = .string(refusalDetail(error))
+      object["item_error_code"] = .string("\(cacheError.code)")
+    }
+    if let markError = error.markError { object["mark_error"] = .string(markError.description) }
+    object["key"] = .string(key.rawValue)
+    return object
   }
 }

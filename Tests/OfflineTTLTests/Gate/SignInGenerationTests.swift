@@ -127,4 +127,91 @@ import Testing
     #expect(try reader.item(forKey: "token")?.payload == Data("old".utf8))
     #expect(try reader.item(forKey: "other")?.payload == Data("x".utf8))
   }
+
+  /// Where the newer sign-in commits, relative to the reader's read.
+  enum SignInPoint: String, CaseIterable, CustomStringConvertible {
+    /// Between the open and the read.
+    case beforeTheRead
+    /// After the read's recheck, before the item is read.
+    case beforeTheItem
+    /// After the item was read, before the generation is read again.
+    case afterTheItem
+    var description: String { rawValue }
+  }
+
+  /// A reader opened before a newer sign-in committed judges the new set as a new open would,
+  /// and serves the new set's items only with the new set's decision, wherever in the read the
+  /// sign-in lands (forced with a hook in the item store).
+  @Test(arguments: [false, true], SignInPoint.allCases)
+  func aReaderJudgesANewerSignInsSetAsANewOpenWould(sealed: Bool, point: SignInPoint) throws {
+    let f = try Fixture(sealed: sealed)
+    defer { f.root.remove() }
+    try f.signIn(["token": "old", "profile": "old profile"])
+    let hooked = HookedCacheStore(DirectoryCacheStore(atPath: f.store, sealing: f.provider))
+    guard case .opened(let reader) = try f.gate(cache: hooked).openOffline() else {
+      throw Failure("the store was not fresh")
+    }
+    let opened = try #require(reader.decision.generation)
+    f.clock.advance(by: .seconds(60))
+    let newer: () -> Void = {
+      #expect((try? f.signIn(["token": "new"])) != nil, "the newer sign-in committed")
+    }
+    switch point {
+    case .beforeTheRead: newer()
+    case .beforeTheItem: hooked.once(at: .beforeTheItem, newer)
+    case .afterTheItem: hooked.once(at: .afterTheItem, newer)
+    }
+    let item = try #require(try reader.item(forKey: "token"))
+    #expect(item.payload == Data("new".utf8))
+    let decision = reader.decision
+    #expect(decision.isFresh)
+    #expect(decision.generation == opened + 1, "the item was served by the new set's decision")
+    #expect(decision.items?.count == 2)
+    #expect(decision.items?.newest == item.writtenAt)
+    #expect(decision.items?.oldest == SignInGenerationTests.start)
+    #expect(try reader.item(forKey: "profile")?.payload == Data("old profile".utf8))
+    #expect(try reader.keys().map(\.rawValue) == ["profile", "token"])
+    // The keys of a newer set are judged the same way.
+    hooked.once(at: .beforeTheItem) {
+      f.clock.advance(by: .seconds(1))
+      #expect((try? f.signIn(["extra": "x"])) != nil, "the newer sign-in committed")
+    }
+    #expect(try reader.keys().map(\.rawValue) == ["extra", "profile", "token"])
+    #expect(reader.decision.generation == opened + 2)
+  }
+
+  /// A newer sign-in's set that a new open would refuse is refused with that decision's
+  /// reasons (here the wall clock went behind the new sign-in's mark), and one that left
+  /// nothing cached reads as absent; the reader keeps its decision either way.
+  @Test(arguments: [false, true])
+  func aNewerSignInsSetThatIsNotFreshIsRefusedWithItsOwnReasons(sealed: Bool) throws {
+    let f = try Fixture(sealed: sealed)
+    defer { f.root.remove() }
+    try f.signIn(["token": "old"])
+    let reader = try f.openReader()
+    let opened = reader.decision
+    f.clock.advance(by: .seconds(3_600))
+    try f.signIn(["token": "new"])
+    f.clock.moveBack(by: .seconds(3_000))
+    do {
+      _ = try reader.item(forKey: "token")
+      Issue.record("a set judged expired was served")
+    } catch {
+      let refusing = try #require(error.decision, "the newer set's decision")
+      #expect(refusing.status == .expired)
+      #expect(refusing.generation == (opened.generation ?? 0) + 1)
+      #expect(error.reasons == refusing.reasons)
+      #expect(error.reasons.contains(.clockBehindMark))
+      #expect(error.code == .clockBehindMark)
+    }
+    #expect(reader.decision == opened)
+
+    // A newer sign-in that signs out: nothing is cached, so nothing is served.
+    f.clock.advance(by: .seconds(3_000))
+    let reader2 = try f.openReader()
+    let session = try f.gate().beginOnlineSession()
+    try session.signOut()
+    #expect(try reader2.item(forKey: "token") == nil)
+    #expect(try reader2.keys().isEmpty)
+  }
 }

@@ -137,6 +137,10 @@ struct CacheFiles: Sendable {
     try run(path) { () throws(Errno) in try sys.flock(fd, .exclusive) }
   }
 
+  func lockShared(_ fd: FileDescriptor, path: String) throws(StoreFileError) {
+    try run(path) { () throws(Errno) in try sys.flock(fd, .shared) }
+  }
+
   func names(in directory: StoreDirectory) throws(StoreFileError) -> [String] {
     try run(directory.path) { () throws(Errno) in try sys.directoryEntries(directory.fd) }
   }
