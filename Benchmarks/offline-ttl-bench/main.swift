@@ -21,6 +21,7 @@ let usage = """
     floor      a boot-clock reading vs its raw system calls; the floor layer vs the mark rule
     async      checkEligibilityAsync() vs checkEligibility(): the cost of the async hop
     seal       a sealed store vs the same unsealed one: repeated check, 1 MiB read, sign-in
+    read       `offline-ttl read` and `read --json` of a 512 MiB item vs cat: MB/s, peak RSS
     tpm        a TPM 2.0 clock reading (swtpm) and what it adds to checkEligibility()
                (only in a build with the TPM trait)
     all        every subcommand above, in that order
@@ -46,6 +47,7 @@ let subcommands: [(name: String, run: BenchSubcommand?)] =
     ("floor", FloorBenchmark.run),
     ("async", AsyncHopBenchmark.run),
     ("seal", SealBenchmark.run),
+    ("read", ReadBenchmark.run),
   ] + tpmSubcommands
 
 /// `tpm`, in a build with the TPM trait.

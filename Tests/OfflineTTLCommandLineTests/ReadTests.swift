@@ -220,3 +220,49 @@ import Testing
     }
   }
 }
+
+@Suite struct ReadStreamingTests {
+  /// Larger than several chunks and not a multiple of 3: raw and base64 both equal the item.
+  @Test func aMultiChunkItemIsWrittenExactlyRawAndAsBase64() throws {
+    let clock = ManualWallClock(storeCommandStart)
+    let count = 2 * Read.chunkSize + 5
+    let text = String((0..<count).map { Character(Unicode.Scalar(UInt8(32 + ($0 * 7) % 95))) })
+    let directory = try signedInStore(["big": text], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let raw = runCommand(["read", "--store", store, "--max-age", "7d", "big"], clock: clock)
+    #expect(raw.exitCode == .success)
+    #expect(raw.standardOutput == text)
+    let json = runCommand(
+      ["read", "--store", store, "--max-age", "7d", "--json", "big"], clock: clock)
+    #expect(json.exitCode == .success)
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    #expect(object["payload_base64"] as? String == Data(text.utf8).base64EncodedString())
+    #expect(object["size"] as? Int == count)
+    #expect(json.standardOutput.hasSuffix("\"}\n"))
+  }
+
+  /// A payload byte flipped in place: refused with nothing on standard output (raw), or only
+  /// the refusal's object (--json); the item is left alone.
+  @Test func aCorruptedPayloadIsRefusedWithNothingWritten() throws {
+    let clock = ManualWallClock(storeCommandStart)
+    let directory = try signedInStore(["token": "secret bytes"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let path = store + "/cache/items/token"
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+    bytes[bytes.count - 1] ^= 0x20
+    try bytes.write(to: URL(fileURLWithPath: path))
+    let raw = runCommand(["read", "--store", store, "--max-age", "7d", "token"], clock: clock)
+    #expect(raw.exitCode == .expired)
+    #expect(raw.standardOutput == "")
+    #expect(raw.standardError.contains("item_unreadable"))
+    let json = runCommand(
+      ["read", "--store", store, "--max-age", "7d", "--json", "token"], clock: clock)
+    #expect(json.exitCode == .expired)
+    #expect(!json.standardOutput.contains("payload_base64"))
+    #expect(json.standardOutput.contains(#""item_error_code":"item_unreadable""#))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes, "left alone")
+  }
+}

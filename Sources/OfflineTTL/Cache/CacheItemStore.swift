@@ -123,6 +123,35 @@ public protocol CacheItemStore: Sendable {
   /// - Complexity: O(payload size), plus O(n) while a sign-in's staging exists.
   func item(forKey key: CacheItemKey, generation: UInt64) throws(StoreError) -> CacheItem?
 
+  /// One item streamed through a fixed buffer: the item's header is handed to `accept` before
+  /// any byte, and the bytes go to `chunk` only after the whole payload passed its checks
+  /// (``DirectoryCacheStore`` reads it twice: once to verify its CRC-32, once to serve it).
+  ///
+  /// The default implementation, for stores that keep each payload whole (a sealed item is one
+  /// authenticated blob, as are the in-memory and keyring stores), reads the item with
+  /// ``item(forKey:generation:)`` or ``item(forKey:)`` and hands its bytes out in chunks.
+  ///
+  /// - Parameters:
+  ///   - key: The item's key.
+  ///   - generation: The generation the reader's decision was made at, or `nil` for the live set.
+  ///   - chunkSize: The buffer's size in bytes (at least 1; smaller values count as 1). Every
+  ///     chunk but the last holds exactly `chunkSize` bytes, so a multiple of 3 keeps base64
+  ///     output of consecutive chunks concatenable.
+  ///   - accept: Called once with the item's key, `writtenAt` and size before anything is
+  ///     verified or served; throwing refuses the item and nothing is handed out.
+  ///   - chunk: Called with consecutive pieces of the payload; the buffer is valid only during
+  ///     the call and is reused.
+  /// - Returns: The item's header, or `nil` when no item has that key (`accept` not called).
+  /// - Throws: ``StoreError`` (`item_unreadable` for a bad header, size or checksum: then
+  ///   `chunk` was never called; also when the bytes changed while they were served, after
+  ///   some chunks), or whatever `accept` or `chunk` threw, unchanged.
+  /// - Complexity: O(payload size) time; O(`chunkSize`) memory for a streaming store.
+  func streamItem(
+    forKey key: CacheItemKey, generation: UInt64?, chunkSize: Int,
+    accept: (CacheItemHeader) throws -> Void,
+    chunk: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> CacheItemHeader?
+
   /// Every key of the set that generation `generation` committed, in ascending byte order.
   ///
   /// - Parameter generation: The generation the reader's decision was made at.

@@ -75,8 +75,9 @@ extension DirectoryCacheStore {
       }
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
+      let staged: StagedSet
       do throws(StoreFileError) {
-        try stage(changes, in: cache, named: name)
+        staged = try stage(changes, in: cache, named: name)
       } catch {
         try? removeStaging(cache, name)
         try? files.remove(cache, Self.pendingName)
@@ -85,7 +86,7 @@ extension DirectoryCacheStore {
       }
       guard commitPoint() else { return false }
       do throws(StoreFileError) {
-        try rollForward(cache, name)
+        try rollForward(cache, name, staged: staged)
       } catch {
         throw signInFailure(
           error, "the sign-in is committed but its roll forward failed",
@@ -143,14 +144,33 @@ extension DirectoryCacheStore {
     files.close(try files.createFile(cache, Self.pendingName))
   }
 
+  /// What a sign-in staged, kept in memory for its own roll forward (which then need not read
+  /// the staging back, nor check the entries it wrote itself).
+  struct StagedSet {
+    /// The whole new set (the staged index's catalog).
+    var catalog: CacheCatalog
+    /// The keys written into the staging's `items/`, each a regular file this sign-in created.
+    var written: [String]
+    /// The keys deleted.
+    var deleted: [String]
+    /// Whether the live set was read from an index that agreed with `items/` (and the sign-in
+    /// does not remove every item): then `items/` holds exactly the staged catalog's keys once
+    /// the staged items are renamed in and the deleted ones unlinked.
+    var fromConsistentIndex: Bool
+  }
+
   /// Writes the new set into `cache/<name>/`, creates `pending`, and makes both durable.
+  ///
+  /// - Returns: What was staged.
   private func stage(_ changes: CacheChanges, in cache: StoreDirectory, named name: String)
-    throws(StoreFileError)
+    throws(StoreFileError) -> StagedSet
   {
     var catalog = CacheCatalog()
+    var fromConsistentIndex = false
     if !changes.removesAll {
       if let indexed = readCatalog(cache) {
         catalog = indexed
+        fromConsistentIndex = true
       } else {
         do {
           // Unreadable items and entries that are not items stay out of the catalog; the roll
@@ -166,10 +186,13 @@ extension DirectoryCacheStore {
     let items = try files.openDirectory(next, Self.itemsName, creating: true)
     defer { files.close(items) }
     var deleted: [String] = []
+    var written: [String] = []
+    written.reserveCapacity(changes.entries.count)
     for (key, change) in changes.entries {
       if let change {
         try writeItem(items, key.rawValue, change)
         catalog.entries[key.rawValue] = change.writtenAt
+        written.append(key.rawValue)
       } else {
         deleted.append(key.rawValue)
         catalog.entries[key.rawValue] = nil
@@ -194,6 +217,9 @@ extension DirectoryCacheStore {
       try files.sync(next.fd, path: next.path)
       try files.sync(cache.fd, path: cache.path)
     #endif
+    return StagedSet(
+      catalog: catalog, written: written, deleted: deleted,
+      fromConsistentIndex: fromConsistentIndex)
   }
 
   /// Creates `name` in `directory` exclusively (mode 0600) holding `bytes`; not synced.
@@ -272,7 +298,18 @@ extension DirectoryCacheStore {
   /// regular file; a staged entry of another type is dropped with the staging), syncs
   /// `items/`, repairs the live set and writes the index, removes the staging and `pending`.
   /// Idempotent: a crash at any point leaves it to be run again.
-  func rollForward(_ cache: StoreDirectory, _ name: String) throws(StoreFileError) {
+  ///
+  /// - Parameter staged: What this process staged just now under the same lock, when the roll
+  ///   forward follows its own commit point: the staging is then not read back, the entries it
+  ///   wrote are renamed without a `stat` each, and, when the live set came from a consistent
+  ///   index, the new index is written from the staged catalog once a listing of `items/` shows
+  ///   exactly its keys (no item header is read). `nil` (a reclaim) checks everything.
+  func rollForward(_ cache: StoreDirectory, _ name: String, staged: StagedSet? = nil)
+    throws(StoreFileError)
+  {
+    if let staged, staged.fromConsistentIndex {
+      return try rollForwardStaged(cache, name, staged)
+    }
     guard let catalog = (try? stagedCatalog(cache, name)) ?? nil else {
       return try removeStaging(cache, name)
     }
@@ -309,6 +346,59 @@ extension DirectoryCacheStore {
     }
     try files.sync(items.fd, path: items.path)
     try repairLiveSet(cache, leaving: name)
+  }
+
+  /// The roll forward of the sign-in that staged `staged` just now (see
+  /// ``rollForward(_:_:staged:)``): unlinks the deleted keys, renames each written key into
+  /// `items/` (removing first whatever stands under the key when the rename fails and it is not
+  /// a regular file), syncs `items/`, and, when `items/` then lists exactly the staged catalog's
+  /// keys, writes the index from that catalog, removes the staging and then `pending`; otherwise
+  /// it repairs as a reclaim does (``repairLiveSet(_:leaving:)``).
+  ///
+  /// - Complexity: O(k) renames for k written items and one listing of `items/`; no item is
+  ///   opened.
+  private func rollForwardStaged(_ cache: StoreDirectory, _ name: String, _ staged: StagedSet)
+    throws(StoreFileError)
+  {
+    try markPending(cache)
+    let next = try files.openDirectory(cache, name)
+    defer { files.close(next) }
+    let items = try files.openOrReplaceDirectory(cache, Self.itemsName)
+    defer { files.close(items) }
+    for key in staged.deleted { try files.remove(items, key) }
+    if !staged.written.isEmpty {
+      let stagedItems = try files.openDirectory(next, Self.itemsName)
+      defer { files.close(stagedItems) }
+      for key in staged.written {
+        do {
+          try files.rename(stagedItems, key, items, key)
+        } catch {
+          // A directory under the key (a rename cannot replace it): remove it and retry.
+          guard let target = try? files.status(items, key), target.kind != .regular else {
+            throw error
+          }
+          try files.remove(items, key)
+          try files.rename(stagedItems, key, items, key)
+        }
+      }
+    }
+    try files.sync(items.fd, path: items.path)
+    let tmp = try files.openOrReplaceDirectory(cache, Self.tmpName)
+    defer { files.close(tmp) }
+    for leftover in try files.names(in: tmp) { try files.remove(tmp, leftover) }
+    if let index = try? files.status(cache, Self.indexName), index.kind != .regular {
+      try files.remove(cache, Self.indexName)
+    }
+    let live = try files.names(in: items)
+    guard live.count == staged.catalog.entries.count,
+      live.allSatisfy({ staged.catalog.entries[$0] != nil })
+    else {
+      return try repairLiveSet(cache, leaving: name)
+    }
+    try writeIndex(cache, staged.catalog, stamp: try itemsStamp(cache))
+    try removeStaging(cache, name)
+    try files.remove(cache, Self.pendingName)
+    try files.sync(cache.fd, path: cache.path)
   }
 
   /// The online repair of the live set, under the writer lock: `tmp/` and `items/` are made

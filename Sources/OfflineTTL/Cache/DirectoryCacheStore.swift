@@ -198,18 +198,7 @@ public struct DirectoryCacheStore: CacheItemStore {
       defer { files.close(file.fd) }
       let path = items.path(of: key.rawValue)
       let head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
-      let header: CacheFormat.ItemHeader
-      switch CacheFormat.decodeItemHeader(head) {
-      case .failure where CacheSeal.looksSealedItem(head):
-        throw CacheStoreError(
-          code: .keyRequired, key: key,
-          reason: "item \(key) is sealed; open the store with its sealing key")
-      case .failure(let problem): throw unreadable(key, problem.rawValue)
-      case .success(let decoded): header = decoded
-      }
-      if let problem = CacheFormat.checkItemSize(header, fileSize: file.status.size) {
-        throw unreadable(key, problem.rawValue)
-      }
+      let header = try checkedItemHeader(key, head, fileSize: file.status.size)
       let payload = try files.read(
         file.fd, count: Int(header.payloadLength), offset: Int64(CacheFormat.itemHeaderSize),
         path: path)

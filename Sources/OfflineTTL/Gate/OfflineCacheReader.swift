@@ -96,7 +96,7 @@ public struct OfflineCacheReader: Sendable {
   }
 
   /// The refusal after ``maximumAttempts`` reads that each met a newer sign-in.
-  private static var keptReplacing: OfflineReadError {
+  static var keptReplacing: OfflineReadError {
     let error = StoreError(
       code: .storeUnusable,
       message: "online sign-ins kept replacing the item set during this read; try again")
@@ -105,7 +105,7 @@ public struct OfflineCacheReader: Sendable {
 
   /// Whether the mark's generation is still the one `decision` was made at (read after the
   /// stored mark; an unreadable mark is not, and the next recheck refuses it).
-  private func isCurrent(_ decision: OfflineAccessDecision) -> Bool {
+  func isCurrent(_ decision: OfflineAccessDecision) -> Bool {
     guard let generation = decision.generation else { return true }
     return (try? gate.marks.read().generation) == generation
   }
@@ -124,9 +124,16 @@ public struct OfflineCacheReader: Sendable {
   func checkServed(
     _ item: CacheItem, now: WallClockInstant, decision: OfflineAccessDecision? = nil
   ) throws(OfflineReadError) {
+    try checkServed(item.key, writtenAt: item.writtenAt, now: now, decision: decision)
+  }
+
+  /// ``checkServed(_:now:decision:)`` for an item known by its header (a streamed read).
+  func checkServed(
+    _ key: CacheItemKey, writtenAt: WallClockInstant, now: WallClockInstant,
+    decision: OfflineAccessDecision? = nil
+  ) throws(OfflineReadError) {
     let decision = decision ?? self.decision
-    let writtenAt = item.writtenAt
-    let name = "item \(item.key) was written at \(writtenAt.rfc3339)"
+    let name = "item \(key) was written at \(writtenAt.rfc3339)"
     if writtenAt > now {
       throw OfflineReadError(
         reasons: .itemUnreadable, reason: "\(name), after now (\(now.rfc3339)); refused, left alone"

@@ -35,6 +35,12 @@ final class OutputSink {
     write(byte: UInt8(ascii: "\n"))
   }
 
+  /// Appends `error: <message>` and a newline, the message escaped for a terminal
+  /// (``TerminalText/escaped(_:)``): what it quotes cannot forge a line or reverse the text.
+  func writeError(_ message: String) {
+    writeLine("error: " + TerminalText.escaped(message))
+  }
+
   /// Appends one byte.
   func write(byte: UInt8) {
     guard fileDescriptor != nil else {
@@ -53,6 +59,19 @@ final class OutputSink {
     }
     buffer.append(contentsOf: bytes)
     if buffer.count >= Self.flushThreshold { flush() }
+  }
+
+  /// Writes `bytes` at once, after whatever is buffered, without copying them into the buffer
+  /// (for large payloads streamed chunk by chunk). A failed write is remembered in
+  /// ``writeFailed``; after one, nothing more is written.
+  func writeUnbuffered(_ bytes: UnsafeRawBufferPointer) {
+    guard let fileDescriptor else {
+      captured.append(contentsOf: bytes)
+      return
+    }
+    flush()
+    guard !writeFailed, !bytes.isEmpty else { return }
+    if FileDescriptorCalls.writeAll(fileDescriptor, bytes) != nil { writeFailed = true }
   }
 
   /// Writes the buffered bytes out. A failed write is remembered in ``writeFailed`` and the

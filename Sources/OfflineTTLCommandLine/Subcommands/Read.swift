@@ -7,8 +7,7 @@ enum Read: Subcommand {
     name: "read",
     abstract: "Opens the cache offline, rechecking now, and writes one item's bytes to stdout.",
     usage: [
-      "read --store <dir> --max-age <duration> [--json] [--clock-tolerance <duration>]"
-        + " [--no-boot-floor] <key>"
+      "read --store <dir> --max-age <duration> [--json] [options] <key>"
     ],
     options: [
       .store, .maxAge,
@@ -38,7 +37,7 @@ enum Read: Subcommand {
         "the store cannot be used: its directory (or its cache directory, or the mark's lock"
           + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
           + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
-          + " may write it)."
+          + " may write it); or standard output cannot be written."
       ),
     ],
     examples: [
@@ -54,45 +53,88 @@ enum Read: Subcommand {
     case .refused(let decision):
       throw refusal(decision, key: key, json: json, maxAge: maxAge, store: path, context: context)
     case .opened(let reader):
-      let item: CacheItem?
-      do {
-        item = try reader.item(forKey: key)
-      } catch {
-        if let decision = error.decision {
-          // A newer sign-in committed after the open and its set was refused: its decision.
-          throw refusal(
-            decision, key: key, json: json, maxAge: maxAge, store: path, context: context)
-        }
-        // Refused after opening: the decision said fresh, the recheck or the item refused.
-        if json {
-          context.standardOutput.writeLine(
-            refusalObject(error, decision: reader.decision, key: key, maxAge: maxAge).text)
-        }
-        let insecure = error.cacheError?.code == .insecureStore
-        throw CommandFailure(
-          insecure ? .ioError : .expired, "refused: expired: \(refusalDetail(error))")
-      }
-      guard let item else {
-        if json {
+      return try serve(
+        key, reader: reader, json: json, maxAge: maxAge, store: path, context: context)
+    }
+  }
+
+  /// The chunk size of a streamed read: 768 KiB, a multiple of 3 (whole base64 groups).
+  static let chunkSize = OfflineCacheReader.defaultChunkSize
+
+  /// Streams the item through one fixed buffer
+  /// (``OfflineCacheReader/read(_:chunkSize:start:into:)``: the header is judged and the
+  /// checksum verified before the first byte is written), raw or as base64 inside the JSON
+  /// object.
+  static func serve(
+    _ key: CacheItemKey, reader: OfflineCacheReader, json: Bool, maxAge: Duration,
+    store path: String, context: CommandContext
+  ) throws -> ExitCode {
+    let output = context.standardOutput
+    let encoder = json ? Base64Stream(chunkSize: chunkSize) : nil
+    var started = false
+    let header: CacheItemHeader?
+    do {
+      header = try reader.read(
+        key, chunkSize: chunkSize,
+        start: { header in
+          started = true
+          guard json else { return }
           var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
           object["key"] = .string(key.rawValue)
-          object["item"] = .null
-          context.standardOutput.writeLine(object.text)
-        }
-        throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
+          object.instant("written_at", header.writtenAt)
+          object["size"] = .integer(Int64(header.size))
+          // The object with payload_base64 as its last member, left open for the payload.
+          var bytes: [UInt8] = []
+          object.write(to: &bytes)
+          bytes.removeLast()
+          bytes.append(contentsOf: #","payload_base64":""#.utf8)
+          output.write(bytes: bytes)
+        },
+        into: { chunk in
+          if let encoder {
+            encoder.encode(chunk) { output.writeUnbuffered($0) }
+          } else {
+            output.writeUnbuffered(chunk)
+          }
+          if output.writeFailed { throw OutputLost() }
+        })
+    } catch is OutputLost {
+      return .ioError
+    } catch let error as OfflineReadError {
+      if started {
+        // Only an item changed in place while it was read gets here: part of it was written.
+        throw CommandFailure(
+          .expired, "refused: expired: \(refusalDetail(error)); the output is incomplete")
       }
+      if let decision = error.decision {
+        // A newer sign-in committed after the open and its set was refused: its decision.
+        throw refusal(
+          decision, key: key, json: json, maxAge: maxAge, store: path, context: context)
+      }
+      // Refused after opening: the decision said fresh, the recheck or the item refused.
+      if json {
+        output.writeLine(
+          refusalObject(error, decision: reader.decision, key: key, maxAge: maxAge).text)
+      }
+      let insecure = error.cacheError?.code == .insecureStore
+      throw CommandFailure(
+        insecure ? .ioError : .expired, "refused: expired: \(refusalDetail(error))")
+    }
+    guard header != nil else {
       if json {
         var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
         object["key"] = .string(key.rawValue)
-        object.instant("written_at", item.writtenAt)
-        object["size"] = .integer(Int64(item.payload.count))
-        object["payload_base64"] = .string(item.payload.base64EncodedString())
-        context.standardOutput.writeLine(object.text)
-      } else {
-        context.standardOutput.write(bytes: item.payload)
+        object["item"] = .null
+        output.writeLine(object.text)
       }
-      return .success
+      throw CommandFailure(.unavailable, "no item with key \(key.rawValue.debugDescription)")
     }
+    if let encoder {
+      encoder.finish { output.writeUnbuffered($0) }
+      output.write(bytes: #""}"#.utf8)
+      output.write(byte: UInt8(ascii: "\n"))
+    }
+    return .success
   }
 
   /// A refused decision (at open, or of a newer sign-in's set met by the reader): its JSON object
@@ -144,3 +186,6 @@ enum Read: Subcommand {
     return object
   }
 }
+
+/// Standard output stopped taking bytes: the streamed read stops (the tool reports it).
+private struct OutputLost: Error {}

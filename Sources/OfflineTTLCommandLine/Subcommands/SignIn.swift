@@ -7,8 +7,7 @@ enum SignIn: Subcommand {
     name: "sign-in",
     abstract: "Stands for a successful online sign-in: resets the clock mark and writes items.",
     usage: [
-      "sign-in --store <dir> [--put <key>=<path> ...] [--json]"
-        + " [--server-time <time> [--server-time-uncertainty <duration>]]"
+      "sign-in --store <dir> [--put <key>=<path> ...] [--json] [options]"
     ],
     options: [
       .store.with(
@@ -91,7 +90,9 @@ enum SignIn: Subcommand {
     // Every usage error above, before any input file is read (exit 74 when one cannot be).
     var items: [(CacheItemKey, Data)] = []
     for (key, file) in puts {
-      switch FileChecks.contents(of: file) {
+      switch FileChecks.contents(
+        of: file, maximumLength: DirectoryCacheStore.maximumPayloadLength)
+      {
       case .success(let data): items.append((key, data))
       case .failure(let error):
         throw CommandFailure(

@@ -214,4 +214,39 @@ import Testing
     #expect(try reader2.item(forKey: "token") == nil)
     #expect(try reader2.keys().isEmpty)
   }
+
+  /// The sign-in's own roll forward reads nothing back: over a consistent store of 1,000 items,
+  /// a sign-in of 10 items opens no item it did not write, reads no item header, `stat`s no
+  /// staged entry one by one, and leaves a store whose index serves the next check on the fast
+  /// path with the new set.
+  @Test func aSignInsRollForwardReadsNoItemBack() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    var bulk: [String: String] = [:]
+    for index in 0..<1_000 { bulk["bulk-\(index)"] = "payload \(index)" }
+    try f.signIn(bulk)
+    f.clock.advance(by: .seconds(60))
+    let plan = SyscallFaultPlan()
+    let counted = try f.gate(cache: DirectoryCacheStore(atPath: f.store, faults: plan))
+    var changed: [String: String] = [:]
+    for index in 0..<10 { changed["bulk-\(index * 100)"] = "new \(index)" }
+    try f.signIn(changed, gate: counted)
+    #expect(plan.count(of: .renameat) == 10 + 1, "the 10 items and the index")
+    #expect(plan.count(of: .pread) <= 4, "index headers only: \(plan.count(of: .pread))")
+    #expect(plan.count(of: .openat) <= 40, "opens: \(plan.count(of: .openat))")
+    #expect(plan.count(of: .fstatat) <= 40, "stats: \(plan.count(of: .fstatat))")
+    plan.resetCounts()
+    let decision = counted.checkEligibility()
+    #expect(decision.isFresh)
+    #expect(decision.items?.count == 1_000)
+    #expect(
+      decision.items?.newest == SignInGenerationTests.start.saturatingAdvanced(by: .seconds(60)))
+    #expect(plan.count(of: .readdir) == 0, "the check took the fast path")
+    #expect(try f.stagings().isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: f.store + "/cache/pending"))
+    let reader = try f.openReader()
+    #expect(try reader.item(forKey: "bulk-100")?.payload == Data("new 1".utf8))
+    #expect(try reader.item(forKey: "bulk-101")?.payload == Data("payload 101".utf8))
+    #expect(try reader.keys().count == 1_000)
+  }
 }

@@ -1,0 +1,141 @@
+extension DirectoryCacheStore {
+  /// See ``CacheItemStore/streamItem(forKey:generation:chunkSize:accept:chunk:)``.
+  ///
+  /// An unsealed item is read through one buffer of `chunkSize` bytes (never more than the
+  /// payload), in two passes over the same open descriptor: the header is checked as
+  /// ``item(forKey:)`` checks it (size against `fstat` and the 1 GiB maximum) and handed to
+  /// `accept`; the first pass computes the CRC-32 of the whole payload and refuses a mismatch
+  /// before any byte is handed out; the second pass hands the bytes to `chunk` and computes the
+  /// CRC-32 again, so bytes changed in place between the passes (only another tool could do
+  /// that: the store replaces items by rename) end the read with `item_unreadable`. A sealed
+  /// item is one authenticated blob: it is decrypted whole, then handed out in chunks.
+  ///
+  /// - Complexity: O(payload size) time, two reads of the payload (the second from the page
+  ///   cache); O(`chunkSize`) memory when unsealed.
+  public func streamItem(
+    forKey key: CacheItemKey, generation: UInt64?, chunkSize: Int,
+    accept: (CacheItemHeader) throws -> Void,
+    chunk: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> CacheItemHeader? {
+    if sealing != nil {
+      return try streamWholeItem(
+        forKey: key, generation: generation, chunkSize: chunkSize, accept: accept, chunk: chunk)
+    }
+    guard let cache = try openCache() else { return nil }
+    defer { files.close(cache) }
+    if let generation {
+      // The set the generation committed, as item(forKey:generation:) chooses it.
+      let staged: (name: String, catalog: CacheCatalog)?
+      do {
+        staged = try committedStaging(cache, generation: generation)
+      } catch {
+        throw failure(error, .itemUnreadable, key: key)
+      }
+      if let staged {
+        guard staged.catalog.entries[key.rawValue] != nil else { return nil }
+        if let next = try? files.openDirectory(cache, staged.name) {
+          defer { files.close(next) }
+          if let header = try streamItem(
+            key, inSet: next, chunkSize: chunkSize, accept: accept, chunk: chunk)
+          {
+            return header
+          }
+        }
+      }
+    }
+    return try streamItem(key, inSet: cache, chunkSize: chunkSize, accept: accept, chunk: chunk)
+  }
+
+  /// Streams `key` from `<set>/items/<key>`; `nil` when it is not there.
+  func streamItem(
+    _ key: CacheItemKey, inSet set: StoreDirectory, chunkSize: Int,
+    accept: (CacheItemHeader) throws -> Void,
+    chunk: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> CacheItemHeader? {
+    let file: OpenedStoreFile
+    let path: String
+    let head: [UInt8]
+    do {
+      let items = try files.openDirectory(set, Self.itemsName)
+      defer { files.close(items) }
+      path = items.path(of: key.rawValue)
+      file = try files.openFile(items, key.rawValue, .readOnly)
+    } catch {
+      if error.errno == .noSuchFileOrDirectory { return nil }
+      throw failure(error, .itemUnreadable, key: key)
+    }
+    defer { files.close(file.fd) }
+    do {
+      head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
+    } catch {
+      throw failure(error, .itemUnreadable, key: key)
+    }
+    let header = try checkedItemHeader(key, head, fileSize: file.status.size)
+    let length = Int(header.payloadLength)
+    let served = CacheItemHeader(key: key, writtenAt: header.writtenAt, size: length)
+    try accept(served)
+    let buffer = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: Swift.max(1, Swift.min(chunkSize, length)), alignment: 16)
+    defer { buffer.deallocate() }
+    let seed = CacheFormat.crc(head[0..<24])
+    let verified = try pass(file.fd, key, length: length, buffer: buffer, seed: seed) { _ in }
+    guard verified == header.checksum else { throw unreadable(key, "bad checksum") }
+    let again = try pass(file.fd, key, length: length, buffer: buffer, seed: seed, chunk: chunk)
+    guard again == header.checksum else {
+      throw unreadable(
+        key, "changed while it was read: the bytes handed out do not match its checksum")
+    }
+    return served
+  }
+
+  /// Reads the payload once through `buffer`, handing each piece to `chunk`; returns the
+  /// CRC-32 continued from `seed`.
+  private func pass(
+    _ fd: FileDescriptor, _ key: CacheItemKey, length: Int,
+    buffer: UnsafeMutableRawBufferPointer, seed: UInt32,
+    chunk: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> UInt32 {
+    var sum = seed
+    var offset = 0
+    while offset < length {
+      let count = Swift.min(buffer.count, length - offset)
+      let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+      let filled: Int
+      do {
+        filled = try files.sys.preadAll(
+          fd, into: piece, at: Int64(CacheFormat.itemHeaderSize + offset))
+      } catch {
+        throw unreadable(key, error)
+      }
+      guard filled == count else { throw unreadable(key, "truncated while it was read") }
+      let bytes = UnsafeRawBufferPointer(piece)
+      sum = CacheFormat.crc(bytes, seed: sum)
+      try chunk(bytes)
+      offset += count
+    }
+    return sum
+  }
+
+  /// Decodes an item's 28-byte header and checks it against the file's size from `fstat`
+  /// (before any payload buffer exists).
+  ///
+  /// - Throws: ``CacheStoreError``: `key_required` for a sealed item in an unsealed store,
+  ///   `item_unreadable` for a wrong header or size.
+  func checkedItemHeader(_ key: CacheItemKey, _ head: [UInt8], fileSize: Int64)
+    throws(CacheStoreError) -> CacheFormat.ItemHeader
+  {
+    let header: CacheFormat.ItemHeader
+    switch CacheFormat.decodeItemHeader(head) {
+    case .failure where CacheSeal.looksSealedItem(head):
+      throw CacheStoreError(
+        code: .keyRequired, key: key,
+        reason: "item \(key) is sealed; open the store with its sealing key")
+    case .failure(let problem): throw unreadable(key, problem.rawValue)
+    case .success(let decoded): header = decoded
+    }
+    if let problem = CacheFormat.checkItemSize(header, fileSize: fileSize) {
+      throw unreadable(key, problem.rawValue)
+    }
+    return header
+  }
+}
