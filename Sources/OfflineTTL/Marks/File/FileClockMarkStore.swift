@@ -14,10 +14,13 @@ import Foundation
 /// - ``temporaryFileName`` (`clock-mark.tmp`): exists only while a record is created or replaced.
 ///
 /// ## Guarantees (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>)
-/// - Every operation holds `flock` on the lock file for its whole read → advance → write
-///   (exclusive; shared for ``read()``). The lock descriptor is opened afresh for each operation,
-///   so threads sharing one instance exclude each other too (`flock` locks belong to an open file
-///   description).
+/// - Every operation that may write holds `flock` on the lock file for its whole read → advance
+///   → write (exclusive). The lock descriptor is opened afresh for each such operation, so
+///   threads sharing one instance exclude each other too (`flock` locks belong to an open file
+///   description). ``read()`` and an ``observe(resolution:readingClocks:)`` that needs no write
+///   read, from the second operation of a store value on, through descriptors kept open, under a
+///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`: what it checks on every
+///   call); while a writer holds the lock they wait for it as before.
 /// - An observation writes the slot that does *not* hold the newest valid record, with the next
 ///   sequence number and a CRC-32, then `fdatasync`s. A crash at any instant leaves the old slot
 ///   intact; a torn new slot fails its checksum and the reader takes the old one. The slot that
@@ -70,7 +73,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// the mark it is bound to), so that one operation loads the key once; `nil`: load them.
   var presetSealKeys: SealKeys? = nil
   /// The descriptors kept open between operations for reads that do not wait for the lock
-  /// (``keptOpenRecord()``), shared by every copy of this value.
+  /// (`keptOpenRecord()`), shared by every copy of this value.
   let kept: KeptMarkFiles
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
@@ -136,7 +139,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// The current record, under a shared lock, writing nothing.
   ///
   /// From the second operation of a store value on, an unsealed store reads through descriptors
-  /// it keeps open, checked at every call, without waiting for the lock (``keptOpenRecord()``);
+  /// it keeps open, checked at every call, without waiting for the lock (`keptOpenRecord()`);
   /// while a writer holds the lock, or when a check fails, it waits for the shared lock as
   /// before.
   ///
@@ -159,7 +162,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// lock, except for a repeated observation of an unsealed store.
   ///
   /// With a positive `resolution`, from the second operation of a store value on, the record is
-  /// first read without waiting for the lock (``keptOpenRecord()``: descriptors kept open and
+  /// first read without waiting for the lock (`keptOpenRecord()`: descriptors kept open and
   /// checked at every call, a non-blocking shared lock so that no write is in flight), the clocks
   /// are read after it, and when ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says no
   /// write is needed, the observation returns without taking the lock and without writing.
