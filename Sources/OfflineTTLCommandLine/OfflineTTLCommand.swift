@@ -37,7 +37,7 @@ public enum OfflineTTLCommand {
     context.standardOutput.flush()
     if context.standardOutput.writeFailed, code != .committedOutputLost {
       // Output that did not arrive must not look like success (e.g. a full disk or closed pipe).
-      context.standardError.write("error: cannot write standard output\n")
+      context.standardError.writeError("cannot write standard output")
       code = .ioError
     }
     context.standardError.flush()
@@ -81,14 +81,14 @@ public enum OfflineTTLCommand {
         return try subcommand.run(parsed, context: context)
       }
     } catch let error as UsageError {
-      context.standardError.write("error: \(error.message)\n")
+      context.standardError.writeError(error.message)
       context.standardError.write(HelpFormatter.usageHint(for: configuration))
       return .usage
     } catch let failure as CommandFailure {
-      context.standardError.write("error: \(failure.message)\n")
+      context.standardError.writeError(failure.message)
       return failure.exitCode
     } catch {
-      context.standardError.write("error: \(error)\n")
+      context.standardError.writeError("\(error)")
       return .software
     }
   }
@@ -131,7 +131,7 @@ public enum OfflineTTLCommand {
   }
 
   private static func toolUsageError(_ message: String, context: CommandContext) -> ExitCode {
-    context.standardError.write("error: \(message)\n")
+    context.standardError.writeError(message)
     context.standardError.write(HelpFormatter.toolUsageHint())
     return .usage
   }

@@ -40,6 +40,21 @@ import Testing
         """)
   }
 
+  @Test func aMaxAgeBeyondInt64NanosecondsIsAMalformedLine() {
+    let input = """
+      {"written_at":[1],"now":2,"mark":null,"max_age":9223372037}
+      {"written_at":[1],"now":2,"mark":null,"max_age":9223372036}
+      """
+    let run = runCommand(["evaluate", "--batch"], input: input)
+    #expect(run.exitCode == .dataError)
+    #expect(
+      run.standardOutput == """
+        {"error":"line 1: max_age: 9223372037s does not fit in Int64 nanoseconds (the largest max age is 9223372036s, about 292 years)"}
+        {"status":"fresh","mark":2,"reasons":[]}
+
+        """)
+  }
+
   @Test func unitAppliesToEveryLineAndOutOfRangeIsPerLine() {
     let input = """
       {"written_at":[1],"now":2,"mark":null,"max_age":1}

@@ -64,6 +64,22 @@ import Testing
       ["evaluate", "--now", "9223372037", "--max-age", "1"],
       "--now: 9223372037s does not fit in Int64 nanoseconds since the epoch (about years 1677 to 2262)"
     ),
+    // A bare count of the unit beyond Int64 nanoseconds, in each unit.
+    (
+      ["evaluate", "--now", "1", "--max-age", "9223372037"],
+      "--max-age: 9223372037s does not fit in Int64 nanoseconds (the largest max age is"
+        + " 9223372036s, about 292 years)"
+    ),
+    (
+      ["evaluate", "--now", "1", "--max-age", "9223372036855", "--unit", "ms"],
+      "--max-age: 9223372036855ms does not fit in Int64 nanoseconds (the largest max age is"
+        + " 9223372036854ms, about 292 years)"
+    ),
+    (
+      ["evaluate", "--now", "1", "--max-age", "9223372036854775807"],
+      "--max-age: 9223372036854775807s does not fit in Int64 nanoseconds (the largest max age is"
+        + " 9223372036s, about 292 years)"
+    ),
     (
       ["evaluate", "--now", "1", "--max-age", "1", "--unit", "h"],
       "--unit: 'h' is not a unit (use one of s, ms, ns)"

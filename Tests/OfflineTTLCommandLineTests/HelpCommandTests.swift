@@ -96,6 +96,21 @@ import Testing
     }
   }
 
+  /// The usage lines (also the manual page's SYNOPSIS) name every option a subcommand takes, or
+  /// say `[options]`: an option that only the OPTIONS list shows (`--seal`, `--tpm`,
+  /// `--backend`) is not hidden by a usage line that looks complete.
+  @Test func everyUsageLineNamesEveryOptionOrSaysOptions() {
+    for subcommand in SubcommandRegistry.all {
+      let configuration = subcommand.configuration
+      if configuration.usage.contains(where: { $0.contains("[options]") }) { continue }
+      for option in configuration.options {
+        #expect(
+          configuration.usage.contains { $0.contains("--\(option.name)") },
+          "\(configuration.name): --\(option.name) is in no usage line")
+      }
+    }
+  }
+
   @Test func everyDurationOptionTakesUnits() {
     // Options whose value is a duration say so in their placeholder.
     for configuration in Self.configurations {

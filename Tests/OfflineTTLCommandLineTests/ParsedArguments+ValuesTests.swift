@@ -45,9 +45,12 @@ import Testing
       ])
   }
 
-  @Test func durationOrCountTakesAnyInt64CountOrUnits() throws {
+  @Test func durationOrCountTakesCountsThatFitInInt64NanosecondsOrUnits() throws {
     let parsed = ParsedArguments(values: ["max-age": ["\(Int64.max)"]])
-    #expect(try parsed.durationOrCount(.maxAge, unit: .seconds) == .seconds(Int64.max))
+    #expect(try parsed.durationOrCount(.maxAge, unit: .nanoseconds) == .nanoseconds(Int64.max))
+    #expect(throws: UsageError.self) { try parsed.durationOrCount(.maxAge, unit: .seconds) }
+    let largest = ParsedArguments(values: ["max-age": ["9223372036"]])
+    #expect(try largest.durationOrCount(.maxAge, unit: .seconds) == .seconds(9_223_372_036))
     let units = ParsedArguments(values: ["max-age": ["1h30m"]])
     #expect(try units.durationOrCount(.maxAge, unit: .nanoseconds) == .seconds(5400))
   }

@@ -143,6 +143,50 @@ func shell(_ arguments: [String]) -> Int32 {
     #expect(throughFile.standardError.contains("ENOTDIR (Not a directory)"))
   }
 
+  /// An input over the 1 GiB item maximum is refused from its size before a byte is read: a
+  /// sparse file of 1 GiB + 1 byte and one of 1 TiB (which a whole read could never allocate).
+  @Test(arguments: [Int64(1 << 30) + 1, Int64(1) << 40])
+  func aPutFileOverTheItemMaximumIsRefusedBeforeItIsRead(size: Int64) throws {
+    let directory = try TemporaryStoreDirectory(prefix: "cli-put-large")
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let input = directory.appending("large.bin")
+    #expect(FileManager.default.createFile(atPath: input, contents: nil))
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: input))
+    try handle.truncate(atOffset: UInt64(size))
+    try handle.close()
+    let result = run(["sign-in", "--store", store, "--put", "k=\(input)"])
+    #expect(result.exitCode == .ioError)
+    #expect(
+      result.standardError
+        == "error: cannot read \(input.debugDescription) for item k: \(size) bytes is larger than"
+        + " the 1 GiB maximum of an item (EFBIG (File too large))\n")
+    #expect(!FileManager.default.fileExists(atPath: store), "nothing was committed")
+  }
+
+  /// What a message quotes cannot take over the terminal: a key with a right-to-left override
+  /// (a valid key, so it reaches the store), a store path with an ANSI escape sequence, a newline
+  /// that would forge a second `error:` line, and other format characters.
+  @Test func quotedKeysAndPathsAreEscapedInErrorMessages() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let reversed = run(["read", "--store", store, "--max-age", "7d", "a\u{202E}b"])
+    #expect(reversed.exitCode == .unavailable)
+    #expect(reversed.standardError == "error: no item with key \"a\\u{202E}b\"\n")
+    for (raw, shown) in [
+      ("\u{1B}[31m", "\\u{1B}[31m"), ("x\nerror: forged", "x\\u{A}error: forged"),
+      ("\u{2066}\u{200F}", "\\u{2066}\\u{200F}"), ("\u{2028}", "\\u{2028}"),
+    ] {
+      let result = run(["status", "--store", "/tmp/offline-ttl-absent-\(raw)", "--max-age", "7d"])
+      #expect(result.exitCode == .ioError)
+      #expect(
+        result.standardError
+          == "error: store directory '/tmp/offline-ttl-absent-\(shown)' does not exist\n")
+    }
+    #expect(TerminalText.escaped("café ✓ 日本") == "café ✓ 日本", "printable text is unchanged")
+  }
+
   @Test func anUnreadablePutFileNamesItsReason() throws {
     let directory = try TemporaryStoreDirectory(prefix: "cli-put")
     defer { directory.remove() }

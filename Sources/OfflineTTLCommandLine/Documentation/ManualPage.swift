@@ -27,7 +27,10 @@ enum ManualPage {
         lines += [".br", ".B \(tool)", text(usage)]
       }
     }
-    lines += [".br", ".B \(tool)", "\\-\\-version | \\-\\-help | help [<subcommand> | \\-\\-man]"]
+    lines += [
+      ".br", ".B \(tool)",
+      "\\-\\-version | \\-\\-help | help [<subcommand> | \\-\\-man | \\-\\-completion bash|zsh]",
+    ]
     lines += [
       ".SH DESCRIPTION",
       text(
@@ -50,7 +53,10 @@ enum ManualPage {
     lines.append(
       text(
         "Usage errors print 'error: <message>' and the usage on standard error and exit 64;"
-          + " the codes of 64 and above follow sysexits.h."))
+          + " the codes of 64 and above follow sysexits.h. Output that cannot be written (a full"
+          + " disk, a closed pipe) prints 'error: cannot write standard output' and exits 74, or"
+          + " 3 where the command had already changed the store (sign-in, mark observe and"
+          + " reset); --version and help too."))
     for configuration in subcommands where !configuration.exitStatus.isEmpty {
       lines += [".SS \(configuration.name)"]
       for (code, meaning) in configuration.exitStatus {

@@ -40,18 +40,23 @@ extension ParsedArguments {
   }
 
   /// `--name` as a duration: with units (`90s`, `7d`, `1h30m`), or a bare integer count of
-  /// `unit` (the older spelling scripts use; any `Int64` count fits, and a negative one is returned for the
-  /// caller to reject), or `nil` when it was not given.
+  /// `unit` (the older spelling scripts use; a negative one is returned for the caller to
+  /// reject), or `nil` when it was not given.
   ///
-  /// - Throws: ``UsageError`` when it is neither, or a duration with units does not fit in
+  /// - Throws: ``UsageError`` when it is neither, or when either spelling does not fit in
   ///   `Int64` nanoseconds.
   func durationOrCount(_ option: OptionSpec, unit: TimeUnit) throws(UsageError) -> Duration? {
     guard let text = value(option) else { return nil }
     if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
       || text.hasPrefix("-")
     {
-      // Any Int64 count fits a Duration.
-      return unit.duration(try IntegerParser.int64(text, option: option.name))
+      let count = try IntegerParser.int64(text, option: option.name)
+      // A negative count is returned for the caller to reject with its own message.
+      guard count >= 0 else { return unit.duration(count) }
+      switch unit.maxAge(count, name: "--\(option.name)") {
+      case .success(let duration): return duration
+      case .failure(let error): throw UsageError(error.message)
+      }
     }
     return try duration(option)
   }

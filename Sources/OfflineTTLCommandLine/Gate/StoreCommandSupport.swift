@@ -133,7 +133,7 @@ enum StoreCommandSupport {
       return .ioError
     }
     if let cause = unusableStoreCause(decision, store: path) {
-      context.standardError.writeLine("error: store '\(path)' cannot be used: \(cause)")
+      context.standardError.writeError("store '\(path)' cannot be used: \(cause)")
       return .ioError
     }
     return ExitCode(decision.status)
@@ -223,18 +223,24 @@ enum StoreCommandSupport {
   }
 
   /// A duration with units, largest first: `7d`, `1h30m`, `500ms`, `0s`; negative with `-`.
+  /// Exact to the nanosecond for any duration, also beyond `Int64` nanoseconds (the distance
+  /// between two instants at the ends of their range is about 584 years).
   static func durationText(_ duration: Duration) -> String {
-    guard let total = duration.exactNanoseconds else { return duration < .zero ? "-inf" : "inf" }
-    if total == 0 { return "0s" }
-    var rest = total.magnitude
-    var text = total < 0 ? "-" : ""
-    let units: [(String, UInt64)] = [
-      ("d", 86_400_000_000_000), ("h", 3_600_000_000_000), ("m", 60_000_000_000),
-      ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1),
-    ]
-    for (symbol, size) in units where rest >= size {
+    if duration == .zero { return "0s" }
+    // `components` truncates toward zero: both parts carry the duration's sign.
+    let (seconds, attoseconds) = duration.components
+    var text = duration < .zero ? "-" : ""
+    var rest = seconds.magnitude
+    for (symbol, size) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] as [(String, UInt64)]
+    where rest >= size {
       text += "\(rest / size)\(symbol)"
       rest %= size
+    }
+    var nanoseconds = attoseconds.magnitude / 1_000_000_000
+    for (symbol, size) in [("ms", 1_000_000), ("us", 1_000), ("ns", 1)] as [(String, UInt64)]
+    where nanoseconds >= size {
+      text += "\(nanoseconds / size)\(symbol)"
+      nanoseconds %= size
     }
     return text
   }

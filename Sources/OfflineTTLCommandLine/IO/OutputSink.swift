@@ -35,6 +35,12 @@ final class OutputSink {
     write(byte: UInt8(ascii: "\n"))
   }
 
+  /// Appends `error: <message>` and a newline, the message escaped for a terminal
+  /// (``TerminalText/escaped(_:)``): what it quotes cannot forge a line or reverse the text.
+  func writeError(_ message: String) {
+    writeLine("error: " + TerminalText.escaped(message))
+  }
+
   /// Appends one byte.
   func write(byte: UInt8) {
     guard fileDescriptor != nil else {

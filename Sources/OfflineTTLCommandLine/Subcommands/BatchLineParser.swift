@@ -85,7 +85,10 @@ struct BatchLineParser {
           guard count >= 0 else {
             throw Failure(message: "max_age: \(count) is negative; a max age must be zero or more")
           }
-          maxAge = unit.duration(count)
+          switch unit.maxAge(count, name: "max_age") {
+          case .success(let duration): maxAge = duration
+          case .failure(let error): throw Failure(message: error.message)
+          }
         case .other:
           try skipValue(depth: 0)
         }

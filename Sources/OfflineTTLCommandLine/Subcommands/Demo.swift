@@ -9,8 +9,7 @@ enum Demo: Subcommand {
     name: "demo",
     abstract: "Tells the whole story on a fresh temporary store, moving an injected clock.",
     usage: [
-      "demo [--max-age <duration>] [--json] [--keep] [--clock-tolerance <duration>]"
-        + " [--no-boot-floor] [--seal file:<path>|secret-service]"
+      "demo [--max-age <duration>] [--json] [--keep] [options]"
     ],
     options: [
       .maxAge.with(help: "The max age to use, with units, at least 1d; default 7d."),
@@ -46,7 +45,11 @@ enum Demo: Subcommand {
       (0, "the story went as described."),
       (64, "usage error (a max age under 1d, or too long for the story's clock, included)."),
       (70, "the story did not go as described: a bug."),
-      (74, "the temporary store could not be created, or the --tpm TPM cannot be read."),
+      (
+        74,
+        "the temporary store could not be created, the --tpm TPM cannot be read, or standard"
+          + " output cannot be written."
+      ),
     ],
     examples: [
       ("demo", "Tells the story with a max age of 7d."),

@@ -7,9 +7,9 @@ enum Mark: Subcommand {
     name: "mark",
     abstract: "Observes, resets or shows the clock mark stored in a directory.",
     usage: [
-      "mark observe --store <dir> --now <t> [--now <t> ...] [--unit s|ms|ns] [--json]",
-      "mark reset --store <dir> --now <t> [--unit s|ms|ns] [--json]",
-      "mark show --store <dir> [--unit s|ms|ns] [--json]",
+      "mark observe --store <dir> --now <t> [--now <t> ...] [--unit s|ms|ns] [--json] [options]",
+      "mark reset --store <dir> --now <t> [--unit s|ms|ns] [--json] [options]",
+      "mark show --store <dir> [--unit s|ms|ns] [--json] [options]",
     ],
     options: [
       .store.with(help: "The store directory.").aliased("dir"),
@@ -56,7 +56,11 @@ enum Mark: Subcommand {
           + " output."
       ),
       (64, "usage error."),
-      (74, "the directory cannot be opened or created, or its lock file cannot be used."),
+      (
+        74,
+        "the directory cannot be opened or created, or its lock file cannot be used; or show"
+          + " could not write standard output."
+      ),
     ],
     examples: [
       ("mark reset --store /tmp/store --now 1700000000", "Starts generation 1 at that time."),

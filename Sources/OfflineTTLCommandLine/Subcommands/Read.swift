@@ -7,8 +7,7 @@ enum Read: Subcommand {
     name: "read",
     abstract: "Opens the cache offline, rechecking now, and writes one item's bytes to stdout.",
     usage: [
-      "read --store <dir> --max-age <duration> [--json] [--clock-tolerance <duration>]"
-        + " [--no-boot-floor] <key>"
+      "read --store <dir> --max-age <duration> [--json] [options] <key>"
     ],
     options: [
       .store, .maxAge,
@@ -38,7 +37,7 @@ enum Read: Subcommand {
         "the store cannot be used: its directory (or its cache directory, or the mark's lock"
           + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
           + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
-          + " may write it)."
+          + " may write it); or standard output cannot be written."
       ),
     ],
     examples: [

@@ -7,8 +7,7 @@ enum SignIn: Subcommand {
     name: "sign-in",
     abstract: "Stands for a successful online sign-in: resets the clock mark and writes items.",
     usage: [
-      "sign-in --store <dir> [--put <key>=<path> ...] [--json]"
-        + " [--server-time <time> [--server-time-uncertainty <duration>]]"
+      "sign-in --store <dir> [--put <key>=<path> ...] [--json] [options]"
     ],
     options: [
       .store.with(
@@ -78,7 +77,9 @@ enum SignIn: Subcommand {
           "--put: key \(String(put[..<equals]).debugDescription) given more than once")
       }
       let file = String(put[put.index(after: equals)...])
-      switch FileChecks.contents(of: file) {
+      switch FileChecks.contents(
+        of: file, maximumLength: DirectoryCacheStore.maximumPayloadLength)
+      {
       case .success(let data): items.append((key, data))
       case .failure(let error):
         throw CommandFailure(

@@ -6,8 +6,7 @@ enum Status: Subcommand {
     name: "status",
     abstract: "Says whether the cache in a store directory may be used offline now.",
     usage: [
-      "status --store <dir> --max-age <duration> [--json] [--verify]"
-        + " [--clock-tolerance <duration>] [--no-boot-floor]"
+      "status --store <dir> --max-age <duration> [--json] [--verify] [options]"
     ],
     options: [
       .store, .maxAge, .json.with(help: "Prints one JSON object instead of name: value lines."),
@@ -51,7 +50,7 @@ enum Status: Subcommand {
         "the store cannot be used: its directory (or its cache directory, or the mark's lock"
           + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
           + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
-          + " may write it)."
+          + " may write it); or standard output cannot be written."
       ),
     ],
     examples: [
