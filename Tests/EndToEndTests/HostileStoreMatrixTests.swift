@@ -195,6 +195,36 @@ import Testing
     #expect(scene.outsideSnapshot() == outside, "\(label): something outside the store changed")
   }
 
+  /// A sealed store (its key in a file outside it) with a sparse 1 TiB file where an item or
+  /// the index belongs: no command allocates the file's size (a crash, before), nothing but the
+  /// right bytes is served, and a sign-in recovers.
+  @Test(arguments: ["cache/items/token", "cache/items/other", "cache/index"])
+  func aSparseOneTebibyteFileInASealedStoreIsNeverAllocated(_ position: String) throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-sealed-sparse")
+    defer { scratch.remove() }
+    let store = scratch.appending("store")
+    let seal = ["--seal", "file:" + scratch.appending("key")]
+    let input = scratch.appending("input")
+    try Data(Scene.tokenPayload.utf8).write(to: URL(fileURLWithPath: input))
+    let label = "sealed, 1 TiB at \(position)"
+    try run(
+      ["sign-in", "--store", store, "--put", "token=\(input)", "--put", "other=\(input)"] + seal,
+      allowed: [0], label)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store + "/" + position))
+    try handle.truncate(atOffset: 1 << 40)
+    try handle.close()
+    let status = ["status", "--store", store, "--max-age", "7d"] + seal
+    let read = ["read", "--store", store, "--max-age", "7d", "token"] + seal
+    try run(status, allowed: [0, 1], label)
+    let served = try run(read, allowed: position == "cache/items/token" ? [1] : [0, 1], label)
+    if served.exitCode == 0 { #expect(served.standardOutput == Scene.tokenPayload, "\(label)") }
+    try run(status + ["--verify"], allowed: position == "cache/index" ? [0, 1] : [1], label)
+    try Data(Scene.newPayload.utf8).write(to: URL(fileURLWithPath: input))
+    try run(["sign-in", "--store", store, "--put", "token=\(input)"] + seal, allowed: [0], label)
+    let after = try run(read, allowed: [0], label + " after sign-in")
+    #expect(after.standardOutput == Scene.newPayload, "\(label)")
+  }
+
   @Test func aCraftedGenerationAtItsMaximumDoesNotWrapToZero() throws {
     let scene = try Scene(binary: binary)
     defer { scene.remove() }

@@ -316,3 +316,148 @@ func shell(_ arguments: [String]) -> Int32 {
     #expect(result.standardOutput.contains("(age 8d)\n"))
   }
 }
+
+/// A usage error is reported (exit 64, `error: ` and the usage) before any store is looked at
+/// (which would exit 74): for every subcommand and every option of it that takes a value, a bad
+/// value on a missing store and on an insecure one, and the store is left as it was.
+extension RealCauseTests {
+  /// A value each option refuses. A new option that takes a value is listed in
+  /// ``optionsTakingValues`` at once, and fails the test until it has an entry here.
+  static let badValues: [String: String] = [
+    "max-age": "7 days", "clock-tolerance": "soon", "backend": "cloud", "seal": "nowhere",
+    "put": "no-equals-sign", "tpm": "nonsense", "now": "yesterday", "unit": "weeks",
+    "written-at": "noon", "mark": "high", "server-time": "yesterday",
+    "server-time-uncertainty": "a while",
+  ]
+
+  /// Every subcommand × every option it declares that takes a value, from the registry
+  /// (`--store` aside: any text is a path, and its problems are the store's).
+  static let optionsTakingValues: [String] = SubcommandRegistry.all.flatMap { subcommand in
+    subcommand.configuration.options.filter { $0.valueName != nil && $0.name != "store" }.map {
+      subcommand.configuration.name + " --" + $0.name
+    }
+  }
+
+  /// Arguments that are valid but for the store, for each subcommand.
+  static func validArguments(_ subcommand: String, store: String) -> [String]? {
+    switch subcommand {
+    case "status": ["status", "--store", store, "--max-age", "7d"]
+    case "read": ["read", "--store", store, "--max-age", "7d", "token"]
+    case "sign-in": ["sign-in", "--store", store]
+    case "mark": ["mark", "reset", "--store", store, "--now", "5"]
+    case "evaluate": ["evaluate", "--now", "5", "--max-age", "7d", "--written-at", "1"]
+    case "demo": ["demo"]
+    default: nil
+    }
+  }
+
+  /// A scratch directory with a missing store path and an insecure store (mode 0777), the
+  /// directory `demo` would make its store in, and what each run must leave exactly as it was.
+  struct UsageScene {
+    let directory: TemporaryStoreDirectory
+    var missing: String { directory.appending("missing") }
+    var insecure: String { directory.appending("insecure") }
+
+    init() throws {
+      directory = try TemporaryStoreDirectory(prefix: "usage-before-store")
+      try FileManager.default.createDirectory(
+        atPath: insecure + "/cache", withIntermediateDirectories: true)
+      try Data("marker".utf8).write(to: URL(fileURLWithPath: insecure + "/clock-mark"))
+      try FileManager.default.setAttributes(
+        [.posixPermissions: 0o777], ofItemAtPath: insecure)
+    }
+
+    /// Every path under the scratch directory with its size and mode.
+    func snapshot() -> [String: String] {
+      var result: [String: String] = [:]
+      for name in FileManager.default.subpaths(atPath: directory.path) ?? [] {
+        let attributes = try? FileManager.default.attributesOfItem(
+          atPath: directory.appending(name))
+        result[name] =
+          "\(attributes?[.size] ?? 0) \(attributes?[.posixPermissions] ?? 0)"
+      }
+      return result
+    }
+
+    /// Runs the command with `TMPDIR` in the scratch directory (so `demo` would make its store
+    /// there) and a still clock.
+    func run(_ arguments: [String]) -> CommandRun {
+      let context = CommandContext(
+        standardOutput: OutputSink(), standardError: OutputSink(),
+        standardInput: InputSource(text: ""), clock: ManualWallClock(storeCommandStart),
+        environment: ["TMPDIR": directory.path], bootClock: stillBootClock())
+      let code = OfflineTTLCommand.run(arguments, context: context)
+      return CommandRun(
+        exitCode: code, standardOutput: context.standardOutput.capturedText,
+        standardError: context.standardError.capturedText)
+    }
+
+    /// Expects `arguments` to be a usage error that changed nothing.
+    func expectUsageError(
+      _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+      let before = snapshot()
+      let result = run(arguments)
+      #expect(
+        result.exitCode == .usage, "\(arguments): \(result.standardError)",
+        sourceLocation: sourceLocation)
+      #expect(
+        result.standardError.hasPrefix("error: "), "\(arguments): \(result.standardError)",
+        sourceLocation: sourceLocation)
+      if let configuration = SubcommandRegistry.subcommand(named: arguments[0])?.configuration {
+        #expect(
+          result.standardError.hasSuffix(HelpFormatter.usageHint(for: configuration)),
+          "\(arguments): no usage: \(result.standardError)", sourceLocation: sourceLocation)
+      }
+      #expect(result.standardOutput.isEmpty, "\(arguments)", sourceLocation: sourceLocation)
+      #expect(
+        snapshot() == before, "\(arguments) changed the store", sourceLocation: sourceLocation)
+    }
+  }
+
+  @Test(arguments: optionsTakingValues)
+  func aBadOptionValueIsAUsageErrorBeforeTheStoreIsLookedAt(_ subcommandAndOption: String) throws {
+    let parts = subcommandAndOption.split(separator: " ").map(String.init)
+    let (subcommand, option) = (parts[0], String(parts[1].dropFirst(2)))
+    let bad = try #require(Self.badValues[option], "no bad value known for --\(option)")
+    let scene = try UsageScene()
+    defer { scene.directory.remove() }
+    for store in [scene.missing, scene.insecure] {
+      var arguments = try #require(
+        Self.validArguments(subcommand, store: store), "no arguments known for \(subcommand)")
+      if let index = arguments.firstIndex(of: "--" + option) {
+        arguments.removeSubrange(index...(index + 1))
+      }
+      scene.expectUsageError(arguments + ["--" + option, bad])
+    }
+  }
+
+  /// Usage errors that depend on several options, or on an option and a positional, are
+  /// judged before the store too.
+  @Test func aUsageErrorAcrossOptionsComesBeforeTheStoreToo() throws {
+    let scene = try UsageScene()
+    defer { scene.directory.remove() }
+    for store in [scene.missing, scene.insecure] {
+      for arguments in [
+        ["sign-in", "--store", store, "--server-time-uncertainty", "1s"],
+        ["sign-in", "--store", store, "--put", "a=/x", "--put", "a=/y"],
+        ["status", "--store", store],
+        ["read", "--store", store, "--max-age", "7d", "bad/key"],
+        ["mark", "reset", "--store", store, "--now", "5", "--now", "6"],
+        ["mark", "show", "--store", store, "--now", "5"],
+        ["mark", "observe", "--store", store],
+        ["mark", "observe", "--store", store, "--now", "9223372036854775807"],
+        ["mark", "sideways", "--store", store, "--now", "5"],
+      ] {
+        scene.expectUsageError(arguments)
+      }
+    }
+    #if SecretService
+      scene.expectUsageError(
+        [
+          "status", "--store", scene.insecure, "--max-age", "7d", "--backend", "secret-service",
+          "--seal", "file:/nowhere",
+        ])
+    #endif
+  }
+}

@@ -104,6 +104,20 @@ public protocol CacheItemStore: Sendable {
   /// - Complexity: As ``summary()``.
   func summaryIfSettled() throws(StoreError) -> ItemTimeSummary?
 
+  /// ``summaryIfSettled()`` for a caller that observes the mark record under its lock next (the
+  /// gate's check): a store whose item set is bound to the mark record (a sealed
+  /// ``DirectoryCacheStore``, whose index names the record's generation and store id) may skip
+  /// its own read of the record and return the binding as `requiredMark`. The caller must then
+  /// confirm it against the record it observed (``MarkBinding/isConfirmed(by:)``) and, when it
+  /// cannot, ask ``summary()``, which checks the binding itself.
+  ///
+  /// - Returns: The summary and the binding it still needs (`nil`: none), or `nil` as
+  ///   ``summaryIfSettled()``.
+  /// - Throws: As ``summaryIfSettled()``, except the failures of reading the mark record.
+  /// - Complexity: As ``summaryIfSettled()``, without the mark read.
+  func summaryIfSettledDeferringBinding() throws(StoreError)
+    -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
+
   /// The summary of the item set that the mark record's generation `generation` committed;
   /// writes nothing.
   ///
@@ -179,6 +193,13 @@ extension CacheItemStore {
   /// The default: ``summary()`` (the store's set does not depend on the generation).
   public func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? { try summary() }
 
+  /// The default: ``summaryIfSettled()``, with no binding left to the caller.
+  public func summaryIfSettledDeferringBinding() throws(StoreError)
+    -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
+  {
+    try summaryIfSettled().map { ($0, nil) }
+  }
+
   /// The default: ``summary()``.
   public func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
     try summary()
@@ -204,5 +225,29 @@ extension CacheItemStore {
   /// - Throws: As ``commit(_:onlyIf:)``.
   public func commit(_ changes: CacheChanges) throws(CacheStoreError) {
     _ = try commit(changes, onlyIf: { true })
+  }
+}
+
+/// The mark record an item set belongs to: a sealed store's index is bound to the record's
+/// generation and store id (the id every sealed slot of the record carries).
+public struct MarkBinding: Sendable, Hashable {
+  /// The record's generation the set was committed under.
+  public let generation: UInt64
+  /// The 8-byte id of the sealed store the record belongs to.
+  public let storeID: [UInt8]
+
+  /// Creates a binding.
+  public init(generation: UInt64, storeID: [UInt8]) {
+    self.generation = generation
+    self.storeID = storeID
+  }
+
+  /// Whether `transition` observed the record this set is bound to: the generation read under
+  /// the lock and the store id of its verified seals are this binding's. `false` when the
+  /// observation carries no store id (an unsealed mark store, or another backend).
+  ///
+  /// - Complexity: O(1).
+  public func isConfirmed(by transition: ClockMarkTransition) -> Bool {
+    transition.sealedStoreID == storeID && transition.previous.generation == generation
   }
 }

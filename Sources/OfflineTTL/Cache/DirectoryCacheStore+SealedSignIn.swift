@@ -85,17 +85,27 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// Writes the sealed new set into `cache/<name>/`, creates `pending`, and makes both durable.
-  private func stageSealed(
+  /// Writes the sealed new set into `cache/<name>/`, creates `pending`, and makes both durable
+  /// (a sign-in stages for the generation its reset will write; a session commit for the
+  /// generation the mark holds).
+  func stageSealed(
     _ changes: CacheChanges, in cache: FileDescriptor, named name: String, generation: UInt64,
     storeID: [UInt8], keys: SealKeys
   ) throws(Errno) {
     var entries: [String: CacheSeal.Entry] = [:]
-    if !changes.removesAll, let live = try? raw.openDirectory(cache, Self.itemsName) {
-      defer { raw.close(live) }
+    if !changes.removesAll {
       // What authenticates is carried; what does not is left out (and removed by the roll
-      // forward): the online sign-in replaces it.
-      entries = try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID).entries
+      // forward): the online sign-in replaces it. An `items/` that cannot be read fails the
+      // staging (an I/O error never drops the items it holds); a missing one, or something
+      // other than a directory in its place, holds nothing.
+      do {
+        let live = try raw.openDirectory(cache, Self.itemsName)
+        defer { raw.close(live) }
+        entries =
+          try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID).entries
+      } catch
+        where [.noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinks].contains(error)
+      {}
     }
     let next = try raw.openOrCreateDirectory(cache, name)
     defer { raw.close(next) }

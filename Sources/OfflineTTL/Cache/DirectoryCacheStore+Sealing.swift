@@ -21,8 +21,9 @@ extension DirectoryCacheStore {
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys {
     guard let sealing else { preconditionFailure("not a sealed store") }
     do {
+      guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directory)) }
       try sealing.checkKeptOutside(storeDirectory: directory)
-      return SealKeys(try creating ? sealing.loadOrCreateKey() : sealing.loadKey())
+      return SealKeys.of(try sealing.loadOrCreateKey())
     } catch {
       throw StoreError(sealingKey: error, provider: sealing)
     }
@@ -215,6 +216,9 @@ extension DirectoryCacheStore {
       bytes = try sealedFile(next, key)
     }
     if bytes == nil { bytes = try sealedFile(cache, key) }
+    // A staged set's index is the whole set: a key it does not list is absent, even while the
+    // roll forward has not yet removed its old file from `items/`.
+    if staging != nil, index.entries[key.rawValue] == nil { return nil }
     guard let bytes else {
       guard index.entries[key.rawValue] == nil else {
         throw StoreError(
@@ -286,99 +290,83 @@ extension DirectoryCacheStore {
     var discard: [String] = []
     for name in try raw.names(in: items) {
       guard CacheItemKey.problem(with: name) == nil else { continue }
-      var kept = false
-      if let fd = try? raw.openFile(items, name, [.readOnly, .nonBlocking]) {
-        if let info = try? raw.status(fd), info.kind == .regular,
-          let bytes = try? raw.read(fd, count: Int(info.size), offset: 0),
-          case .success(let opened) = CacheSeal.openItem(
-            bytes, key: name, storeID: storeID, keys: keys)
-        {
-          entries[name] = opened.entry
-          kept = true
-        }
-        raw.close(fd)
+      // Only what was read and does not authenticate (or is no file at all) is discarded; a
+      // failure to read fails the commit, so an I/O error never drops a genuine item.
+      let fd: FileDescriptor
+      do {
+        fd = try raw.openFile(items, name, [.readOnly, .nonBlocking])
+      } catch  where error == .noSuchFileOrDirectory {
+        continue
+      } catch
+        where [.tooManySymbolicLinks, .permissionDenied, .notPermitted, .noDeviceOrAddress]
+        .contains(error)
+      {
+        discard.append(name)
+        continue
       }
-      if !kept { discard.append(name) }
+      defer { raw.close(fd) }
+      let info = try raw.status(fd)
+      guard info.kind == .regular, info.size < Int64(Int32.max) else {
+        discard.append(name)
+        continue
+      }
+      let bytes = try raw.read(fd, count: Int(info.size), offset: 0)
+      if case .success(let opened) = CacheSeal.openItem(
+        bytes, key: name, storeID: storeID, keys: keys)
+      {
+        entries[name] = opened.entry
+      } else {
+        discard.append(name)
+      }
     }
     return (entries, discard)
   }
 
-  /// The sealed commit, under the writer lock after the precondition (also for empty changes:
-  /// the session's reset moved the clock mark to a new generation, and the index follows it).
-  /// Same steps and crash behaviour as the unsealed commit.
+  /// The sealed commit (a session's writes, deletions, sign-out, or the re-seal after a reset),
+  /// under the writer lock after the precondition: staged like a sign-in
+  /// (`docs/sign-in-protocol.md`, "Sealed stores"), but for the generation the mark holds now.
+  ///
+  /// 1. A committed sign-in's staging is finished first (the live set is then the set of the
+  ///    mark's generation `g`); any other staging is removed.
+  /// 2. The whole new set is staged in `next-<g>/` (new items sealed with `g` and the mark's
+  ///    store id, the index listing every key, bound to `g`), then `pending` is created and
+  ///    everything is made durable with one `syncfs`. From then on a reader uses the staging
+  ///    (its index authenticates for exactly the mark's generation): the commit point.
+  /// 3. The roll forward renames the staged items in, removes the keys the new index does not
+  ///    list, writes the live index, removes the staging and `pending`.
+  ///
+  /// A reader sees the whole old set or the whole new set, never an item that disagrees with the
+  /// index it uses. A failure before the commit point removes the staging (nothing changed); a
+  /// failure or crash after it leaves the staging, which readers use and the next commit or
+  /// sign-in finishes. Empty changes are staged too: a reset moved the mark to a new
+  /// generation, and the index follows it.
+  ///
+  /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
+  ///   index does not authenticate); one `syncfs`, a constant number of `fsync`s.
   func sealedApply(_ changes: CacheChanges, cache: FileDescriptor) throws(StoreError) {
     let keys = try sealKeys(creating: true)
     let binding = try markBinding(keys: keys)
+    let name = Self.stagingPrefix + String(binding.generation)
     do throws(Errno) {
-      // A committed sign-in's staging is finished first: the live set is then the set of the
-      // mark's generation.
       try reclaimSealedStaging(cache, keys: keys, storedGeneration: binding.generation)
-      let items = try raw.openOrCreateDirectory(cache, Self.itemsName)
-      defer { raw.close(items) }
-      let tmp = try raw.openOrCreateDirectory(cache, Self.tmpName)
-      defer { raw.close(tmp) }
-      var entries: [String: CacheSeal.Entry] = [:]
-      var discard: [String] = []
-      if changes.removesAll {
-        discard = try raw.names(in: items)
-      } else {
-        (entries, discard) = try sealedCarriedEntries(
-          cache, items: items, keys: keys, storeID: binding.storeID)
-      }
-      for leftover in try raw.names(in: tmp) { try raw.unlink(tmp, leftover) }
-      raw.close(try raw.createFile(cache, Self.pendingName))
-      try raw.sync(cache)
-      var staged: [(temp: String, key: String, entry: CacheSeal.Entry)] = []
-      for (key, change) in changes.entries {
-        guard let change else { continue }
-        let temp = "w\(staged.count)"
-        let sealed = CacheSeal.sealItem(
-          key: key.rawValue, payload: change.payload, writtenAt: change.writtenAt,
-          generation: binding.generation, storeID: binding.storeID, keys: keys)
-        let fd = try raw.createFile(tmp, temp)
-        do {
-          try raw.writeAll(fd, sealed)
-        } catch {
-          raw.close(fd)
-          throw error
-        }
-        raw.close(fd)
-        staged.append(
-          (temp, key.rawValue, .init(writtenAt: change.writtenAt, generation: binding.generation)))
-      }
-      if !staged.isEmpty { try raw.syncFileSystem(tmp) }
-      for name in discard {
-        try raw.unlink(items, name)
-        entries[name] = nil
-      }
-      for (key, change) in changes.entries where change == nil {
-        try raw.unlink(items, key.rawValue)
-        entries[key.rawValue] = nil
-      }
-      for entry in staged {
-        try raw.rename(tmp, entry.temp, items, entry.key)
-        entries[entry.key] = entry.entry
-      }
-      try raw.sync(items)
-      let index = CacheSeal.encodeIndex(
-        CacheSeal.Index(entries: entries, generation: binding.generation, storeID: binding.storeID),
-        keys: keys)
-      let fd = try raw.createFile(tmp, Self.indexName)
-      do {
-        try raw.writeAll(fd, index)
-        try raw.sync(fd)
-      } catch {
-        raw.close(fd)
-        throw error
-      }
-      raw.close(fd)
-      try raw.rename(tmp, Self.indexName, cache, Self.indexName)
-      try raw.sync(cache)
-      try raw.unlink(cache, Self.pendingName)
+      try stageSealed(
+        changes, in: cache, named: name, generation: binding.generation,
+        storeID: binding.storeID, keys: keys)
+    } catch {
+      try? removeStaging(cache, name)
+      try? raw.unlink(cache, Self.pendingName)
+      throw StoreError(
+        code: .writeFailed, errno: error.rawValue,
+        message: "sealed commit failed before its commit point, nothing of it is visible and "
+          + "items already committed are intact: \(error)")
+    }
+    do throws(Errno) {
+      try rollForwardSealed(cache, name, keys: keys)
     } catch {
       throw StoreError(
         code: .writeFailed, errno: error.rawValue,
-        message: "sealed commit failed, items already committed are intact: \(error)")
+        message: "the sealed commit is committed but its roll forward failed: \(error); readers "
+          + "see the new items, the next commit or sign-in finishes it")
     }
   }
 }

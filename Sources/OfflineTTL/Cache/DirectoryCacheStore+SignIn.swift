@@ -494,6 +494,30 @@ extension DirectoryCacheStore {
     return try summaryFromItems(cache).summary
   }
 
+  /// See ``CacheItemStore/summaryIfSettledDeferringBinding()``. A sealed store with a non-empty
+  /// index returns the verified index header's summary and leaves its binding (the mark record's
+  /// generation and store id) to the caller, which observes the record anyway: the check then
+  /// reads the record once, under the observation's lock, instead of twice. Every other case is
+  /// ``summaryIfSettled()``.
+  ///
+  /// - Complexity: O(1): one 128-byte read and its MAC (sealed).
+  public func summaryIfSettledDeferringBinding() throws(StoreError)
+    -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
+  {
+    guard sealing != nil else { return try summaryIfSettled().map { ($0, nil) } }
+    guard let cache = try openCache() else { return (.empty, nil) }
+    defer { files.close(cache) }
+    if (try? files.exists(cache, Self.pendingName)) == true { return nil }
+    let keys = try sealKeys(creating: false)
+    guard let (header, _) = try loadSealedIndex(cache.fd, keys: keys, withBody: false),
+      header.summary.count > 0
+    else {
+      // No index, or an empty one: nothing to observe the mark for; checked as before.
+      return (try sealedSummary(cache.fd, generation: nil), nil)
+    }
+    return (header.summary, MarkBinding(generation: header.generation, storeID: header.storeID))
+  }
+
   /// See ``CacheItemStore/summary(forGeneration:)``: the committed staging's summary when one
   /// exists for `generation`, else the live set's, computed in memory (nothing is written).
   ///

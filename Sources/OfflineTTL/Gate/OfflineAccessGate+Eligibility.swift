@@ -22,6 +22,11 @@ extension OfflineAccessGate {
   /// (``beginOnlineSession(serverTime:uncertainty:)``), the rules judge from trusted time
   /// (``TrustedTimeRule``).
   ///
+  /// A store whose item set is bound to the mark record (a sealed ``DirectoryCacheStore``)
+  /// summarizes without reading the record; the binding is confirmed against the record observed
+  /// under the lock, and anything that does not confirm it is judged by the store's own
+  /// ``CacheItemStore/summary()`` (``CacheItemStore/summaryIfSettledDeferringBinding()``).
+  ///
   /// While an online sign-in is between its commit point and its end (or was killed there), the
   /// item set depends on the mark's generation: the mark is observed first, the set of that
   /// generation summarized, and the generation read again; when a newer sign-in committed
@@ -35,10 +40,22 @@ extension OfflineAccessGate {
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
     for _ in 0..<3 {
-      let settled = Result { () throws(StoreError) in try cache.summaryIfSettled() }
+      let settled = Result { () throws(StoreError) in
+        try cache.summaryIfSettledDeferringBinding()
+      }
       switch settled {
-      case .success(let summary?):
+      case .success((let summary, nil)?):
         return decision(items: .success(summary), mark: markOutcome(items: summary))
+      case .success((let summary, let required?)?):
+        // A set bound to the mark record (sealed): confirmed against the record observed under
+        // the lock; anything else (a failure, another generation or store) is judged by the
+        // store's own summary, which reads the record itself. Never a first mark: the set needs
+        // an existing one.
+        let mark = observed(mayTrustOnFirstUse: false)
+        if case .observed(let transition) = mark, required.isConfirmed(by: transition) {
+          return decision(items: .success(summary), mark: mark)
+        }
+        return decision(items: Result { () throws(StoreError) in try cache.summary() }, mark: mark)
       case .failure(let error):
         // Unreadable items: the clock is still observed (so the time is seen), never a first mark.
         return decision(items: .failure(error), mark: observed(mayTrustOnFirstUse: false))

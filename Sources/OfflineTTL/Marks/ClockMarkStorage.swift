@@ -69,6 +69,10 @@ public protocol ClockMarkStorage: ClockMarkStore {
   /// The highest generation that can still be read from a record that did not load, or `nil`.
   /// A reset continues from it so that generations never repeat.
   func salvagedGeneration(in access: inout Access) -> UInt64?
+
+  /// The store id of the sealed record ``loadRecord(in:forWriting:)`` loaded in this operation,
+  /// `nil` for a backend or a store that does not seal (the default).
+  func sealedStoreID(in access: inout Access) -> [UInt8]?
 }
 
 /// Which state-machine operation a ``ClockMarkStorage`` lock is taken for.
@@ -85,6 +89,9 @@ public enum ClockMarkStorageOperation: Sendable, Hashable {
 }
 
 extension ClockMarkStorage {
+  /// The default: no sealed store id.
+  public func sealedStoreID(in access: inout Access) -> [UInt8]? { nil }
+
   /// Advances the mark under the exclusive lock; the one implementation every backend shares.
   ///
   /// - Parameters:
@@ -98,6 +105,14 @@ extension ClockMarkStorage {
   public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkTransition
   {
+    try observeUnderLock(resolution: resolution, readingClocks: clocks)
+  }
+
+  /// ``observe(resolution:readingClocks:)`` under the exclusive lock, for a backend that tries
+  /// another read first.
+  func observeUnderLock(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkTransition
+  {
     try withExclusiveAccess(for: .observe) { access throws(StoreError) in
       let previous = try loadRecord(in: &access, forWriting: true)
       let observation = clocks()
@@ -106,13 +121,15 @@ extension ClockMarkStorage {
       let next = previous.observing(observation)
       guard previous.needsWrite(becoming: next, resolution: resolution) else {
         return ClockMarkTransition(
-          previous: previous, current: next, wrote: false, observation: observation)
+          previous: previous, current: next, wrote: false, observation: observation,
+          sealedStoreID: sealedStoreID(in: &access))
       }
       assert(next.mark >= previous.mark, "an observation lowered the mark")
       assert(next.generation == previous.generation, "an observation changed the generation")
       try writeObserved(next, in: &access)
       return ClockMarkTransition(
-        previous: previous, current: next, wrote: true, observation: observation)
+        previous: previous, current: next, wrote: true, observation: observation,
+        sealedStoreID: sealedStoreID(in: &access))
     }
   }
 

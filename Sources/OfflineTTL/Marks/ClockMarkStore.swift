@@ -145,19 +145,26 @@ public struct ClockMarkTransition: Sendable, Hashable {
   public let wrote: Bool
   /// The clocks this observation used (read under the store's lock).
   public let observation: ClockObservation
+  /// The store id carried by the verified seals of the record read under the lock (a sealed
+  /// ``FileClockMarkStore``), else `nil`: what a sealed item store's binding is confirmed
+  /// against (``MarkBinding/isConfirmed(by:)``).
+  public let sealedStoreID: [UInt8]?
 
   /// The mark actually stored after this observation: ``current``'s when it was written, else
   /// ``previous``'s (a rise below the mark resolution is decided on but not written).
   public var storedMark: WallClockInstant { wrote ? current.mark : previous.mark }
 
   /// Creates a transition.
+  ///
+  /// - Parameter sealedStoreID: The sealed record's store id, `nil` for an unsealed store.
   public init(
     previous: ClockMarkRecord, current: ClockMarkRecord, wrote: Bool,
-    observation: ClockObservation
+    observation: ClockObservation, sealedStoreID: [UInt8]? = nil
   ) {
     self.previous = previous
     self.current = current
     self.wrote = wrote
     self.observation = observation
+    self.sealedStoreID = sealedStoreID
   }
 }

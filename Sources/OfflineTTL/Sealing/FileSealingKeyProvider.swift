@@ -5,10 +5,23 @@ import Synchronization
 /// 0600 (no group or other bit), owned by the process's effective user, a regular file reached
 /// without following a symbolic link as its last component.
 ///
-/// Every load checks all of that from one `open` (`O_NOFOLLOW | O_NONBLOCK`, so a FIFO in its
-/// place cannot make it wait) and one `fstat`, then reads the 32 bytes: a handful of system calls,
-/// no lock, no prompt. The key file is never inside the store directory it seals
+/// A load from the file checks all of that from one `open` (`O_NOFOLLOW | O_NONBLOCK`, so a FIFO
+/// in its place cannot make it wait) and one `fstat`, then reads the 32 bytes: a handful of
+/// system calls, no lock, no prompt. The key file is never inside the store directory it seals
 /// (``checkKeptOutside(storeDirectory:)``).
+///
+/// **Kept in memory between loads.** The provider (and every copy of it) remembers the last key
+/// it read together with the file's identity as that load's `fstat` saw it: device, inode, kind,
+/// owner, mode, size, modification and status-change times, and the effective user. A later
+/// load makes one `lstat` of the path (`fstatat` with `AT_SYMLINK_NOFOLLOW`: the same lookup as
+/// the open, the last component never followed) and returns the remembered key only when that
+/// identity is unchanged; anything else (a link, another file, a rewrite, `chmod`, `chown`,
+/// removal) reads and checks the file again, so every refusal above still applies at the next
+/// load. A file whose times are less than 2 seconds older than the clock at its load is not
+/// remembered (a rewrite within one timestamp tick would keep its times). The same memory holds
+/// the store directories whose placement check passed for that key: the check runs again
+/// whenever the key is read from the file. What this changes in the threat model:
+/// <doc:ThreatModel#Keys-kept-in-memory>.
 ///
 /// ``loadOrCreateKey()`` creates a missing key: 32 bytes from libsodium's random source written
 /// to a new temporary file (0600, `O_EXCL`) in the key's directory, `fsync`ed, then published with
@@ -18,6 +31,8 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// The key file's path.
   public let path: String
   let system: Syscalls
+  /// The key last read from the file, shared by copies of this provider.
+  let memory: KeyMemory
 
   /// Creates a provider; does no I/O.
   ///
@@ -25,13 +40,21 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   public init(path: String) {
     self.path = path
     self.system = Syscalls()
+    self.memory = KeyMemory(settle: KeyMemory.defaultSettle)
   }
 
   /// Creates a provider whose system calls consult a fault plan (tests only).
+  ///
+  /// - Parameters:
+  ///   - path: The key file's path.
+  ///   - faults: The plan every system call consults.
+  ///   - settle: How much older than the clock a key file's times must be for its key to be
+  ///     remembered (2 seconds by default; zero lets a test see a fresh key remembered).
   @_spi(Testing)
-  public init(path: String, faults: SyscallFaultPlan?) {
+  public init(path: String, faults: SyscallFaultPlan?, settle: Duration = KeyMemory.defaultSettle) {
     self.path = path
     self.system = Syscalls(faults: faults)
+    self.memory = KeyMemory(settle: settle)
   }
 
   /// `key file <path>`.
@@ -43,8 +66,50 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// - Throws: ``SealingKeyError``: `key_missing`, `key_symbolic_link`, `key_not_regular_file`,
   ///   `key_wrong_owner`, `key_insecure_mode`, `key_wrong_size` or `key_io`, checked in that
   ///   order.
-  /// - Complexity: O(1): open, fstat, one 33-byte read, close.
+  /// - Complexity: O(1): one `lstat` while the remembered key's file is unchanged; else open,
+  ///   fstat, one 33-byte read, close.
   public func loadKey() throws(SealingKeyError) -> SealingKey {
+    if let key = remembered(forStoreAt: nil) { return key }
+    return try loadFromFile(placedOutside: nil)
+  }
+
+  /// See ``SealingKeyProvider/loadKey(forStoreAt:)``: the remembered key when its file is
+  /// unchanged and its placement outside `directory` was checked when it was read; otherwise
+  /// ``checkKeptOutside(storeDirectory:)`` and a load from the file.
+  ///
+  /// - Complexity: One `lstat` while the key file is unchanged; else as the two calls.
+  public func loadKey(forStoreAt directory: String) throws(SealingKeyError) -> SealingKey {
+    if let key = remembered(forStoreAt: directory) { return key }
+    try checkKeptOutside(storeDirectory: directory)
+    // Only a pair of absolute paths names the same places whatever the working directory.
+    let absolute = directory.hasPrefix("/") && path.hasPrefix("/")
+    return try loadFromFile(placedOutside: absolute ? directory : nil)
+  }
+
+  /// The remembered key, when the file's identity and the effective user are those of its load
+  /// and (for a `directory`) its placement outside that store was checked then.
+  private func remembered(forStoreAt directory: String?) -> SealingKey? {
+    guard let entry = memory.entry.withLock({ $0 }) else { return nil }
+    if let directory, !entry.placedOutside.contains(directory) { return nil }
+    guard let now = try? system.lstat(path), now == entry.status,
+      system.effectiveUserID() == entry.user
+    else { return nil }
+    return entry.key
+  }
+
+  /// Reads and checks the file; remembers the key with the identity its `fstat` saw (see the
+  /// type's discussion), adding `directory` to the stores it was placed outside of.
+  private func loadFromFile(placedOutside directory: String?) throws(SealingKeyError)
+    -> SealingKey
+  {
+    let (key, status, user) = try readFile()
+    memory.remember(
+      key: key, status: status, user: user, placedOutside: directory,
+      remember: memory.isSettled(status))
+    return key
+  }
+
+  private func readFile() throws(SealingKeyError) -> (SealingKey, FileStatus, UInt32) {
     let fd: FileDescriptor
     do {
       fd = try system.open(path, [.readOnly, .nonBlocking])
@@ -54,7 +119,7 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     defer { system.closeIgnoringErrors(fd) }
     do {
       let info = try system.fstat(fd)
-      try check(info)
+      let user = try check(info)
       // One byte more than a key, so a file that grew after fstat is still caught.
       var buffer = [UInt8](repeating: 0, count: SealingKey.byteCount + 1)
       let count = try system.preadAll(fd, into: &buffer, at: 0)
@@ -63,7 +128,7 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
           code: .wrongSize,
           reason: "key file \(path) holds \(count) bytes, not \(SealingKey.byteCount)")
       }
-      return try SealingKey(bytes: buffer.prefix(SealingKey.byteCount))
+      return (try SealingKey(bytes: buffer.prefix(SealingKey.byteCount)), info, user)
     } catch let error as SealingKeyError {
       throw error
     } catch let error as Errno {
@@ -89,20 +154,14 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   }
 
   /// Refuses a key file inside `directory` (or the directory itself), comparing both paths with
-  /// symbolic links in their parents resolved.
-  ///
-  /// A pair of absolute paths that passed is remembered for the life of the process (at most 256
-  /// pairs), so a repeated check resolves nothing; a refusal is never remembered.
+  /// symbolic links in their parents resolved. Nothing is remembered here:
+  /// ``loadKey(forStoreAt:)`` skips this check only while the key it remembers is unchanged, so a
+  /// symbolic link swapped in that makes the path reach another file is checked again.
   ///
   /// - Parameter directory: The store directory's path.
   /// - Throws: ``SealingKeyError`` with code `key_inside_store`.
-  /// - Complexity: One lookup per path component of both paths, the first time; O(1) after.
+  /// - Complexity: One lookup per path component of both paths.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {
-    // Resolving both paths costs more than the rest of a check (a lookup per component through
-    // Foundation); a pair of absolute paths that passed is remembered for the process.
-    let memo = directory + "\u{0}" + path
-    let absolute = directory.hasPrefix("/") && path.hasPrefix("/")
-    if absolute, Self.keptOutside.withLock({ $0.contains(memo) }) { return }
     let store = Self.resolved(directory)
     let keyDirectory = Self.resolved((path as NSString).deletingLastPathComponent)
     let key =
@@ -115,21 +174,13 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
         reason: "key file \(path) is inside the store directory \(directory) it seals; keep it "
           + "outside, where replacing the store cannot replace the key")
     }
-    if absolute {
-      Self.keptOutside.withLock { passed in
-        if passed.count >= 256 { passed.removeAll() }
-        passed.insert(memo)
-      }
-    }
   }
-
-  /// Pairs of absolute store and key paths that ``checkKeptOutside(storeDirectory:)`` passed in
-  /// this process (at most 256).
-  private static let keptOutside = Mutex(Set<String>())
 
   // MARK: - Private
 
-  private func check(_ info: FileStatus) throws(SealingKeyError) {
+  /// Checks the key file's status; returns the effective user it was checked against.
+  @discardableResult
+  private func check(_ info: FileStatus) throws(SealingKeyError) -> UInt32 {
     guard info.kind == .regular else {
       throw SealingKeyError(code: .notRegularFile, reason: "key file \(path) is not a regular file")
     }
@@ -150,6 +201,7 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
         code: .wrongSize,
         reason: "key file \(path) is \(info.size) bytes, not \(SealingKey.byteCount)")
     }
+    return me
   }
 
   private func openFailure(_ error: Errno) -> SealingKeyError {
@@ -208,5 +260,67 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   private static func resolved(_ path: String) -> String {
     let absolute = URL(fileURLWithPath: path.isEmpty ? "." : path).standardizedFileURL
     return absolute.resolvingSymlinksInPath().path
+  }
+}
+
+/// The key a ``FileSealingKeyProvider`` last read, with the identity of the file it came from
+/// and the store directories whose placement check passed for it (at most 64).
+@_spi(Testing)
+public final class KeyMemory: Sendable {
+  struct Entry: Sendable {
+    let key: SealingKey
+    /// The key file's status from the load's `fstat`.
+    let status: FileStatus
+    /// The effective user the load checked the owner against.
+    let user: UInt32
+    var placedOutside: Set<String>
+  }
+
+  let entry = Mutex<Entry?>(nil)
+  /// How much older than the clock a key file's times must be for its key to be remembered.
+  let settle: Duration
+
+  /// The default of ``settle``: 2 seconds (more than any file system's timestamp tick).
+  public static let defaultSettle = Duration.seconds(2)
+
+  init(settle: Duration) {
+    self.settle = settle
+  }
+
+  /// Whether the file's modification and status-change times are at least ``settle`` before
+  /// the wall clock now (`CLOCK_REALTIME`, the clock file times come from): a rewrite after this
+  /// load then changes them. A clock set back makes this `false` (nothing is remembered), never
+  /// a stale key.
+  func isSettled(_ status: FileStatus) -> Bool {
+    var now = timespec()
+    guard clock_gettime(CLOCK_REALTIME, &now) == 0 else { return false }
+    let nowNanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    let latest = max(status.changeTimeNanoseconds, status.modificationTimeNanoseconds)
+    let margin =
+      settle.components.seconds * 1_000_000_000 + settle.components.attoseconds / 1_000_000_000
+    return latest <= nowNanoseconds - margin
+  }
+
+  /// Remembers `key` read from a file with `status` (or forgets any key when `remember` is
+  /// `false`); the placement set carries over when the file is the one remembered before.
+  func remember(
+    key: SealingKey, status: FileStatus, user: UInt32, placedOutside directory: String?,
+    remember: Bool
+  ) {
+    entry.withLock { entry in
+      guard remember else {
+        entry = nil
+        return
+      }
+      var placed: Set<String> = []
+      if let old = entry, old.status == status, old.user == user, old.key.bytes == key.bytes {
+        placed = old.placedOutside
+      }
+      if let directory {
+        if placed.count >= 64 { placed.removeAll() }
+        placed.insert(directory)
+      }
+      entry = Entry(key: key, status: status, user: user, placedOutside: placed)
+    }
   }
 }

@@ -35,9 +35,26 @@ public protocol SealingKeyProvider: Sendable, CustomStringConvertible {
   /// - Parameter directory: The store directory's path.
   /// - Throws: ``SealingKeyError`` with code ``SealingKeyError/Code/insideStore``.
   func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError)
+
+  /// The existing key for the store in `directory`: ``checkKeptOutside(storeDirectory:)`` then
+  /// ``loadKey()`` (the offline path; never creates a key).
+  ///
+  /// A provider may answer from memory while it can tell that neither the key nor its placement
+  /// changed (``FileSealingKeyProvider`` does; see <doc:ThreatModel>).
+  ///
+  /// - Parameter directory: The store directory's path.
+  /// - Returns: The key.
+  /// - Throws: ``SealingKeyError``, as the two calls.
+  func loadKey(forStoreAt directory: String) throws(SealingKeyError) -> SealingKey
 }
 
 extension SealingKeyProvider {
   /// Keys kept outside the file system (a keyring) are never inside a store: nothing to check.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {}
+
+  /// The default: ``checkKeptOutside(storeDirectory:)``, then ``loadKey()``.
+  public func loadKey(forStoreAt directory: String) throws(SealingKeyError) -> SealingKey {
+    try checkKeptOutside(storeDirectory: directory)
+    return try loadKey()
+  }
 }

@@ -4,7 +4,8 @@
 /// name), flags `--name`, positionals, and `--` after
 /// which every argument is positional. A lone `-` is a positional (conventionally standard
 /// input). `--help` and `-h` anywhere before `--` ask for help. Anything else starting with `-`
-/// is an unknown option. Every problem is a ``UsageError``.
+/// is an unknown option. Every value is checked by its option's ``OptionSpec/check``. Every
+/// problem is a ``UsageError``.
 enum ArgumentReader {
   /// What reading produced: help was asked for, or the parsed arguments.
   enum Outcome: Equatable {
@@ -14,8 +15,9 @@ enum ArgumentReader {
 
   /// Reads `arguments` (everything after the subcommand name).
   ///
-  /// - Throws: ``UsageError`` for an unknown option, a missing or unexpected value, a
-  ///   non-repeatable option given twice, or a wrong number of positionals.
+  /// - Throws: ``UsageError`` for an unknown option, a missing or unexpected value, a value its
+  ///   option's check refuses, a non-repeatable option given twice, or a wrong number of
+  ///   positionals.
   static func read(_ arguments: [String], for configuration: CommandConfiguration)
     throws(UsageError) -> Outcome
   {
@@ -74,6 +76,9 @@ enum ArgumentReader {
       if !spec.isRepeatable, values[spec.name] != nil {
         throw UsageError("option '--\(name)' was given more than once")
       }
+      // Every value is judged here, before the subcommand runs (and so before its store is
+      // looked at): a bad value is a usage error whatever order the subcommand reads options in.
+      try spec.check?(value)
       values[spec.name, default: []].append(value)
     }
     try checkPositionals(positionals, against: configuration.positionals)

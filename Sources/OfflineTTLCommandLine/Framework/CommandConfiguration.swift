@@ -45,6 +45,12 @@ struct OptionSpec: Sendable {
   var isRepeatable: Bool
   /// One sentence.
   var help: String
+  /// Checks one value's syntax (and whatever can be judged from the value alone), throwing the
+  /// same ``UsageError`` the subcommand would; ``ArgumentReader`` runs it on every value it
+  /// reads, so a bad value is a usage error (exit 64) before any subcommand code runs, and so
+  /// before any store is looked at (exit 74). `nil` for a value that is any text (`--store`: its
+  /// problems are the store's).
+  var check: (@Sendable (String) throws(UsageError) -> Void)? = nil
 
   /// What an option's value is, for shell completion.
   enum ValueKind: Sendable, Equatable {
@@ -77,6 +83,13 @@ struct OptionSpec: Sendable {
   func with(help: String) -> OptionSpec {
     var copy = self
     copy.help = help
+    return copy
+  }
+
+  /// The same option with `check` run on each of its values (see ``check``).
+  func checked(by check: @escaping @Sendable (String) throws(UsageError) -> Void) -> OptionSpec {
+    var copy = self
+    copy.check = check
     return copy
   }
 

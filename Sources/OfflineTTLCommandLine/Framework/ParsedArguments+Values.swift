@@ -67,10 +67,31 @@ extension ParsedArguments {
   ///   `Int64` nanoseconds.
   func duration(_ option: OptionSpec) throws(UsageError) -> Duration? {
     guard let text = value(option) else { return nil }
+    return try Self.duration(text, option: option.name)
+  }
+
+  /// `text` as a duration with units, for `--option`.
+  ///
+  /// - Throws: ``UsageError`` (`--option: ` and the parser's reason).
+  static func duration(_ text: String, option: String) throws(UsageError) -> Duration {
     do {
       return try DurationParser.parse(text)
     } catch {
-      throw UsageError("--\(option.name): \(error.reason)")
+      throw UsageError("--\(option): \(error.reason)")
+    }
+  }
+
+  /// Checks that `text` is what ``durationOrCount(_:unit:)`` accepts: a duration with units or
+  /// an integer count (of any unit, so only its syntax and `Int64` range are checked here).
+  ///
+  /// - Throws: ``UsageError`` when it is neither.
+  static func checkDurationOrCount(_ text: String, option: String) throws(UsageError) {
+    if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+      || text.hasPrefix("-")
+    {
+      _ = try IntegerParser.int64(text, option: option)
+    } else {
+      _ = try duration(text, option: option)
     }
   }
 }

@@ -57,7 +57,15 @@ struct StoreBackend: Equatable {
 
   /// The `--seal` value alone (`demo` has no `--backend`).
   static func parseSeal(_ arguments: ParsedArguments) throws(UsageError) -> Seal? {
-    guard let text = arguments.value(.seal) else { return nil }
+    try parseSeal(arguments.value(.seal))
+  }
+
+  /// One `--seal` value, or `nil` for none.
+  ///
+  /// - Throws: ``UsageError`` for a value that is neither `file:<path>` nor `secret-service`
+  ///   (or `secret-service` in a build without it).
+  static func parseSeal(_ text: String?) throws(UsageError) -> Seal? {
+    guard let text else { return nil }
     if text.hasPrefix("file:"), text.count > 5 { return .keyFile(String(text.dropFirst(5))) }
     if text == "secret-service" {
       #if SecretService
@@ -72,11 +80,17 @@ struct StoreBackend: Equatable {
 
   private static func parseKind(_ arguments: ParsedArguments) throws(UsageError) -> StoreBackend {
     #if SecretService
-      let value = arguments.value(.backend)
+      return try parseKind(arguments.value(.backend))
     #else
       // This build does not declare --backend, so the reader rejected it already.
-      let value: String? = nil
+      return .file
     #endif
+  }
+
+  /// One `--backend` value; `file` for none.
+  ///
+  /// - Throws: ``UsageError`` for an unknown backend.
+  static func parseKind(_ value: String?) throws(UsageError) -> StoreBackend {
     switch value {
     case nil, "file": return .file
     #if SecretService

@@ -179,10 +179,11 @@ enum StoreCommandSupport {
     }
   }
 
-  /// The gate of a command that judges a store (`status`, `read`), from its options, checked in
-  /// this order: `--max-age`, `--store` (``existingStore(_:)``), `--clock-tolerance` and
-  /// `--no-boot-floor` (``floorOptions(_:)``), `--backend` (``StoreBackend``), `--tpm`
-  /// (``TrustedTimeOptions/tpmClock(_:context:)``).
+  /// The gate of a command that judges a store (`status`, `read`), from its options: every
+  /// option first (`--max-age`, `--backend` and `--seal` (``StoreBackend``), `--clock-tolerance`
+  /// and `--no-boot-floor` (``floorOptions(_:)``) and the policy they make, `--tpm`
+  /// (``TrustedTimeOptions/tpmClock(_:context:)``)), then the store (``existingStore(_:)``,
+  /// ``checkStoreDirectory(_:)``).
   ///
   /// - Parameters:
   ///   - arguments: The command's parsed arguments.
@@ -193,15 +194,18 @@ enum StoreCommandSupport {
   static func gate(_ arguments: ParsedArguments, context: CommandContext) throws -> (
     gate: OfflineAccessGate, maxAge: Duration, store: String
   ) {
-    // Usage errors (exit 64) before anything about the store is looked at (exit 74).
+    // Every usage error (exit 64) before anything about the store is looked at (exit 74): each
+    // value was checked by the reader; what depends on several options is judged here.
     let maxAge = try Self.maxAge(arguments)
     let backend = try StoreBackend.parse(arguments)
-    let path = try existingStore(arguments.requiredValue(.store))
     let floor = try floorOptions(arguments)
+    _ = try policy(maxAge: maxAge, floor: floor)
+    let tpm = try TrustedTimeOptions.tpmClock(arguments, context: context)
+    let storeValue = try arguments.requiredValue(.store)
+    let path = try existingStore(storeValue)
     try checkStoreDirectory(path)
     let gate = try Self.gate(
-      store: path, maxAge: maxAge, floor: floor, backend: backend,
-      tpm: TrustedTimeOptions.tpmClock(arguments, context: context), context: context)
+      store: path, maxAge: maxAge, floor: floor, backend: backend, tpm: tpm, context: context)
     return (gate, maxAge, path)
   }
 

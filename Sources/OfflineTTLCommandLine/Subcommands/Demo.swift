@@ -78,6 +78,12 @@ enum Demo: Subcommand {
           + " clock would move past the last representable time (about the year 2262)")
     }
     let json = arguments.flag(.json)
+    // Every usage error before the temporary store is made.
+    let floor = try StoreCommandSupport.floorOptions(arguments)
+    let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
+    let markRuleOnly = try StoreCommandSupport.policy(
+      maxAge: maxAge, floor: FloorOptions(usesBootClockFloor: false))
+    let seal = try StoreBackend.parseSeal(arguments)
     let tpm = try TrustedTimeOptions.tpmClock(arguments, context: context)
     if let tpm {
       // Checked before the story: a TPM that cannot be read would refuse every step.
@@ -102,12 +108,7 @@ enum Demo: Subcommand {
     }
     let clock = ManualWallClock(start)
     let bootClock = ManualBootClock(bootID: DemoStory.bootID, sinceBoot: DemoStory.startUptime)
-    let floor = try StoreCommandSupport.floorOptions(arguments)
-    let policy = try StoreCommandSupport.policy(maxAge: maxAge, floor: floor)
-    let markRuleOnly = try StoreCommandSupport.policy(
-      maxAge: maxAge, floor: FloorOptions(usesBootClockFloor: false))
-    let sealing = try StoreBackend(kind: .file, seal: StoreBackend.parseSeal(arguments))
-      .sealing(at: path)
+    let sealing = try StoreBackend(kind: .file, seal: seal).sealing(at: path)
     let cache = DirectoryCacheStore(atPath: path, sealing: sealing)
     let marks = FileClockMarkStore(atPath: path, sealing: sealing)
     let gate = OfflineAccessGate(

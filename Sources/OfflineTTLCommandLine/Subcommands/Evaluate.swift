@@ -14,7 +14,10 @@ enum Evaluate: Subcommand {
       .writtenAt, .now.with(help: "The wall-clock time of the decision."), .mark,
       .maxAge.with(
         help: "How long after its oldest item a cache may be used: with units (7d, 90s) or a"
-          + " bare integer count of --unit."),
+          + " bare integer count of --unit."
+      ).checked { text throws(UsageError) in
+        try ParsedArguments.checkDurationOrCount(text, option: "max-age")
+      },
       .unit, .json.with(help: "Prints one JSON object, the same as one line of --batch output."),
       .batch,
     ],

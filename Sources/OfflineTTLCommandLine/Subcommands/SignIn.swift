@@ -58,25 +58,38 @@ enum SignIn: Subcommand {
       ),
     ])
 
+  /// One `--put <key>=<path>` value: a valid key and the file's path (not opened here).
+  ///
+  /// - Throws: ``UsageError`` without `=`, or for a key that breaks a key rule.
+  static func put(_ text: String) throws(UsageError) -> (key: CacheItemKey, path: String) {
+    guard let equals = text.firstIndex(of: "=") else {
+      throw UsageError("--put: expected <key>=<path>, got \(text.debugDescription)")
+    }
+    return (
+      try StoreCommandSupport.key(String(text[..<equals])),
+      String(text[text.index(after: equals)...])
+    )
+  }
+
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let path = try arguments.requiredValue(.store)
     let backend = try StoreBackend.parse(arguments)
     let anchor = try TrustedTimeOptions.serverAnchor(arguments)
     let tpm = try TrustedTimeOptions.tpmClock(arguments, context: context)
-    var items: [(CacheItemKey, Data)] = []
+    var puts: [(key: CacheItemKey, file: String)] = []
     var keysSeen: Set<[UInt8]> = []
     for put in arguments.values(.put) {
-      guard let equals = put.firstIndex(of: "=") else {
-        throw UsageError("--put: expected <key>=<path>, got \(put.debugDescription)")
-      }
-      let key = try StoreCommandSupport.key(String(put[..<equals]))
+      let (key, file) = try Self.put(put)
       // One commit writes each key once: a second --put of the same key (byte for byte) would
       // silently replace the first and be counted twice.
-      guard keysSeen.insert(Array(put[..<equals].utf8)).inserted else {
-        throw UsageError(
-          "--put: key \(String(put[..<equals]).debugDescription) given more than once")
+      guard keysSeen.insert(Array(key.rawValue.utf8)).inserted else {
+        throw UsageError("--put: key \(key.rawValue.debugDescription) given more than once")
       }
-      let file = String(put[put.index(after: equals)...])
+      puts.append((key, file))
+    }
+    // Every usage error above, before any input file is read (exit 74 when one cannot be).
+    var items: [(CacheItemKey, Data)] = []
+    for (key, file) in puts {
       switch FileChecks.contents(
         of: file, maximumLength: DirectoryCacheStore.maximumPayloadLength)
       {

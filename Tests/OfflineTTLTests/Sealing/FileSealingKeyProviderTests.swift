@@ -161,9 +161,9 @@ import Testing
     }
   }
 
-  /// A pair that passed is remembered; a refusal is not, so a key that is inside stays refused
-  /// however often it is checked, and another pair is still judged on its own.
-  @Test func theCheckRemembersPassesOnlyAndStillRefusesEveryTime() throws {
+  /// Nothing is remembered by the check itself: a key that is inside stays refused however often
+  /// it is checked, and another pair is still judged on its own.
+  @Test func thePlacementCheckRefusesEveryTime() throws {
     let store = directory + "/store"
     try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
     let outside = FileSealingKeyProvider(path: directory + "/key")
@@ -176,5 +176,106 @@ import Testing
     #expect(throws: SealingKeyError.self) {
       try outside.checkKeptOutside(storeDirectory: directory)
     }
+  }
+
+  /// A remembered key is served after one `lstat` and no open (an open would fail here), by the
+  /// provider and its copies, while the file is unchanged.
+  @Test func anUnchangedKeyFileIsServedFromMemory() throws {
+    let bytes = (0..<32).map { UInt8($0 + 1) }
+    let path = try write(bytes)
+    let faults = SyscallFaultPlan()
+    let provider = FileSealingKeyProvider(path: path, faults: faults, settle: .zero)
+    #expect(try provider.loadKey().bytes == bytes)
+    faults.fail(.open, with: .ioError)
+    faults.resetCounts()
+    let copy = provider
+    for _ in 0..<3 { #expect(try copy.loadKey().bytes == bytes) }
+    #expect(faults.count(of: .open) == 0)
+    #expect(faults.count(of: .fstatat) == 3)
+    // With the file just written and the default settle, nothing is remembered: every load opens.
+    let fresh = FileSealingKeyProvider(path: path, faults: faults)
+    #expect(code { try fresh.loadKey() } == .io)
+  }
+
+  /// Every change of the key file is seen at the next load, with the refusal a first load gives:
+  /// another file renamed over it, a mode or owner change, a symbolic link, removal.
+  @Test func aChangedKeyFileIsReadAgain() throws {
+    let first = [UInt8](repeating: 1, count: 32)
+    let path = try write(first)
+    let provider = FileSealingKeyProvider(path: path, faults: nil, settle: .zero)
+    #expect(try provider.loadKey().bytes == first)
+    // Another file renamed over the key (a new inode), same size.
+    let second = [UInt8](repeating: 2, count: 32)
+    let replacement = try write(second, to: "replacement")
+    #expect(rename(replacement, path) == 0)
+    #expect(try provider.loadKey().bytes == second)
+    // chmod: refused at once, and served again once the mode is private.
+    #expect(chmod(path, 0o644) == 0)
+    #expect(code { try provider.loadKey() } == .insecureMode)
+    #expect(chmod(path, 0o600) == 0)
+    #expect(try provider.loadKey().bytes == second)
+    // A symbolic link in its place.
+    let real = try write(second, to: "real")
+    #expect(unlink(path) == 0)
+    #expect(symlink(real, path) == 0)
+    #expect(code { try provider.loadKey() } == .symbolicLink)
+    // Removed.
+    #expect(unlink(path) == 0)
+    #expect(code { try provider.loadKey() } == .missing)
+  }
+
+  /// A key rewritten in place right after a load (within the timestamp tick that keeps its times)
+  /// is never served stale: a key file younger than the settle interval is not remembered.
+  @Test func aKeyRewrittenInPlaceWithinTheSettleIntervalIsReadAgain() throws {
+    let path = try write([UInt8](repeating: 1, count: 32))
+    let provider = FileSealingKeyProvider(path: path)
+    for round in 2..<6 {
+      #expect(
+        try provider.loadKey(forStoreAt: directory + "/store").bytes.first == UInt8(round - 1))
+      let fd = open(path, O_WRONLY)
+      #expect(fd >= 0)
+      let bytes = [UInt8](repeating: UInt8(round), count: 32)
+      #expect(pwrite(fd, bytes, 32, 0) == 32)
+      close(fd)
+    }
+  }
+
+  /// The placement gap: a symbolic link swapped in after a check passed, which makes the key
+  /// path reach a key inside the store, is refused at the next load (`key_inside_store`), and
+  /// the store's key is never used.
+  @Test func aLinkSwappedInAfterAPassedCheckIsCaught() throws {
+    let store = directory + "/store"
+    let keys = directory + "/keys"
+    for path in [store, keys] {
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    }
+    let genuine = [UInt8](repeating: 1, count: 32)
+    FileManager.default.createFile(
+      atPath: keys + "/key", contents: Data(genuine), attributes: [.posixPermissions: 0o600])
+    let provider = FileSealingKeyProvider(path: keys + "/key", faults: nil, settle: .zero)
+    for _ in 0..<2 { #expect(try provider.loadKey(forStoreAt: store).bytes == genuine) }
+    // The forger can write the store: a key of theirs there, and the key directory a link to it.
+    FileManager.default.createFile(
+      atPath: store + "/key", contents: Data([UInt8](repeating: 9, count: 32)),
+      attributes: [.posixPermissions: 0o600])
+    try FileManager.default.moveItem(atPath: keys, toPath: directory + "/keys-moved")
+    try FileManager.default.createSymbolicLink(atPath: keys, withDestinationPath: store)
+    for _ in 0..<2 {
+      #expect(code { try provider.loadKey(forStoreAt: store) } == .insideStore)
+    }
+  }
+
+  /// A store's key is checked for placement against each store it is loaded for, remembered
+  /// or not.
+  @Test func aRememberedKeyIsStillCheckedAgainstAnotherStore() throws {
+    let store = directory + "/store"
+    try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
+    let provider = FileSealingKeyProvider(
+      path: try write([UInt8](repeating: 1, count: 32)), faults: nil, settle: .zero)
+    _ = try provider.loadKey(forStoreAt: store)
+    _ = try provider.loadKey(forStoreAt: store)
+    #expect(code { try provider.loadKey(forStoreAt: directory) } == .insideStore)
+    #expect(code { try provider.loadKey(forStoreAt: directory) } == .insideStore)
+    #expect(try provider.loadKey(forStoreAt: store).bytes.first == 1)
   }
 }

@@ -1,7 +1,9 @@
 import Foundation
-@_spi(Testing) @_spi(SystemCalls) import OfflineTTL
 import OfflineTTLTesting
+import Synchronization
 import Testing
+
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
 /// Sealed file stores through the gate: the conformance suites, what is on disk, and every
 /// tampering refused with its typed reason, bytes left alone, until a sign-in re-seals.
@@ -165,6 +167,101 @@ import Testing
     #expect(try f.refusal() == nil, "a sign-in re-seals", sourceLocation: sourceLocation)
   }
 
+  /// Flips each byte of `ranges` of the store file `name` in turn (an XOR with 0x01, in place),
+  /// asks the store (`refusal()`), checks a refused file was left exactly as flipped, and
+  /// restores the byte; `judge` gets each offset and refusal code. Ends with the store fresh
+  /// again.
+  func flipEachByte(
+    _ f: Fixture, _ name: String, in ranges: [Range<Int>],
+    judge: (Int, String?) -> Void
+  ) throws {
+    let path = f.store + "/" + name
+    let fd = open(path, O_RDWR)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    let original = try f.bytes(name)
+    for offset in ranges.joined() {
+      var byte = original[offset] ^ 0x01
+      try #require(pwrite(fd, &byte, 1, off_t(offset)) == 1)
+      let code = try f.refusal()
+      judge(offset, code)
+      if code != nil {
+        var flipped = original
+        flipped[offset] ^= 0x01
+        #expect(try f.bytes(name) == flipped, "offset \(offset): bytes left alone")
+      }
+      byte = original[offset]
+      try #require(pwrite(fd, &byte, 1, off_t(offset)) == 1)
+    }
+    #expect(try f.refusal() == nil, "fresh again once every byte is restored")
+  }
+
+  /// Every single byte of a small sealed item (header, nonce, ciphertext, tag), flipped in turn:
+  /// `item_unauthentic` (or `seal_mismatch` for its magic and version), never read.
+  @Test func everyFlippedByteOfASmallItemIsRefused() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "secret value", "other": "x"])
+    let size = try f.bytes("cache/items/token").count
+    var refused = 0
+    try flipEachByte(f, "cache/items/token", in: [0..<size]) { offset, code in
+      #expect(
+        code == "item_unauthentic" || code == "seal_mismatch",
+        "offset \(offset) of \(size): \(code ?? "read as valid")")
+      refused += 1
+    }
+    #expect(refused == size)
+    try recovers(f)
+  }
+
+  /// Every single byte of the sealed index (header and body), flipped in turn:
+  /// `index_unauthentic` (or `seal_mismatch` for its magic, version and key check).
+  @Test func everyFlippedByteOfTheIndexIsRefused() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "secret value", "other": "x", "third": "y"])
+    let size = try f.bytes("cache/index").count
+    #expect(size > 128, "a header and a body")
+    try flipEachByte(f, "cache/index", in: [0..<size]) { offset, code in
+      #expect(
+        ["index_unauthentic", "seal_mismatch"].contains(code ?? ""),
+        "offset \(offset) of \(size): \(code ?? "read as valid")")
+    }
+    try recovers(f)
+  }
+
+  /// Every single byte of each clock-mark slot and of its seal trailer, flipped in turn:
+  /// `mark_unauthentic` (or `seal_mismatch` for the trailer's magic and key check). Bytes of the
+  /// record outside both (padding the format does not read) are sampled: a flip there is refused
+  /// or changes nothing.
+  @Test func everyFlippedByteOfEachMarkSlotIsRefused() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "secret value"])
+    let record = [UInt8](try f.bytes("clock-mark"))
+    var slots: [Range<Int>] = []
+    for index in MarkRecordCodec.slotOffsets.indices {
+      let slot = FileClockMarkStore.slotBytes(record, index)
+      let seal = FileClockMarkStore.sealOffset(index)
+      slots.append(slot.startIndex..<slot.endIndex)
+      slots.append(seal..<(seal + MarkSeal.length))
+    }
+    try flipEachByte(f, "clock-mark", in: slots) { offset, code in
+      #expect(
+        ["mark_unauthentic", "seal_mismatch"].contains(code ?? ""),
+        "offset \(offset): \(code ?? "read as valid")")
+    }
+    let covered = Set(slots.joined())
+    let outside = stride(from: 0, to: record.count, by: 61).filter { !covered.contains($0) }
+    #expect(outside.count > 100)
+    try flipEachByte(f, "clock-mark", in: outside.map { $0..<($0 + 1) }) { offset, code in
+      #expect(
+        code == nil || ["mark_unauthentic", "seal_mismatch"].contains(code!),
+        "offset \(offset) (outside every slot): \(code!)")
+    }
+    try recovers(f)
+  }
+
   @Test(arguments: [0, 4, 8, 16, 24, 32, 40, 56, 60, -1])
   func aFlippedItemByteIsUnauthentic(_ offset: Int) throws {
     let f = try Fixture()
@@ -264,6 +361,52 @@ import Testing
     try f.write(old, "cache/index")
     try expectRefused(f, "index_unauthentic")
     try recovers(f)
+  }
+
+  /// The index and items of another store under the same key and at the same generation: the
+  /// check's binding (confirmed against the store id the observed mark carries) refuses them.
+  @Test func anIndexAndItemsFromAnotherStoreAtTheSameGenerationAreUnauthentic() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "mine"])
+    let otherStore = f.root.path + "/other"
+    try f.signIn(["token": "theirs"], gate: try f.gate(store: otherStore))
+    for name in ["cache/index", "cache/items/token"] {
+      try f.write(try Data(contentsOf: URL(fileURLWithPath: otherStore + "/" + name)), name)
+    }
+    let decision = try f.gate().checkEligibility()
+    #expect(!decision.isFresh)
+    #expect(decision.cacheError?.code == .indexUnauthentic)
+    try expectRefused(f, "index_unauthentic")
+    try recovers(f)
+  }
+
+  /// A repeated check on a sealed store reads the mark record once, under the observation's
+  /// lock (the index's binding is confirmed against that reading), and the key file, once
+  /// remembered, with one `lstat` per store and no open.
+  @Test func aRepeatedSealedCheckLocksTheMarkOnceAndKeepsTheKey() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "value"])
+    let storeFaults = SyscallFaultPlan()
+    let keyFaults = SyscallFaultPlan()
+    let provider = FileSealingKeyProvider(path: f.keyPath, faults: keyFaults, settle: .zero)
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: f.store, faults: storeFaults, sealing: provider),
+      marks: FileClockMarkStore(atPath: f.store, faults: storeFaults, sealing: provider),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+      clock: f.clock)
+    #expect(gate.checkEligibility().isFresh)
+    for _ in 0..<3 {
+      storeFaults.resetCounts()
+      keyFaults.resetCounts()
+      let decision = gate.checkEligibility()
+      #expect(decision.isFresh)
+      #expect(storeFaults.count(of: .flock) == 1)
+      #expect(keyFaults.count(of: .open) == 0)
+      #expect(keyFaults.count(of: .pread) == 0)
+      #expect(keyFaults.count(of: .fstatat) == 2)
+    }
   }
 
   @Test func anUnsealedStoreThatReadsFreshIsASealMismatch() throws {
@@ -447,5 +590,131 @@ import Testing
     #expect(try payload(f, "profile") == "two")
     try session.signOut()
     #expect(try f.gate().checkEligibility().status == .unavailable)
+  }
+
+  /// Session writes on a sealed store are staged for the mark's generation: readers running
+  /// beside them see the old or the new item, never a refusal (before, an item renamed in ahead
+  /// of its index was `item_unauthentic` to a concurrent reader).
+  @Test func concurrentReadersNeverSeeASealedSessionWriteHalfDone() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    let session = try f.gate().beginOnlineSession(
+      writing: [(try CacheItemKey("token"), Data("v0".utf8)), (try CacheItemKey("gone"), Data())])
+    let rounds = 60
+    final class Shared: Sendable {
+      let failures = Mutex<[String]>([])
+      let done = Atomic<Bool>(false)
+      func fail(_ what: String) { failures.withLock { $0.append(what) } }
+    }
+    let shared = Shared()
+    let store = f.store
+    let keyPath = f.keyPath
+    let clock = f.clock
+    // Reader threads (not tasks: two busy tasks could hold the whole cooperative pool).
+    let readers = DispatchGroup()
+    for _ in 0..<2 {
+      DispatchQueue.global().async(group: readers) {
+        let provider = FileSealingKeyProvider(path: keyPath)
+        while !shared.done.load(ordering: .acquiring) {
+          do {
+            let gate = OfflineAccessGate(
+              cache: DirectoryCacheStore(atPath: store, sealing: provider),
+              marks: FileClockMarkStore(atPath: store, sealing: provider),
+              policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+              clock: clock)
+            guard case .opened(let reader) = gate.openOffline() else {
+              shared.fail("refused")
+              continue
+            }
+            let token = try reader.item(forKey: CacheItemKey("token"))
+            guard let token, String(decoding: token.payload, as: UTF8.self).hasPrefix("v") else {
+              shared.fail("token missing")
+              continue
+            }
+            _ = try reader.item(forKey: CacheItemKey("gone"))
+          } catch {
+            shared.fail("\(error)")
+          }
+        }
+      }
+    }
+    for round in 1...rounds {
+      do {
+        try session.write(try CacheItemKey("token"), Data("v\(round)".utf8))
+        if round == rounds / 2 { try session.delete(try CacheItemKey("gone")) }
+      } catch {
+        shared.fail("writer: \(error)")
+      }
+    }
+    shared.done.store(true, ordering: .releasing)
+    readers.wait()
+    #expect(shared.failures.withLock { $0 } == [])
+    #expect(try payload(f, "token") == "v\(rounds)")
+    #expect(try payload(f, "gone") == nil)
+    // Nothing staged is left behind.
+    #expect(!f.files.contains { $0.hasPrefix("cache/next-") || $0 == "cache/pending" })
+  }
+
+  /// A sealed session write that fails at any system call leaves the old set or the new set,
+  /// whole: every item reads (old or new, never refused), and the same session's next write
+  /// succeeds and is read back.
+  @Test func aSealedSessionWriteFailingAtAnyStepLeavesTheOldOrTheNewSet() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    let provider = FileSealingKeyProvider(path: f.keyPath)
+    func session(_ faults: SyscallFaultPlan) throws -> OnlineSession {
+      let gate = OfflineAccessGate(
+        cache: DirectoryCacheStore(atPath: f.store, faults: faults, sealing: provider),
+        marks: FileClockMarkStore(atPath: f.store, sealing: provider),
+        policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+        clock: f.clock)
+      return try gate.beginOnlineSession()
+    }
+    func reset() throws {
+      let reset = try f.gate().beginOnlineSession(
+        writing: [
+          (try CacheItemKey("token"), Data("old".utf8)),
+          (try CacheItemKey("other"), Data("kept".utf8)),
+        ])
+      try reset.delete(try CacheItemKey("added"))
+    }
+    func commit(_ session: OnlineSession) throws {
+      try session.write(contentsOf: [
+        (try CacheItemKey("token"), Data("new".utf8)),
+        (try CacheItemKey("added"), Data("new".utf8)),
+      ])
+    }
+    func seen() -> [String] {
+      ["token", "other", "added"].map { key in
+        do {
+          return try payload(f, key) ?? "absent"
+        } catch {
+          return "error: \(error)"
+        }
+      }
+    }
+    try reset()
+    let tracing = SyscallFaultPlan()
+    let first = try session(tracing)
+    tracing.resetCounts()
+    try commit(first)
+    let trace = tracing.trace
+    #expect(trace.count > 10)
+    for index in trace.indices {
+      try reset()
+      let faults = SyscallFaultPlan()
+      let current = try session(faults)
+      faults.resetCounts()
+      let (kind, occurrence) = tracing.occurrence(at: index)
+      faults.fail(kind, occurrence: occurrence, with: .ioError, timing: .afterCall)
+      _ = try? commit(current)
+      let after = seen()
+      #expect(
+        after == ["old", "kept", "absent"] || after == ["new", "kept", "new"],
+        "failing \(kind) #\(occurrence) (step \(index)) left \(after)")
+      faults.removeAllFaults()
+      try commit(current)
+      #expect(seen() == ["new", "kept", "new"])
+    }
   }
 }

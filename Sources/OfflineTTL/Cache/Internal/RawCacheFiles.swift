@@ -67,8 +67,17 @@ struct RawCacheFiles: Sendable {
     try result.get()
   }
 
+  /// The most ``read(_:count:offset:)`` reads in one call: the largest sealed file there can be
+  /// (an item of the 1 GiB maximum payload with its header and tag) with room to spare.
+  static let maximumReadCount = Int(CacheFormat.maximumPayloadLength) + 4096
+
   /// Reads up to `count` bytes from `offset`; fewer only at end of file.
+  ///
+  /// - Throws: `EFBIG` (``Errno/fileTooLarge``) before anything is allocated when `count` is
+  ///   negative or above ``maximumReadCount`` (a size taken from `fstat` of a sparse 1 TiB file,
+  ///   say); else the read's errno.
   func read(_ fd: FileDescriptor, count: Int, offset: Int64) throws(Errno) -> [UInt8] {
+    guard count >= 0, count <= Self.maximumReadCount else { throw .fileTooLarge }
     var buffer = [UInt8](repeating: 0, count: count)
     let filled = try sys.preadAll(fd, into: &buffer, at: offset)
     buffer.removeLast(count - filled)

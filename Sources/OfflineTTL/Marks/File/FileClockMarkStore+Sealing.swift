@@ -23,8 +23,9 @@ extension FileClockMarkStore {
     guard let sealing else { return nil }
     if let presetSealKeys { return presetSealKeys }
     do {
+      guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directoryPath)) }
       try sealing.checkKeptOutside(storeDirectory: directoryPath)
-      return SealKeys(try creating ? sealing.loadOrCreateKey() : sealing.loadKey())
+      return SealKeys.of(try sealing.loadOrCreateKey())
     } catch {
       throw StoreError(sealingKey: error, provider: sealing)
     }

@@ -70,6 +70,12 @@ extension FileClockMarkStore {
     }
   }
 
+  /// The store id of the sealed record loaded in this operation (its seals verified), else
+  /// `nil`.
+  public func sealedStoreID(in access: inout Access) -> [UInt8]? {
+    access.loaded?.seal?.storeID
+  }
+
   /// The highest generation among version-1 slots whose checksum holds.
   public func salvagedGeneration(in access: inout Access) -> UInt64? {
     salvagedGeneration(inDirectory: access.directory)

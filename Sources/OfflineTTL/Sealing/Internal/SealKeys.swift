@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The subkeys of one ``SealingKey``, each derived with `crypto_kdf` for one purpose, so that no
 /// key serves two algorithms or two kinds of file.
 struct SealKeys: Sendable {
@@ -23,6 +25,24 @@ struct SealKeys: Sendable {
   /// "sealed with another key" (`seal_mismatch`) from "altered" (`*_unauthentic`). A forger can
   /// copy it but cannot make a seal verify with it.
   let check: [UInt8]
+
+  /// The subkeys of `key`: those of the last key derived in this process when it is the same
+  /// key (a repeated check derives nothing), else derived now.
+  ///
+  /// - Complexity: A 32-byte comparison; four `crypto_kdf` derivations for a new key.
+  static func of(_ key: SealingKey) -> SealKeys {
+    if let last = lastDerived.withLock({ $0 }),
+      Sodium.equalInConstantTime(last.key[...], key.bytes)
+    {
+      return last.keys
+    }
+    let keys = SealKeys(key)
+    lastDerived.withLock { $0 = (key.bytes, keys) }
+    return keys
+  }
+
+  /// The last key ``of(_:)`` derived, with its subkeys.
+  private static let lastDerived = Mutex<(key: [UInt8], keys: SealKeys)?>(nil)
 
   init(_ key: SealingKey) {
     items = Sodium.deriveSubkey(key.bytes, id: Purpose.items.rawValue)
