@@ -38,7 +38,7 @@ extension StoreFileError {
   var asErrno: Errno {
     switch problem {
     case .system(let errno): errno
-    case .insecure: .permissionDenied
+    case .insecure, .hardLinked: .permissionDenied
     case .symbolicLink, .notRegularFile, .notDirectory: .notDirectory
     case .oversized: .fileTooLarge
     }
