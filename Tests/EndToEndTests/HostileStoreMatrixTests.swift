@@ -120,6 +120,8 @@ import Testing
     try run(scene.status, allowed: hostile.itemsLost ? [0, 2] : [0], label + " after sign-in")
     // A sign-in with --put recovers everything and the new item reads back.
     try run(scene.signIn(["token"]), allowed: [0], label)
+    #expect(scene.stagings() == [], "\(label): a staging was left after the sign-in --put")
+    #expect(!scene.exists("cache/pending"), "\(label): pending was left after sign-in --put")
     try run(scene.status, allowed: [0], label + " after sign-in --put")
     let after = try run(scene.read("token"), allowed: [0], label + " after sign-in --put")
     #expect(after.standardOutput == Scene.newPayload, "\(label)")
