@@ -10,16 +10,19 @@
  *     is what survives a power loss. A pwrite changes `page`; fdatasync copies the slot to `disk`.
  *   - A write in flight: between the start and the end of a pwrite, a concurrent pread may see a
  *     torn slot (its checksum fails: valid = 0).
- *   - The write counter `ctr` that makes the lock-free read possible: odd while a write is in
- *     flight, even when every write has been made durable (a seqlock kept in the page cache).
+ *   - The writers' lock: `lockholder` (flock LOCK_EX) and `sharers`, the readers holding
+ *     flock(LOCK_SH | LOCK_NB) for the instant of their read. An exclusive holder keeps the
+ *     lock from its read until its fdatasync returned, so a non-blocking shared lock can only
+ *     be had while no write is in flight and every completed write is durable.
  *   - Real time `T` (the honest wall clock every process reads), which may move forward before
  *     any clock read (readClock); an
  *     initial mark written by a clock that ran fast (`fast` = 1: ahead of real time), which only
  *     a sign-in may lower.
  *   - OBSERVERS processes observing under flock (FileClockMarkStore.observe), one resetting
  *     sign-in (FileClockMarkStore.resetAfterOnlineSignIn), READERS lock-free readers (the repeated
- *     check: read the slots, validate checksum and counter, read the clocks after the mark, take
- *     the lock only when a write is needed or the read did not validate), and a power loss that
+ *     check, FileClockMarkStore.keptOpenRecord: try flock(LOCK_SH | LOCK_NB), which never waits;
+ *     read the slots, release it, validate the checksums; read the clocks after the mark; take
+ *     the blocking lock only when a write is needed or the read did not validate), and a power loss that
  *     may strike between any two steps of any process (`unless { crashed }`): an unsynced slot
  *     is then old, new or torn on disk.
  *
@@ -39,7 +42,8 @@
  * Switches that turn the model into a negative model (each must produce a counterexample):
  *   NO_LOCK            observe reads, advances and writes without the lock;
  *   CLOCK_BEFORE_MARK  the lock-free reader reads the clock before the stored mark;
- *   NO_VALIDATION      the lock-free reader trusts the newest slot without checking the counter.
+ *   NO_VALIDATION      the lock-free reader reads the slots without the non-blocking shared lock
+ *                      (checksums only): it can grant from a slot that is not durable yet.
  */
 
 #ifndef OBSERVERS
@@ -66,7 +70,7 @@ typedef Slot {
 
 Slot page[2];
 Slot disk[2];
-byte ctr = 0;
+byte sharers = 0;
 byte T = 0;
 byte lockholder = 0;
 bool crashed = false;
@@ -137,7 +141,7 @@ inline forget(r, ri, now, fl) {
 /* FileClockMarkStore.withLockedDirectory: flock(clock-mark.lock, LOCK_EX) */
 inline lock() {
 #ifndef NO_LOCK
-  atomic { lockholder == 0 -> lockholder = _pid }
+  atomic { lockholder == 0 && sharers == 0 -> lockholder = _pid }
 #else
   skip
 #endif
@@ -164,18 +168,17 @@ inline loadThenClocks(r, ri, fl, now) {
   }
 }
 
-/* FileClockMarkStore.writeNextSlot: the counter turns odd and the pwrite starts (a concurrent
-   pread sees a torn slot); the pwrite completes; fdatasync returns (the slot is durable) and
-   the counter turns even. */
+/* FileClockMarkStore.writeNextSlot, under the exclusive lock: the pwrite starts (a concurrent
+   pread without the lock sees a torn slot); the pwrite completes; fdatasync returns (the slot
+   is durable). */
 inline writeSlot(wt, wsq, wg, wm, wf) {
-  d_step { ctr++; page[wt].valid = 0 }
+  d_step { page[wt].valid = 0 }
   d_step { page[wt].seq = wsq; page[wt].gen = wg; page[wt].mark = wm; page[wt].fast = wf; page[wt].valid = 1 }
   d_step {
     disk[wt].valid = 1; disk[wt].seq = wsq; disk[wt].gen = wg; disk[wt].mark = wm; disk[wt].fast = wf;
     /* P1: the durable record never lowers the mark within a generation */
     assert(wg > ack_gen || (wg == ack_gen && wm >= ack_mark));
-    ack_gen = wg; ack_mark = wm; gen_on_disk = wg;
-    ctr++
+    ack_gen = wg; ack_mark = wm; gen_on_disk = wg
   }
 }
 
@@ -228,35 +231,40 @@ proctype SignIn() {
   } unless { crashed }
 }
 
-/* The repeated check without the lock: read the counter, the two slots (one 8 KiB pread, not
-   atomic against a writer: each slot is read at its own instant), the counter again; use the
-   newest valid slot only when both counter readings are equal and even; read the clocks after
-   it; take the lock (FileClockMarkStore.observe) only when a write is needed or the read did not
-   validate. */
+/* The repeated check without waiting for the lock (FileClockMarkStore.keptOpenRecord): try
+   flock(LOCK_SH | LOCK_NB), which fails at once while a writer holds the exclusive lock; read
+   the two slots (one 8 KiB pread, each slot at its own instant); release; use the newest valid
+   slot only when the shared lock was had; read the clocks after it; take the blocking lock
+   (FileClockMarkStore.observe) only when a write is needed or the read did not validate. */
 proctype LockFreeReader() {
-  Slot a; Slot b; Slot r; byte ri; byte c1; byte c2; byte now; byte n = 0; byte fl;
+  Slot a; Slot b; Slot r; byte ri; bit had; byte now; byte n = 0; byte fl;
   {
     do
     :: n < ROUNDS ->
 #ifdef CLOCK_BEFORE_MARK
        atomic { readClock(now) };
 #endif
-       d_step { beginRead(fl); c1 = ctr }
+       d_step { beginRead(fl) }
+#ifndef NO_VALIDATION
+       atomic {
+         if
+         :: lockholder == 0 -> sharers++; had = 1
+         :: else -> had = 0
+         fi
+       }
+#else
+       had = 1;
+#endif
        copySlot(a, page[0]);
        copySlot(b, page[1]);
-       c2 = ctr;
-       d_step { newest(r, ri, a, b); a.valid = 0; b.valid = 0; a.seq = 0; b.seq = 0 }
 #ifndef NO_VALIDATION
-       if
-       :: c1 != c2 || c1 % 2 == 1 || !r.valid -> goto locked
-       :: else -> skip
-       fi;
-#else
-       if
-       :: !r.valid -> goto locked
-       :: else -> skip
-       fi;
+       d_step { if :: had -> sharers-- :: else -> skip fi }
 #endif
+       d_step { newest(r, ri, a, b); a.valid = 0; b.valid = 0; a.seq = 0; b.seq = 0 }
+       if
+       :: !had || !r.valid -> goto locked
+       :: else -> skip
+       fi;
        d_step { checkRead(r, fl) }
 #ifndef CLOCK_BEFORE_MARK
        atomic { readClock(now) };                /* the clocks after the stored mark */
@@ -285,7 +293,7 @@ locked:
        unlock();
 next:
        skip;
-       d_step { n++; forget(r, ri, now, fl); c1 = 0; c2 = 0 }
+       d_step { n++; forget(r, ri, now, fl); had = 0 }
     :: else -> break
     od
   } unless { crashed }

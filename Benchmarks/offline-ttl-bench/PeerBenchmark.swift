@@ -127,6 +127,26 @@ enum PeerBenchmark {
     report.record(
       "ours repeated check vs diskcache", repeatedP50, unit: "ns",
       floor: ("diskcache decision p50", peerP50), target: .ratioAtMost(0.1))
+    // The repeated check's own floors, on the store it reads (descriptors opened once).
+    let checkFloor = try RepeatedCheckFloor(
+      directory: directory.appendingPathComponent("gate").path)
+    let floorSamples2 = rounds * perRound * 10
+    let readsP50 = BenchStats.median(checkFloor.reads(floorSamples2))
+    let markCallsP50 = BenchStats.median(checkFloor.markChecks(floorSamples2))
+    report.record(
+      "floor: pread of the mark record (8 KiB) + pread of the index header (72 B), p50", readsP50,
+      unit: "ns", note: "descriptors open, page cache warm: the two reads a repeated check needs")
+    report.record(
+      "ours repeated check vs its floor (the two reads)", repeatedP50, unit: "ns",
+      floor: ("two preads p50", readsP50), target: .ratioAtMost(2))
+    report.record(
+      "ours repeated check vs a writing check (lock-free target)", repeatedP50, unit: "ns",
+      floor: ("ours writing check p50", writingP50), target: .ratioAtMost(0.02))
+    report.record(
+      "  mark read's system calls (lstat, 2 fstatat, 2 flock, pread), p50", markCallsP50,
+      unit: "ns", floor: ("two preads p50", readsP50),
+      note: "what the mark store's read without the lock calls per check, raw")
+    report.note("load: \(BenchFormat.loadAverage())")
     let parts = try ours.repeatedCheckParts(rounds * perRound)
     let partName = "ours repeated check p50"
     report.note("where a repeated check's time goes (each part timed alone):")

@@ -88,12 +88,15 @@ struct ClockMarkInterleavingTests {
     #expect(delayedRun.elapsed >= .seconds(4), "strace delayed the lock")
   }
 
-  /// Which `flock` of `read` is delayed while a sign-in writes a new token: the second is the
-  /// reader's recheck of the stored mark (the sign-in lands between the open and the read), the
-  /// third is the mark read after the item (the sign-in lands after the item was read).
+  /// Which `flock` of `read` is delayed while a sign-in writes a new token. A `read` makes five:
+  /// 1 the open's observation (`LOCK_EX`), 2 the reader's recheck of the stored mark (the mark
+  /// store's read without waiting, `LOCK_SH|LOCK_NB`; the sign-in lands between the open and the
+  /// read), 3 its `LOCK_UN`, 4 the mark read after the item (`LOCK_SH|LOCK_NB`; the sign-in
+  /// lands after the item was read), 5 its `LOCK_UN`. Delaying 3 would hold the shared lock
+  /// and keep the sign-in out of the gap.
   enum ReadLock: Int, CaseIterable, CustomStringConvertible {
     case recheck = 2
-    case afterTheItem = 3
+    case afterTheItem = 4
     var description: String { self == .recheck ? "recheck" : "after the item" }
   }
 

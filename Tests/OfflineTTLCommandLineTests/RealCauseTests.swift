@@ -187,6 +187,31 @@ func shell(_ arguments: [String]) -> Int32 {
     #expect(TerminalText.escaped("café ✓ 日本") == "café ✓ 日本", "printable text is unchanged")
   }
 
+  /// Items written while the clock was a year ahead: after the clock is corrected, a plain
+  /// sign-in keeps them with their own times, so they stay `item_from_future`; the refusal says
+  /// when and how to recover, and a sign-in that writes the item again does.
+  @Test func anItemFromAFastClockNamesItsTimeAndTheWayBack() throws {
+    let year = Duration.seconds(365 * 86_400)
+    clock.advance(by: year)
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let written = clock.now()
+    clock.moveBack(by: year)
+    #expect(run(["sign-in", "--store", store]).exitCode == .success)
+    let refused = run(["read", "--store", store, "--max-age", "7d", "token"])
+    #expect(refused.exitCode == .expired)
+    #expect(
+      refused.standardError
+        == "error: refused: expired: item_from_future; an item is dated after now (the newest at"
+        + " \(written.rfc3339)): it was written while the wall clock was ahead, and stays refused"
+        + " until an online sign-in writes it again (sign-in --put)\n")
+    #expect(
+      run(["sign-in", "--store", store, "--put", "token=\(directory.appending("input-token"))"])
+        .exitCode == .success)
+    #expect(run(["read", "--store", store, "--max-age", "7d", "token"]).exitCode == .success)
+  }
+
   @Test func anUnreadablePutFileNamesItsReason() throws {
     let directory = try TemporaryStoreDirectory(prefix: "cli-put")
     defer { directory.remove() }

@@ -105,6 +105,14 @@ extension ClockMarkStorage {
   public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkTransition
   {
+    try observeUnderLock(resolution: resolution, readingClocks: clocks)
+  }
+
+  /// ``observe(resolution:readingClocks:)`` under the exclusive lock, for a backend that tries
+  /// another read first.
+  func observeUnderLock(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkTransition
+  {
     try withExclusiveAccess(for: .observe) { access throws(StoreError) in
       let previous = try loadRecord(in: &access, forWriting: true)
       let observation = clocks()

@@ -356,6 +356,17 @@ enum StoreCommandSupport {
     if decision.status == .unavailable { text += ": nothing is cached" }
     if let error = decision.markError { text += " (\(error))" }
     if let error = decision.cacheError { text += " (\(error))" }
-    return text + floorRefusal(decision) + trustedTimeRefusal(decision)
+    return text + floorRefusal(decision) + futureItemRefusal(decision)
+      + trustedTimeRefusal(decision)
+  }
+
+  /// For `item_from_future`: when the newest item was written and how to recover. Such an item
+  /// was written while the wall clock was ahead; a sign-in keeps the items it does not write,
+  /// so only a sign-in that writes that item again makes it usable.
+  static func futureItemRefusal(_ decision: OfflineAccessDecision) -> String {
+    guard decision.reasons.contains(.itemFromFuture) else { return "" }
+    let newest = decision.items?.newest.map { " (the newest at \($0.rfc3339))" } ?? ""
+    return "; an item is dated after now\(newest): it was written while the wall clock was"
+      + " ahead, and stays refused until an online sign-in writes it again (sign-in --put)"
   }
 }

@@ -14,10 +14,13 @@ import Foundation
 /// - ``temporaryFileName`` (`clock-mark.tmp`): exists only while a record is created or replaced.
 ///
 /// ## Guarantees (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>)
-/// - Every operation holds `flock` on the lock file for its whole read → advance → write
-///   (exclusive; shared for ``read()``). The lock descriptor is opened afresh for each operation,
-///   so threads sharing one instance exclude each other too (`flock` locks belong to an open file
-///   description).
+/// - Every operation that may write holds `flock` on the lock file for its whole read → advance
+///   → write (exclusive). The lock descriptor is opened afresh for each such operation, so
+///   threads sharing one instance exclude each other too (`flock` locks belong to an open file
+///   description). ``read()`` and an ``observe(resolution:readingClocks:)`` that needs no write
+///   read, from the second operation of a store value on, through descriptors kept open, under a
+///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`: what it checks on every
+///   call); while a writer holds the lock they wait for it as before.
 /// - An observation writes the slot that does *not* hold the newest valid record, with the next
 ///   sequence number and a CRC-32, then `fdatasync`s. A crash at any instant leaves the old slot
 ///   intact; a torn new slot fails its checksum and the reader takes the old one. The slot that
@@ -69,6 +72,9 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// The sealing subkeys, already loaded and checked by the caller (the sealed item store reading
   /// the mark it is bound to), so that one operation loads the key once; `nil`: load them.
   var presetSealKeys: SealKeys? = nil
+  /// The descriptors kept open between operations for reads that do not wait for the lock
+  /// (`keptOpenRecord()`), shared by every copy of this value.
+  let kept: KeptMarkFiles
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
   /// that writes, created with mode 0700) by each operation.
@@ -112,6 +118,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
     self.directoryPath = path
     self.sealing = sealing
     self.system = Syscalls()
+    self.kept = KeptMarkFiles(system: system)
   }
 
   /// Creates a store whose system calls consult a fault plan (tests only).
@@ -126,20 +133,67 @@ public struct FileClockMarkStore: ClockMarkStorage {
     self.directoryPath = path
     self.sealing = sealing
     self.system = Syscalls(faults: faults)
+    self.kept = KeptMarkFiles(system: system)
   }
 
   /// The current record, under a shared lock, writing nothing.
+  ///
+  /// From the second operation of a store value on, an unsealed store reads through descriptors
+  /// it keeps open, checked at every call, without waiting for the lock (`keptOpenRecord()`);
+  /// while a writer holds the lock, or when a check fails, it waits for the shared lock as
+  /// before.
   ///
   /// - Returns: The newest valid record.
   /// - Throws: ``StoreError``: `absent` (no directory, or no record), `unreadable`,
   ///   `lockFailed` or `storeUnusable`.
   public func read() throws(StoreError) -> ClockMarkRecord {
-    try withLockedDirectory(creating: false, lock: .shared) {
+    if let record = keptOpenRecord() { return record }
+    let record = try withLockedDirectory(creating: false, lock: .shared) {
       directory throws(StoreError) in
       let loaded = try load(in: directory, writable: false)
       system.closeIgnoringErrors(loaded.fd)
       return loaded.record
     }
+    noteOperation()
+    return record
+  }
+
+  /// Advances the mark: the shared state machine of ``ClockMarkStorage`` under the exclusive
+  /// lock, except for a repeated observation of an unsealed store.
+  ///
+  /// With a positive `resolution`, from the second operation of a store value on, the record is
+  /// first read without waiting for the lock (`keptOpenRecord()`: descriptors kept open and
+  /// checked at every call, a non-blocking shared lock so that no write is in flight), the clocks
+  /// are read after it, and when ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says no
+  /// write is needed, the observation returns without taking the lock and without writing.
+  /// Otherwise (a write is needed, the record is bound to another machine, the read did not
+  /// validate, a writer held the lock) the observation runs under the exclusive lock as before,
+  /// reading the record and the clocks again.
+  ///
+  /// - Parameters:
+  ///   - resolution: The smallest rise worth a durable write; zero or less writes every rise.
+  ///   - clocks: Reads the clocks; called after the record was read (twice when the lock-free
+  ///     read finds that a write is needed).
+  /// - Returns: The record before and after, and the observation used.
+  /// - Throws: As ``ClockMarkStorage``'s observe: `absent`, `unreadable`,
+  ///   `store_from_another_machine`, `writeFailed`, `lockFailed`, `storeUnusable`.
+  public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+    throws(StoreError) -> ClockMarkTransition
+  {
+    if resolution > .zero, let previous = keptOpenRecord() {
+      let observation = clocks()
+      let next = previous.observing(observation)
+      // Another machine's record, or a write that is needed: the locked path decides.
+      if previous.machineRefusal(for: observation) == nil,
+        !previous.needsWrite(becoming: next, resolution: resolution)
+      {
+        return ClockMarkTransition(
+          previous: previous, current: next, wrote: false, observation: observation)
+      }
+    }
+    let transition = try observeUnderLock(resolution: resolution, readingClocks: clocks)
+    noteOperation()
+    return transition
   }
 
   // observe(readingClocks:), createFirstMark(_:) and resetAfterOnlineSignIn(_:) are the shared

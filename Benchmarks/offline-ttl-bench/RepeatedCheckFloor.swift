@@ -1,0 +1,67 @@
+import Foundation
+@_spi(SystemCalls) import OfflineTTL
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The floors of a repeated check (one that writes nothing), measured on the store the check
+/// reads, through descriptors opened once:
+/// - **reads**: one `pread` of the mark record (8 KiB) and one of the index header (72 bytes):
+///   the least any design must read, two small records the page cache holds;
+/// - **mark checks**: the system calls the store's read without the lock makes per call:
+///   `lstat` of the store directory, `fstatat` of the record and of the lock file,
+///   `flock(LOCK_SH | LOCK_NB)`, the `pread`, `flock(LOCK_UN)`.
+final class RepeatedCheckFloor {
+  private let directory: String
+  private let store: Int32
+  private let record: Int32
+  private let lock: Int32
+  private let index: Int32
+  private var recordBuffer = [UInt8](repeating: 0, count: 8192)
+  private var indexBuffer = [UInt8](repeating: 0, count: 72)
+
+  init(directory: String) throws {
+    self.directory = directory
+    store = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    record = open(directory + "/clock-mark", O_RDONLY | O_CLOEXEC)
+    lock = open(directory + "/clock-mark.lock", O_RDONLY | O_CLOEXEC)
+    index = open(directory + "/cache/index", O_RDONLY | O_CLOEXEC)
+    guard store >= 0, record >= 0, lock >= 0, index >= 0 else {
+      throw BenchError.failed("cannot open the store's files in \(directory): errno \(errno)")
+    }
+  }
+
+  deinit {
+    for fd in [store, record, lock, index] where fd >= 0 { Glibc.close(fd) }
+  }
+
+  /// `count` samples of the two reads, nanoseconds each.
+  func reads(_ count: Int) -> [UInt64] {
+    (0..<count).map { _ in
+      BenchClock.time {
+        let a = recordBuffer.withUnsafeMutableBytes { pread(record, $0.baseAddress, 8192, 0) }
+        let b = indexBuffer.withUnsafeMutableBytes { pread(index, $0.baseAddress, 72, 0) }
+        blackHole(a + b)
+      }
+    }
+  }
+
+  /// `count` samples of the mark read's system calls, nanoseconds each.
+  func markChecks(_ count: Int) -> [UInt64] {
+    var status = stat()
+    return (0..<count).map { _ in
+      BenchClock.time {
+        var sum = lstat(directory, &status)
+        sum += fstatat(store, "clock-mark", &status, AT_SYMLINK_NOFOLLOW)
+        sum += fstatat(store, "clock-mark.lock", &status, AT_SYMLINK_NOFOLLOW)
+        sum += flock(lock, LOCK_SH | LOCK_NB)
+        let read = recordBuffer.withUnsafeMutableBytes { pread(record, $0.baseAddress, 8192, 0) }
+        sum += flock(lock, LOCK_UN)
+        blackHole(Int(sum) + read)
+      }
+    }
+  }
+}
