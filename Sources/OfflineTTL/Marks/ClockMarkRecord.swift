@@ -63,10 +63,16 @@ public struct ClockObservation: Sendable, Hashable {
 
   /// Creates an observation.
   ///
-  /// - Parameter machine: The machine the clocks were read on: this machine's id by default
-  ///   (``SystemMachineIdentity``, read once per process), so that an observation made by hand
-  ///   (`mark observe`, ``ClockMarkStore/observe(now:)``) is judged against a record bound here
-  ///   like a ``Clocks`` reading; `nil` for a machine whose id cannot be read.
+  /// - Parameters:
+  ///   - wall: The wall clock's reading.
+  ///   - boot: The boot clock's reading, `nil` when none could be read.
+  ///   - tpm: The TPM clock's reading, `nil` when no TPM is configured or it could not be read.
+  ///   - tpmError: Why a configured TPM could not be read, or `nil`.
+  ///   - serverAnchor: For an online sign-in only: the server time that anchors trusted time.
+  ///   - machine: The machine the clocks were read on: this machine's id by default
+  ///     (``SystemMachineIdentity``, read once per process), so that an observation made by
+  ///     hand (`mark observe`, ``ClockMarkStore/observe(now:)``) is judged against a record
+  ///     bound here like a ``Clocks`` reading; `nil` for a machine whose id cannot be read.
   public init(
     wall: WallClockInstant, boot: BootClockReading? = nil, tpm: TPMClockReading? = nil,
     tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil,

@@ -156,7 +156,12 @@ public struct ClockMarkTransition: Sendable, Hashable {
 
   /// Creates a transition.
   ///
-  /// - Parameter sealedStoreID: The sealed record's store id, `nil` for an unsealed store.
+  /// - Parameters:
+  ///   - previous: The record before the observation.
+  ///   - current: The record after it.
+  ///   - wrote: Whether the observation wrote to storage.
+  ///   - observation: The clocks it used.
+  ///   - sealedStoreID: The sealed record's store id, `nil` for an unsealed store.
   public init(
     previous: ClockMarkRecord, current: ClockMarkRecord, wrote: Bool,
     observation: ClockObservation, sealedStoreID: [UInt8]? = nil
