@@ -27,6 +27,29 @@ extension HostileStoreMatrixTests {
     let signInReplaces: Bool
     var testDescription: String { "\(position) linked \(direction)" }
 
+    /// Where the other name is, outside the store, and a copy of its bytes as they were made.
+    static func outside(_ scene: Scene) -> String { scene.outside + "/linked" }
+    static func expected(_ scene: Scene) -> String { scene.root + "/linked-bytes" }
+
+    /// The case for ``HostileStoreMatrixTests/prepared(_:sealed:)``: makes the file, gives it
+    /// its second name (a copy of its bytes outside the store linked in under the store's
+    /// name, or the store's file linked out) and keeps a copy of the bytes to compare.
+    var hostile: HostileCase {
+      HostileCase(name: testDescription, statusBefore: statusBefore, readBefore: readBefore) {
+        scene in
+        let inside = scene.path(try prepare(scene))
+        let outside = Self.outside(scene)
+        if direction == "in" {
+          try FileManager.default.copyItem(atPath: inside, toPath: outside)
+          try #require(unlink(inside) == 0)
+          try #require(link(outside, inside) == 0, "link: \(errno)")
+        } else {
+          try #require(link(inside, outside) == 0, "link: \(errno)")
+        }
+        try FileManager.default.copyItem(atPath: outside, toPath: Self.expected(scene))
+      }
+    }
+
     /// Makes the file at `position` exist (a committed staging, leftover temporary files).
     func prepare(_ scene: Scene) throws -> String {
       let generation = try scene.generation()
@@ -39,7 +62,8 @@ extension HostileStoreMatrixTests {
         try files.copyItem(atPath: scene.path("cache/items/token"), toPath: scene.path(position))
       }
       if position == "cache/tmp/w0" {
-        try files.createDirectory(atPath: scene.path("cache/tmp"), withIntermediateDirectories: true)
+        try files.createDirectory(
+          atPath: scene.path("cache/tmp"), withIntermediateDirectories: true)
       }
       if !files.fileExists(atPath: scene.path(position)) {
         try Data("leftover".utf8).write(to: scene.url(position))
@@ -86,32 +110,25 @@ extension HostileStoreMatrixTests {
   func aHardLinkedStoreFileIsNeverWrittenThroughAndSignInReplacesIt(_ hostile: HardLinkCase)
     throws
   {
-    let scene = try Scene(binary: binary)
+    let prepared = try self.prepared(hostile.hostile)
+    let (scene, label) = (prepared.scene, prepared.label)
     defer { scene.remove() }
-    let position = try hostile.prepare(scene)
-    let label = hostile.testDescription
+    // Only a staging's position names the generation (the record then has one name).
+    let position =
+      hostile.position.contains("<g>")
+      ? hostile.position.replacingOccurrences(of: "<g>", with: String(try scene.generation()))
+      : hostile.position
     let inside = scene.path(position)
-    let outside = scene.outside + "/linked"
-    if hostile.direction == "in" {
-      // A file outside the store (a copy of the store's own bytes) takes the store's name.
-      try FileManager.default.copyItem(atPath: inside, toPath: outside)
-      try #require(unlink(inside) == 0)
-      try #require(link(outside, inside) == 0, "link: \(errno)")
-    } else {
-      try #require(link(inside, outside) == 0, "link: \(errno)")
-    }
-    let bytes = try Data(contentsOf: URL(fileURLWithPath: outside))
+    let outside = HardLinkCase.outside(scene)
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: HardLinkCase.expected(scene)))
     func refusedNamingThePath(_ result: BinaryResult, _ command: String) {
       guard result.exitCode == 74 else { return }
       let text = result.standardOutput + result.standardError
       #expect(text.contains("insecure_store"), "\(label): \(command): \(text)")
       #expect(text.contains("has 2 names"), "\(label): \(command): \(text)")
     }
-    let status = try run(scene.status, allowed: hostile.statusBefore, label)
-    refusedNamingThePath(status, "status")
-    let read = try run(scene.read("token"), allowed: hostile.readBefore, label)
-    refusedNamingThePath(read, "read")
-    if read.exitCode == 0 { #expect(read.standardOutput == Scene.tokenPayload, "\(label)") }
+    refusedNamingThePath(prepared.status, "status")
+    refusedNamingThePath(prepared.read, "read")
     let now = String(Int64(Date().timeIntervalSince1970) + 1)
     let marks: Set<Int32> = hostile.markRefused ? [74] : [0]
     refusedNamingThePath(

@@ -60,7 +60,8 @@ enum Mark: Subcommand {
         74,
         "the directory cannot be opened or created, or its lock file cannot be used, or a file"
           + " of the store is another user's, writable by others or hard-linked"
-          + " (insecure_store); or show could not write standard output."
+          + " (insecure_store), or with --backend secret-service the keyring cannot be reached"
+          + " (store_unusable); or show could not write standard output."
       ),
     ],
     examples: [

@@ -39,7 +39,7 @@ import Testing
       try FileManager.default.createDirectory(
         atPath: parent.appending("outside"), withIntermediateDirectories: true)
       _ = try FileClockMarkStore(atPath: parent.appending("store"))
-        .resetAfterOnlineSignIn(readingClocks: { at(0) })
+        .resetAfterOnlineSignIn(readingClocks: { HardLinkedStoreFileTests.at(0) })
       var changes = CacheChanges()
       changes.write(try CacheItemKey("token"), Data("token".utf8), writtenAt: base)
       try DirectoryCacheStore(at: parent.appending("store")).commit(changes)
@@ -83,22 +83,23 @@ import Testing
     defer { scene.parent.remove() }
     let outside = try scene.link("clock-mark", direction)
     let before = try #require(Self.bytes(outside))
-    for (label, body) in [
-      ("observe", { _ = try scene.marks.observe(resolution: .zero, readingClocks: { at(60) }) }),
-      ("read", { _ = try scene.marks.read() }),
-    ] as [(String, () throws -> Void)] {
-      let error = try #require(Self.refusal(body), "\(label) was not refused")
-      #expect(error.code == .insecureStore, "\(label): \(error)")
+    let observe = Self.refusal {
+      _ = try scene.marks.observe(resolution: .zero, readingClocks: { Self.at(60) })
+    }
+    let read = Self.refusal { _ = try scene.marks.read() }
+    for (label, refusal) in [("observe", observe), ("read", read)] {
+      let error = try #require(refusal, "\(label) was not refused")
+      #expect(error.code == StoreError.Code.insecureStore, "\(label): \(error)")
       #expect(error.message.contains(scene.store + "/clock-mark"), "\(label): \(error)")
       #expect(error.message.contains("sign in online"), "\(label) says what to do")
     }
     #expect(Self.bytes(outside) == before, "nothing was written through the other name")
-    let reset = try scene.marks.resetAfterOnlineSignIn(readingClocks: { at(120) })
+    let reset = try scene.marks.resetAfterOnlineSignIn(readingClocks: { Self.at(120) })
     #expect(reset.generation == 2, "the linked record's generation was carried on")
     #expect(Self.bytes(outside) == before, "the reset replaced the file, never wrote through it")
     #expect(SecureStoreFilesTests.linkCount(outside) == 1)
     #expect(SecureStoreFilesTests.linkCount(scene.store + "/clock-mark") == 1)
-    let observed = try scene.marks.observe(resolution: .zero, readingClocks: { at(180) })
+    let observed = try scene.marks.observe(resolution: .zero, readingClocks: { Self.at(180) })
     #expect(observed.wrote && observed.current.generation == 2)
   }
 
@@ -111,7 +112,7 @@ import Testing
     let outside = try scene.link("clock-mark", .linkedOut)
     let before = try #require(Self.bytes(outside))
     let error = Self.refusal {
-      _ = try store.observe(resolution: .zero, readingClocks: { at(60) })
+      _ = try store.observe(resolution: .zero, readingClocks: { Self.at(60) })
     }
     #expect(error?.code == .insecureStore, "\(String(describing: error))")
     #expect(Self.bytes(outside) == before)
@@ -124,10 +125,10 @@ import Testing
     let outside = try scene.link("clock-mark.lock", direction)
     let before = try #require(Self.bytes(outside))
     let error = Self.refusal {
-      _ = try scene.marks.observe(resolution: .zero, readingClocks: { at(60) })
+      _ = try scene.marks.observe(resolution: .zero, readingClocks: { Self.at(60) })
     }
     #expect(error?.code == .insecureStore, "\(String(describing: error))")
-    _ = try scene.marks.resetAfterOnlineSignIn(readingClocks: { at(120) })
+    _ = try scene.marks.resetAfterOnlineSignIn(readingClocks: { Self.at(120) })
     #expect(SecureStoreFilesTests.linkCount(scene.store + "/clock-mark.lock") == 1)
     #expect(SecureStoreFilesTests.linkCount(outside) == 1)
     #expect(Self.bytes(outside) == before)
@@ -162,7 +163,9 @@ import Testing
     // The online path: an item is written again (renamed over the linked name); the lock and
     // the index are replaced by any commit.
     var changes = CacheChanges()
-    if position == "cache/items/token" { changes.write(key, Data("new".utf8), writtenAt: base) }
+    if position == "cache/items/token" {
+      changes.write(key, Data("new".utf8), writtenAt: Self.base)
+    }
     try scene.cache.commit(changes)
     #expect(Self.bytes(outside) == before, "the commit replaced the file, never wrote through it")
     #expect(SecureStoreFilesTests.linkCount(outside) == 1)
