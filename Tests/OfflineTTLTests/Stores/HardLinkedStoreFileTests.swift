@@ -32,7 +32,7 @@ import Testing
     let parent: TemporaryStoreDirectory
     var store: String { parent.appending("store") }
     var marks: FileClockMarkStore { FileClockMarkStore(atPath: store) }
-    var cache: DirectoryCacheStore { DirectoryCacheStore(at: store) }
+    var cache: DirectoryCacheStore { DirectoryCacheStore(atPath: store) }
 
     init() throws {
       parent = try TemporaryStoreDirectory(prefix: "hard-link")
@@ -41,8 +41,8 @@ import Testing
       _ = try FileClockMarkStore(atPath: parent.appending("store"))
         .resetAfterOnlineSignIn(readingClocks: { HardLinkedStoreFileTests.at(0) })
       var changes = CacheChanges()
-      changes.write(try CacheItemKey("token"), Data("token".utf8), writtenAt: base)
-      try DirectoryCacheStore(at: parent.appending("store")).commit(changes)
+      changes.write(CacheItemKey("token"), Data("token".utf8), writtenAt: base)
+      try DirectoryCacheStore(atPath: parent.appending("store")).commit(changes)
     }
 
     /// Links `relative` with a name in `outside/` (see ``Direction``); returns that name.
@@ -142,7 +142,7 @@ import Testing
     defer { scene.parent.remove() }
     let outside = try scene.link(position, direction)
     let before = try #require(Self.bytes(outside))
-    let key = try CacheItemKey("token")
+    let key = CacheItemKey("token")
     switch position {
     case "cache/index":
       let error = Self.refusal { _ = try scene.cache.summary() }
