@@ -130,8 +130,8 @@ extension ClockMarkStorage {
   ///     `settle` says otherwise.
   ///   - settle: Called under the lock with the record just loaded, before any clock is read:
   ///     what the backend read before the lock may make this observation's write unnecessary
-  ///     (``LockedObservationStart/covered(_:)``) or supply clocks read after a record that is
-  ///     still the stored one (``LockedObservationStart/observed(_:)``). `nil`: read the clocks.
+  ///     (`LockedObservationStart.covered`) or supply clocks read after a record that is
+  ///     still the stored one (`LockedObservationStart.observed`). `nil`: read the clocks.
   func observeUnderLock(
     resolution: Duration, readingClocks clocks: () -> ClockObservation,
     settle: ((ClockMarkRecord, inout Access) -> LockedObservationStart)? = nil

@@ -81,11 +81,11 @@ extension FileClockMarkStore {
   /// The record read before the lock is taken, through the kept descriptors, or `nil` (the
   /// caller takes the lock and reads it there, as before).
   ///
-  /// With `validating`, as ``keptOpenRecord()`` (every check, the non-blocking shared lock).
+  /// With `validating`, as `keptOpenRecord()` (every check, the non-blocking shared lock).
   /// Without it, only `flock(LOCK_SH | LOCK_NB)` and its release, to learn whether a writer holds
   /// the lock: when none does, `nil` (an observation that writes alone takes the lock and reads
   /// its clocks under it, as before). While a writer holds the lock (in both cases), the two
-  /// slots are read with one `pread` and no lock: a *hint* (``RecordHint/isValidated``
+  /// slots are read with one `pread` and no lock: a *hint* (`RecordHint.isValidated`
   /// `false`), which may be a slot whose write is not yet durable and is never the ground of an
   /// answer by itself: the group commit (``observe(resolution:readingClocks:)``) compares it
   /// with the record read under the exclusive lock. Only for an unsealed store, and only from

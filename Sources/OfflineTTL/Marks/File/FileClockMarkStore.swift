@@ -21,6 +21,11 @@ import Foundation
 ///   read, from the second operation of a store value on, through descriptors kept open, under a
 ///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`: what it checks on every
 ///   call); while a writer holds the lock they wait for it as before.
+/// - Observations that arrive while another writer holds the lock share its write (group
+///   commit, ``observe(resolution:readingClocks:)``): one whose result the record found under
+///   the exclusive lock already covers (``ClockMarkRecord/covers(_:)``) writes and syncs
+///   nothing; the covering record is durable because a write holds the lock until its
+///   `fdatasync` has returned. No answer is given before its mark, or a higher one, is durable.
 /// - An observation writes the slot that does *not* hold the newest valid record, with the next
 ///   sequence number and a CRC-32, then `fdatasync`s. A crash at any instant leaves the old slot
 ///   intact; a torn new slot fails its checksum and the reader takes the old one. The slot that
@@ -47,7 +52,9 @@ import Foundation
 /// regular file of at most 8,192 bytes), else 1; over an absent record, 1.
 ///
 /// Cost: an uncontended observation is about a dozen system calls and one `fdatasync` of one 4 KiB
-/// block (see `Benchmarks/README.md`, section `mark`).
+/// block (see `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
+/// without its times and opened with `O_NOATIME`, so that neither a check nor a read makes the
+/// next write change the inode (which would cost the `fdatasync` a second block).
 public struct FileClockMarkStore: ClockMarkStorage {
   /// The record file's name in the store directory: `clock-mark`.
   public static let recordFileName = "clock-mark"
@@ -163,7 +170,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// among observations that arrive together (group commit).
   ///
   /// From the second operation of an unsealed store value on, the record is first read through
-  /// descriptors kept open (``recordBeforeLock(validating:)``) and the clocks are read after it:
+  /// descriptors kept open (`recordBeforeLock(validating:)`) and the clocks are read after it:
   /// with a positive `resolution` always, with resolution zero only while another writer holds
   /// the lock (else the observation takes the lock and reads everything under it, as before).
   /// - With a positive `resolution`, when the read validated (every check, a non-blocking shared
