@@ -55,7 +55,44 @@ import Testing
 
   @Test(arguments: HostileCase.corruptions)
   func everyCorruptionIsRefusedWithoutHangAndSignInRecovers(_ hostile: HostileCase) throws {
-    let scene = try Scene(binary: binary)
+    try refusedWithoutHangThenRecovered(hostile, sealed: false)
+  }
+
+  /// The same for a sealed store (`--seal file:<key>`), in every position its sign-in and
+  /// commit write (`tmp/`, `tmp/index`, `index`, `items/`, an item, `pending`, the stagings):
+  /// no open waits on a FIFO, and a plain sign-in repairs exactly as the unsealed one does.
+  @Test(arguments: HostileCase.sealedCorruptions)
+  func everySealedCorruptionIsRefusedWithoutHangAndSignInRecovers(_ hostile: HostileCase) throws {
+    try refusedWithoutHangThenRecovered(hostile, sealed: true)
+  }
+
+  /// What stands at the mark's temporary name (`clock-mark.tmp`: a directory tree, a FIFO, a
+  /// link, ...) with the record missing or unreadable never blocks `mark reset`, which replaces
+  /// the record, and the record then reads back.
+  @Test(arguments: SpecialFile.allCases)
+  func anythingAtTheMarkTemporaryNameNeverBlocksAReset(_ kind: SpecialFile) throws {
+    for record in ["missing", "garbage"] {
+      let scene = try Scene(binary: binary)
+      defer { scene.remove() }
+      let label = "\(kind) at clock-mark.tmp, clock-mark \(record)"
+      try scene.breakRecord(record)
+      try scene.replace(FileClockMarkStore.temporaryFileName, with: kind)
+      let outside = scene.outsideSnapshot()
+      try run(["mark", "reset", "--dir", scene.store, "--now", "4000000000"], allowed: [0], label)
+      let shown = try run(
+        ["mark", "show", "--dir", scene.store, "--unit", "s"], allowed: [0], label)
+      #expect(shown.standardOutput.contains("4000000000"), "\(label): \(shown.standardOutput)")
+      #expect(!scene.exists(FileClockMarkStore.temporaryFileName), "\(label): left behind")
+      #expect(scene.outsideSnapshot() == outside, "\(label): something outside the store changed")
+    }
+  }
+
+  /// The matrix's run of one corruption: offline checks are bounded and never serve wrong bytes
+  /// or remove a staging; a plain sign-in recovers (no staging, no `pending` left, a generation
+  /// above 0, fresh unless the corruption took every item); a sign-in with `--put` serves the
+  /// new bytes; nothing outside the store changes.
+  func refusedWithoutHangThenRecovered(_ hostile: HostileCase, sealed: Bool) throws {
+    let scene = try Scene(binary: binary, sealed: sealed)
     defer { scene.remove() }
     try hostile.make(scene)
     let outside = scene.outsideSnapshot()
@@ -79,9 +116,12 @@ import Testing
       #expect(generation > 0, "\(label): generation wrapped to \(generation)")
     }
     #expect(scene.stagings() == [], "\(label): a staging was left after the sign-in")
+    #expect(!scene.exists("cache/pending"), "\(label): pending was left after the sign-in")
     try run(scene.status, allowed: hostile.itemsLost ? [0, 2] : [0], label + " after sign-in")
     // A sign-in with --put recovers everything and the new item reads back.
     try run(scene.signIn(["token"]), allowed: [0], label)
+    #expect(scene.stagings() == [], "\(label): a staging was left after the sign-in --put")
+    #expect(!scene.exists("cache/pending"), "\(label): pending was left after sign-in --put")
     try run(scene.status, allowed: [0], label + " after sign-in --put")
     let after = try run(scene.read("token"), allowed: [0], label + " after sign-in --put")
     #expect(after.standardOutput == Scene.newPayload, "\(label)")
@@ -237,7 +277,7 @@ import Testing
 
 /// One hostile state of a store, with the exit codes each command may give before recovery.
 struct HostileCase: CustomTestStringConvertible, Sendable {
-  let name: String
+  var name: String
   var statusBefore: Set<Int32>
   var readBefore: Set<Int32>
   /// Whether the corruption can take every item with it (then a plain sign-in may leave an
@@ -313,7 +353,73 @@ struct HostileCase: CustomTestStringConvertible, Sendable {
         try Data("x".utf8).write(to: scene.url("cache/tmp/index"))
       },
     ]
-    return cases + stagings
+    return cases + stagings + markTemporaries
+  }()
+
+  /// Every file type at `clock-mark.tmp` (the name the record is replaced through) while the
+  /// record is missing or unreadable: a sign-in must replace both.
+  static let markTemporaries: [HostileCase] = SpecialFile.allCases.flatMap { kind in
+    ["missing", "garbage"].map { record in
+      HostileCase(
+        name: "\(kind) at clock-mark.tmp, clock-mark \(record)", statusBefore: [0, 1, 2, 74],
+        readBefore: [0, 1, 2, 74]
+      ) { scene in
+        try scene.breakRecord(record)
+        try scene.replace(FileClockMarkStore.temporaryFileName, with: kind)
+      }
+    }
+  }
+
+  /// The sealed store's matrix: every file type in every position of the store, those the
+  /// sealed sign-in writes included (`cache/tmp/index`, the stagings beside `pending`), and at
+  /// `clock-mark.tmp` with the record missing or unreadable.
+  static let sealedCorruptions: [HostileCase] = {
+    var cases: [HostileCase] = []
+    let positions: [(String, Bool)] = [
+      ("cache/items/token", false), ("cache/index", false), ("cache/lock", false),
+      ("cache/pending", false), ("cache/tmp", false), ("cache/tmp/index", false),
+      ("cache/items", true), ("cache", true), ("clock-mark", false), ("clock-mark.lock", false),
+    ]
+    for (position, lost) in positions {
+      for kind in SpecialFile.allCases {
+        cases.append(
+          HostileCase(
+            name: "sealed: \(kind) at \(position)",
+            // A sealed `status` reads the index header only (O(1)): an item is checked when it
+            // is read.
+            statusBefore: position == "clock-mark" ? refused : [0, 1, 2, 74],
+            readBefore: position == "cache/items/token" ? refused : [0, 1, 2, 74], itemsLost: lost
+          ) { scene in try scene.replace(position, with: kind) })
+      }
+    }
+    for kind in SpecialFile.allCases {
+      for (label, offset) in [("uncommitted", UInt64(1)), ("committed", 0)] {
+        var hostile = HostileCase(
+          name: "sealed: \(kind) at cache/next-<g> (\(label)) beside pending",
+          statusBefore: [0, 1, 2, 74], readBefore: [0, 1, 2, 74]
+        ) { scene in
+          try Data().write(to: scene.url("cache/pending"))
+          try scene.replace("cache/next-\(try scene.generation() + offset)", with: kind)
+        }
+        hostile.keepsStaging = true
+        cases.append(hostile)
+      }
+      var pending = HostileCase(
+        name: "sealed: \(kind) at cache/pending beside a committed staging",
+        statusBefore: [0, 1, 2, 74], readBefore: [0, 1, 2, 74]
+      ) { scene in
+        try scene.makeStaging(try scene.generation())
+        try scene.replace("cache/pending", with: kind)
+      }
+      pending.keepsStaging = true
+      cases.append(pending)
+    }
+    return cases
+      + markTemporaries.map { hostile in
+        var hostile = hostile
+        hostile.name = "sealed: " + hostile.name
+        return hostile
+      }
   }()
 
   /// The positions the staged sign-in creates: `cache/next-<g>/` (uncommitted at `g + 1`,

@@ -34,7 +34,7 @@ extension DirectoryCacheStore {
     return try withLockedCache { cache throws(CacheStoreError) -> Bool in
       guard precondition() else { return false }
       if sealing != nil {
-        try sealedApply(changes, cache: cache.fd)
+        try sealedApply(changes, cache: cache)
         return true
       }
       do throws(StoreFileError) {
@@ -62,7 +62,7 @@ extension DirectoryCacheStore {
       let before = try? sealedMarks.read().generation
       let result = body()
       if let after = try? sealedMarks.read().generation, after != before {
-        try sealedApply(CacheChanges(), cache: cache.fd)
+        try sealedApply(CacheChanges(), cache: cache)
       }
       return result
     }

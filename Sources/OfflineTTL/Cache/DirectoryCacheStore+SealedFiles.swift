@@ -22,14 +22,6 @@ extension DirectoryCacheStore {
       throw error.asErrno
     }
   }
-
-  func removeStaging(_ cache: FileDescriptor, _ name: String) throws(Errno) {
-    do {
-      try removeStaging(cacheDirectory(cache), name)
-    } catch {
-      throw error.asErrno
-    }
-  }
 }
 
 extension StoreFileError {

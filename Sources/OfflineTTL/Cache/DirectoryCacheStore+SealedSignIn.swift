@@ -20,62 +20,64 @@ extension DirectoryCacheStore {
   /// ``commitSignIn(_:storedGeneration:commitPoint:)`` of a sealed store, under the writer lock.
   ///
   /// The key may be created (only the online path does). Stages even when `changes` is empty:
-  /// the reset moves the mark to a new generation, and the index must follow it.
+  /// the reset moves the mark to a new generation, and the index must follow it. Every path is
+  /// opened with the secure open (``SecureStoreFiles``), as in the unsealed sign-in, and it
+  /// repairs the same way: whatever stands where `items/`, `tmp/`, `index`, `pending`, a
+  /// staging or an item belongs and is of the wrong type is removed, never followed or waited
+  /// on.
   ///
+  /// - Throws: ``StoreError``: `insecure_store` (a store directory, `cache/`, `items/` or lock
+  ///   another user can write), `writeFailed` (a failed step, before or after the commit point
+  ///   as the reason says), a key failure, `lockFailed`, `storeUnusable`.
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
-  ///   index does not authenticate); one `syncfs`, a constant number of `fsync`s.
+  ///   index does not authenticate); n `fstatat`s, one `syncfs`, a constant number of `fsync`s.
   func sealedCommitSignIn(
     _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
-    try withLockedCache { locked throws(StoreError) -> Bool in
-      let cache = locked.fd
+    try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = storedGeneration()
       let keys = try sealKeys(creating: true)
-      do throws(Errno) {
+      do throws(StoreFileError) {
         try reclaimSealedStaging(cache, keys: keys, storedGeneration: stored)
       } catch {
-        throw StoreError(
-          code: .writeFailed, errno: error.rawValue,
-          message: "cannot reclaim an earlier sign-in's staging: \(error.description);"
-            + " nothing of this sign-in was written")
+        throw signInFailure(
+          error, "cannot reclaim an earlier sign-in's staging",
+          then: "nothing of this sign-in was written")
       }
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
       // The store id the reset will keep (or, with no authentic slot, take from this staging).
       let storeID =
         sealedMarks.authenticStoreID(keys: keys)
-        ?? (try? loadSealedIndex(cache, keys: keys, withBody: false))?.header.storeID
+        ?? (try? loadSealedIndex(cache.fd, keys: keys, withBody: false))?.header.storeID
         ?? Sodium.randomBytes(MarkSeal.storeIDLength)
-      do throws(Errno) {
+      do throws(StoreFileError) {
         try stageSealed(
           changes, in: cache, named: name, generation: planned, storeID: storeID, keys: keys)
       } catch {
         try? removeStaging(cache, name)
-        try? raw.unlink(cache, Self.pendingName)
-        throw StoreError(
-          code: .writeFailed, errno: error.rawValue,
-          message: "cannot stage the sign-in's items: \(error.description);"
-            + " the previous mark and items are intact")
+        try? files.remove(cache, Self.pendingName)
+        throw signInFailure(
+          error, "cannot stage the sign-in's items", then: "the previous mark and items are intact")
       }
       guard commitPoint() else { return false }
-      do throws(Errno) {
+      do throws(StoreFileError) {
         try rollForwardSealed(cache, name, keys: keys)
       } catch {
-        throw StoreError(
-          code: .writeFailed, errno: error.rawValue,
-          message: "the sign-in is committed but its roll forward failed: \(error.description);"
-            + " readers see the new items, the next sign-in finishes it")
+        throw signInFailure(
+          error, "the sign-in is committed but its roll forward failed",
+          then: "readers see the new items, the next sign-in finishes it")
       }
       return true
     }
   }
 
   /// Rolls forward the staging of exactly the stored generation (a committed sign-in whose roll
-  /// forward did not finish) and removes every other one. Stricter than the unsealed rule
-  /// (`<=`): an older staging, even an authentic one, is never made live again.
+  /// forward did not finish) and removes every other one, whatever its type. Stricter than the
+  /// unsealed rule (`<=`): an older staging, even an authentic one, is never made live again.
   func reclaimSealedStaging(
-    _ cache: FileDescriptor, keys: SealKeys, storedGeneration stored: UInt64?
-  ) throws(Errno) {
+    _ cache: StoreDirectory, keys: SealKeys, storedGeneration stored: UInt64?
+  ) throws(StoreFileError) {
     for staging in try stagings(cache) {
       if let stored, staging.generation == stored {
         try rollForwardSealed(cache, staging.name, keys: keys)
@@ -85,32 +87,37 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// Writes the sealed new set into `cache/<name>/`, creates `pending`, and makes both durable
-  /// (a sign-in stages for the generation its reset will write; a session commit for the
-  /// generation the mark holds).
+  /// Writes the sealed new set into `cache/<name>/`, creates `pending` (unless something
+  /// already stands under its name), and makes both durable (a sign-in stages for the
+  /// generation its reset will write; a session commit for the generation the mark holds).
+  /// Every file is created with `O_CREAT | O_EXCL` after removing whatever stood under its
+  /// name; a staging of the wrong type is replaced.
   func stageSealed(
-    _ changes: CacheChanges, in cache: FileDescriptor, named name: String, generation: UInt64,
+    _ changes: CacheChanges, in cache: StoreDirectory, named name: String, generation: UInt64,
     storeID: [UInt8], keys: SealKeys
-  ) throws(Errno) {
+  ) throws(StoreFileError) {
     var entries: [String: CacheSeal.Entry] = [:]
     if !changes.removesAll {
       // What authenticates is carried; what does not is left out (and removed by the roll
       // forward): the online sign-in replaces it. An `items/` that cannot be read fails the
       // staging (an I/O error never drops the items it holds); a missing one, or something
       // other than a directory in its place, holds nothing.
-      do {
-        let live = try raw.openDirectory(cache, Self.itemsName)
-        defer { raw.close(live) }
-        entries =
-          try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID).entries
-      } catch
-        where [.noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinks].contains(error)
-      {}
+      do throws(StoreFileError) {
+        let live = try files.openDirectory(cache, Self.itemsName)
+        defer { files.close(live) }
+        do throws(Errno) {
+          entries =
+            try sealedCarriedEntries(cache.fd, items: live.fd, keys: keys, storeID: storeID)
+            .entries
+        } catch {
+          throw StoreFileError(.system(error), path: live.path)
+        }
+      } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {}
     }
-    let next = try raw.openOrCreateDirectory(cache, name)
-    defer { raw.close(next) }
-    let items = try raw.openOrCreateDirectory(next, Self.itemsName)
-    defer { raw.close(items) }
+    let next = try files.openOrReplaceDirectory(cache, name)
+    defer { files.close(next) }
+    let items = try files.openOrReplaceDirectory(next, Self.itemsName)
+    defer { files.close(items) }
     for (key, change) in changes.entries {
       guard let change else {
         entries[key.rawValue] = nil
@@ -119,75 +126,104 @@ extension DirectoryCacheStore {
       let sealed = CacheSeal.sealItem(
         key: key.rawValue, payload: change.payload, writtenAt: change.writtenAt,
         generation: generation, storeID: storeID, keys: keys)
-      let fd = try raw.createFile(items, key.rawValue)
-      do {
-        try raw.writeAll(fd, sealed)
-      } catch {
-        raw.close(fd)
-        throw error
-      }
-      raw.close(fd)
+      try writeNewFile(items, key.rawValue, sealed)
       entries[key.rawValue] = CacheSeal.Entry(writtenAt: change.writtenAt, generation: generation)
     }
-    let bytes = CacheSeal.encodeIndex(
-      CacheSeal.Index(entries: entries, generation: generation, storeID: storeID), keys: keys)
-    let index = try raw.createFile(next, Self.indexName)
-    do {
-      try raw.writeAll(index, bytes)
-    } catch {
-      raw.close(index)
-      throw error
-    }
-    raw.close(index)
-    raw.close(try raw.createFile(cache, Self.pendingName))
+    try writeNewFile(
+      next, Self.indexName,
+      CacheSeal.encodeIndex(
+        CacheSeal.Index(entries: entries, generation: generation, storeID: storeID), keys: keys))
+    try markPending(cache)
     // One flush for the staged files, the index, the directories and `pending`.
-    try raw.syncFileSystem(cache)
+    try files.syncFileSystem(cache.fd, path: cache.path)
     #if !os(Linux)
-      for entry in try raw.names(in: items) {
-        let fd = try raw.openFile(items, entry, .readOnly)
-        defer { raw.close(fd) }
-        try raw.sync(fd)
+      for entry in try files.names(in: items) {
+        let file = try files.openFile(items, entry, .readOnly)
+        defer { files.close(file.fd) }
+        try files.sync(file.fd, path: items.path(of: entry))
       }
-      try raw.sync(items)
-      try raw.sync(next)
-      try raw.sync(cache)
+      try files.sync(items.fd, path: items.path)
+      try files.sync(next.fd, path: next.path)
+      try files.sync(cache.fd, path: cache.path)
     #endif
   }
 
-  /// Finishes a committed sealed sign-in: `items/` is made to hold exactly the staged index's
-  /// keys (a valid key name that is not in it is unlinked, each staged item renamed in), then the
-  /// live index is written bound to the generation the mark holds, the staging removed and
-  /// `pending` unlinked. A staging whose index does not authenticate is removed instead.
-  /// Idempotent: a crash at any point leaves it to be run again.
-  func rollForwardSealed(_ cache: FileDescriptor, _ name: String, keys: SealKeys) throws(Errno) {
-    let staged: (header: CacheSeal.Header, index: CacheSeal.Index)
+  /// Creates `name` in `directory` with `O_CREAT | O_EXCL` (mode 0600, after removing whatever
+  /// stood under it) holding `bytes`; not synced.
+  private func writeNewFile(_ directory: StoreDirectory, _ name: String, _ bytes: [UInt8])
+    throws(StoreFileError)
+  {
+    let fd = try files.createFile(directory, name)
+    defer { files.close(fd) }
+    try files.writeAll(fd, bytes, path: directory.path(of: name))
+  }
+
+  /// Finishes a committed sealed sign-in, repairing the live set as the unsealed roll forward
+  /// does: `items/` (replaced when it is not a directory) is made to hold exactly the staged
+  /// index's keys, each a regular file (anything else under `items/` is removed, whatever its
+  /// type; each staged item is renamed in, over whatever stood under its key; a listed key whose
+  /// file is then missing or not a regular file is left out of the index), `tmp/` is replaced
+  /// or emptied, then the live index is written bound to the generation the mark holds, the
+  /// staging removed and `pending` removed. A staging that is not a private directory, or whose
+  /// index does not authenticate, is removed instead. Idempotent: a crash at any point leaves
+  /// it to be run again.
+  ///
+  /// - Complexity: O(n) `fstatat`s and one listing of `items/` for n items; no item is read.
+  func rollForwardSealed(_ cache: StoreDirectory, _ name: String, keys: SealKeys)
+    throws(StoreFileError)
+  {
+    let next: StoreDirectory
     do {
-      let next = try raw.openDirectory(cache, name)
-      defer { raw.close(next) }
-      guard let loaded = try? loadSealedIndex(next, keys: keys, withBody: true) else {
-        return try removeStaging(cache, name)
-      }
-      staged = loaded
-    } catch  where error == .noSuchFileOrDirectory {
+      next = try files.openDirectory(cache, name)
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return
+    } catch  where error.isWrongType || error.isInsecure {
+      return try removeStaging(cache, name)
     }
-    raw.close(try raw.createFile(cache, Self.pendingName))
-    let next = try raw.openDirectory(cache, name)
-    defer { raw.close(next) }
-    let items = try raw.openOrCreateDirectory(cache, Self.itemsName)
-    defer { raw.close(items) }
-    for live in try raw.names(in: items)
-    where CacheItemKey.problem(with: live) == nil && staged.index.entries[live] == nil {
-      try raw.unlink(items, live)
+    defer { files.close(next) }
+    guard let staged = try? loadSealedIndex(next.fd, keys: keys, withBody: true) else {
+      return try removeStaging(cache, name)
     }
-    do {
-      let stagedItems = try raw.openDirectory(next, Self.itemsName)
-      defer { raw.close(stagedItems) }
-      for entry in try raw.names(in: stagedItems) where staged.index.entries[entry] != nil {
-        try raw.rename(stagedItems, entry, items, entry)
+    try markPending(cache)
+    let items = try files.openOrReplaceDirectory(cache, Self.itemsName)
+    defer { files.close(items) }
+    for live in try files.names(in: items) where staged.index.entries[live] == nil {
+      try files.remove(items, live)
+    }
+    do throws(StoreFileError) {
+      let stagedItems = try files.openDirectory(next, Self.itemsName)
+      defer { files.close(stagedItems) }
+      for entry in try files.names(in: stagedItems) where staged.index.entries[entry] != nil {
+        do throws(StoreFileError) {
+          try files.rename(stagedItems, entry, items, entry)
+        } catch {
+          // A directory under the key (a rename cannot replace it): remove it and retry.
+          guard let target = try? files.status(items, entry), target.kind != .regular else {
+            throw error
+          }
+          try files.remove(items, entry)
+          try files.rename(stagedItems, entry, items, entry)
+        }
       }
-    } catch  where error == .noSuchFileOrDirectory {}
-    try raw.sync(items)
+    } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {
+      // No staged items directory (or something else in its place): nothing to rename.
+    }
+    // Only a regular file is an item: a listed key whose file is missing, or is a FIFO, a
+    // directory, a link or a socket, is removed and left out of the live index.
+    var entries = staged.index.entries
+    for key in staged.index.entries.keys {
+      let kind: FileStatus.Kind?
+      do {
+        kind = try files.status(items, key).kind
+      } catch  where error.errno == .noSuchFileOrDirectory {
+        kind = nil
+      }
+      if kind != .regular {
+        if kind != nil { try files.remove(items, key) }
+        entries[key] = nil
+      }
+    }
+    try files.sync(items.fd, path: items.path)
     // Bound to the generation the mark holds now (the reset may have written a later one than
     // planned, over a record it could not read).
     let generation =
@@ -195,30 +231,33 @@ extension DirectoryCacheStore {
     try writeSealedIndex(
       cache,
       CacheSeal.encodeIndex(
-        CacheSeal.Index(
-          entries: staged.index.entries, generation: generation,
-          storeID: staged.header.storeID),
+        CacheSeal.Index(entries: entries, generation: generation, storeID: staged.header.storeID),
         keys: keys))
     try removeStaging(cache, name)
-    try raw.unlink(cache, Self.pendingName)
-    try raw.sync(cache)
+    try files.remove(cache, Self.pendingName)
+    try files.sync(cache.fd, path: cache.path)
   }
 
-  /// Writes the live sealed index durably: temp file, `fsync`, rename over `index`, `fsync` of
-  /// `cache/`.
-  func writeSealedIndex(_ cache: FileDescriptor, _ bytes: [UInt8]) throws(Errno) {
-    let tmp = try raw.openOrCreateDirectory(cache, Self.tmpName)
-    defer { raw.close(tmp) }
-    let fd = try raw.createFile(tmp, Self.indexName)
+  /// Writes the live sealed index durably: a new temporary file in `tmp/` (`O_EXCL`, after
+  /// replacing a `tmp/` of the wrong type and emptying it), `fsync`, rename over `index` (after
+  /// removing a directory standing there), `fsync` of `cache/`.
+  func writeSealedIndex(_ cache: StoreDirectory, _ bytes: [UInt8]) throws(StoreFileError) {
+    let tmp = try files.openOrReplaceDirectory(cache, Self.tmpName)
+    defer { files.close(tmp) }
+    for leftover in try files.names(in: tmp) { try files.remove(tmp, leftover) }
+    let fd = try files.createFile(tmp, Self.indexName)
     do {
-      try raw.writeAll(fd, bytes)
-      try raw.sync(fd)
+      try files.writeAll(fd, bytes, path: tmp.path(of: Self.indexName))
+      try files.sync(fd, path: tmp.path(of: Self.indexName))
     } catch {
-      raw.close(fd)
+      files.close(fd)
       throw error
     }
-    raw.close(fd)
-    try raw.rename(tmp, Self.indexName, cache, Self.indexName)
-    try raw.sync(cache)
+    files.close(fd)
+    if let index = try? files.status(cache, Self.indexName), index.kind != .regular {
+      try files.remove(cache, Self.indexName)
+    }
+    try files.rename(tmp, Self.indexName, cache, Self.indexName)
+    try files.sync(cache.fd, path: cache.path)
   }
 }

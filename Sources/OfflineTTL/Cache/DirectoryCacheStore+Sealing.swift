@@ -343,30 +343,34 @@ extension DirectoryCacheStore {
   ///
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
   ///   index does not authenticate); one `syncfs`, a constant number of `fsync`s.
-  func sealedApply(_ changes: CacheChanges, cache: FileDescriptor) throws(StoreError) {
+  func sealedApply(_ changes: CacheChanges, cache: StoreDirectory) throws(StoreError) {
     let keys = try sealKeys(creating: true)
     let binding = try markBinding(keys: keys)
     let name = Self.stagingPrefix + String(binding.generation)
-    do throws(Errno) {
+    do throws(StoreFileError) {
       try reclaimSealedStaging(cache, keys: keys, storedGeneration: binding.generation)
+    } catch {
+      throw signInFailure(
+        error, "sealed commit failed: cannot finish an earlier sign-in's staging",
+        then: "nothing of this commit was written")
+    }
+    do throws(StoreFileError) {
       try stageSealed(
         changes, in: cache, named: name, generation: binding.generation,
         storeID: binding.storeID, keys: keys)
     } catch {
       try? removeStaging(cache, name)
-      try? raw.unlink(cache, Self.pendingName)
-      throw StoreError(
-        code: .writeFailed, errno: error.rawValue,
-        message: "sealed commit failed before its commit point, nothing of it is visible and "
-          + "items already committed are intact: \(error)")
+      try? files.remove(cache, Self.pendingName)
+      throw signInFailure(
+        error, "sealed commit failed before its commit point",
+        then: "nothing of it is visible and items already committed are intact")
     }
-    do throws(Errno) {
+    do throws(StoreFileError) {
       try rollForwardSealed(cache, name, keys: keys)
     } catch {
-      throw StoreError(
-        code: .writeFailed, errno: error.rawValue,
-        message: "the sealed commit is committed but its roll forward failed: \(error); readers "
-          + "see the new items, the next commit or sign-in finishes it")
+      throw signInFailure(
+        error, "the sealed commit is committed but its roll forward failed",
+        then: "readers see the new items, the next commit or sign-in finishes it")
     }
   }
 }

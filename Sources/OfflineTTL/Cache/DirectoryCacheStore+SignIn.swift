@@ -98,7 +98,7 @@ extension DirectoryCacheStore {
 
   /// The store error for a failed step of the sign-in: `insecure_store` with the advice for an
   /// owner or mode, else `writeFailed` with the errno.
-  private func signInFailure(_ error: StoreFileError, _ what: String, then: String) -> StoreError {
+  func signInFailure(_ error: StoreFileError, _ what: String, then: String) -> StoreError {
     if error.isInsecure {
       return StoreError(
         code: .insecureStore, reason: "\(what): \(error); \(then)" + Self.insecureAdvice)

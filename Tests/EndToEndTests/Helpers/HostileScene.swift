@@ -11,7 +11,8 @@ import Testing
 
 /// A scratch root for the hostile matrix: `store/` signed in with two items (`token`, `other`),
 /// `outside/` (a directory and a file that links in the store point at, which must never
-/// change), and the input files for `--put`.
+/// change), and the input files for `--put`. A sealed scene keeps its key in `seal.key`, beside
+/// the store, and passes `--seal file:<key>` to every command.
 struct Scene {
   static let tokenPayload = "token-payload"
   static let newPayload = "new-token-payload"
@@ -21,9 +22,17 @@ struct Scene {
   var store: String { root + "/store" }
   var outside: String { root + "/outside" }
   var newInput: String { root + "/new-input" }
+  /// `--seal file:<root>/seal.key` for a sealed scene, else nothing.
+  let seal: [String]
+  /// The mark's generation after the first sign-in.
+  private let firstGeneration: UInt64
 
   /// Creates the scene and signs in once with both items.
-  init(binary: BinaryRunner) throws {
+  ///
+  /// - Parameters:
+  ///   - binary: The binary under test.
+  ///   - sealed: Whether the store is sealed with a key file kept beside it.
+  init(binary: BinaryRunner, sealed: Bool = false) throws {
     self.binary = binary
     root =
       FileManager.default.temporaryDirectory.path + "/offline-ttl-e2e-matrix-"
@@ -33,12 +42,15 @@ struct Scene {
     try Data("outside".utf8).write(to: URL(fileURLWithPath: root + "/outside/file"))
     try Data(Self.tokenPayload.utf8).write(to: URL(fileURLWithPath: root + "/token-input"))
     try Data("other".utf8).write(to: URL(fileURLWithPath: root + "/other-input"))
-    try Data(Self.newPayload.utf8).write(to: URL(fileURLWithPath: newInput))
-    let signIn = try binary.run([
-      "sign-in", "--store", root + "/store", "--put", "token=\(root)/token-input",
-      "--put", "other=\(root)/other-input",
-    ])
+    try Data(Self.newPayload.utf8).write(to: URL(fileURLWithPath: root + "/new-input"))
+    seal = sealed ? ["--seal", "file:" + root + "/seal.key"] : []
+    let signIn = try binary.run(
+      [
+        "sign-in", "--store", root + "/store", "--json", "--put", "token=\(root)/token-input",
+        "--put", "other=\(root)/other-input",
+      ] + seal, timeout: .seconds(20))
     try #require(signIn.exitCode == 0, "\(signIn.standardError)")
+    firstGeneration = UInt64(try signIn.jsonInt64("generation"))
   }
 
   func remove() {
@@ -47,14 +59,15 @@ struct Scene {
     try? FileManager.default.removeItem(atPath: root)
   }
 
-  var status: [String] { ["status", "--store", store, "--max-age", "7d"] }
+  var status: [String] { ["status", "--store", store, "--max-age", "7d"] + seal }
 
   func read(_ key: String) -> [String] {
-    ["read", "--store", store, "--max-age", "7d", key]
+    ["read", "--store", store, "--max-age", "7d", key] + seal
   }
 
   func signIn(_ keys: [String]) -> [String] {
     ["sign-in", "--store", store, "--json"] + keys.flatMap { ["--put", "\($0)=\(newInput)"] }
+      + seal
   }
 
   func path(_ relative: String) -> String {
@@ -69,6 +82,8 @@ struct Scene {
   func replace(_ relative: String, with kind: SpecialFile) throws {
     let target = path(relative)
     try? FileManager.default.removeItem(atPath: target)
+    try FileManager.default.createDirectory(
+      atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
     switch kind {
     case .fifo:
       try #require(mkfifo(target, 0o600) == 0)
@@ -145,9 +160,10 @@ struct Scene {
     try Data(bytes).write(to: url("cache/index"))
   }
 
-  /// The mark record's generation now.
+  /// The mark record's generation now (of a sealed store: after the first sign-in, the only
+  /// one a case is made after).
   func generation() throws -> UInt64 {
-    try FileClockMarkStore(atPath: store).read().generation
+    seal.isEmpty ? try FileClockMarkStore(atPath: store).read().generation : firstGeneration
   }
 
   /// Makes `cache/next-<generation>/` a well-formed staging of the live set (its index a copy of
@@ -165,6 +181,15 @@ struct Scene {
       try Data().write(to: url("cache/pending"))
     }
     return name
+  }
+
+  /// Leaves the mark record `"missing"` (removed) or `"garbage"` (8 KiB of zeros).
+  func breakRecord(_ how: String) throws {
+    if how == "missing" {
+      try FileManager.default.removeItem(atPath: path("clock-mark"))
+    } else {
+      try Data(repeating: 0, count: 8192).write(to: url("clock-mark"))
+    }
   }
 
   /// Whether anything (a link included, not followed) stands at `relative`.

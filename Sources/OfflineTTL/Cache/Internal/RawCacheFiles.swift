@@ -1,11 +1,13 @@
 import Foundation
 
-/// The sealed store's file operations on raw descriptors (errors as ``Errno``), composed from the
-/// syscall seam (``Syscalls``: every libc call goes through it, `EINTR` retried,
+/// The sealed store's read-only file operations on raw descriptors (errors as ``Errno``), composed
+/// from the syscall seam (``Syscalls``: every libc call goes through it, `EINTR` retried,
 /// `O_NOFOLLOW | O_CLOEXEC` on every open, faults injectable per store instance). The sealed
-/// store opens its files with `O_NONBLOCK` and checks their type itself, and every sealed file
-/// is authenticated, so a file another user could write cannot be forged; the store directory
-/// and `cache/` are opened by the secure open (``CacheFiles``) before any of this runs.
+/// readers open their files with `O_NONBLOCK` and check their type themselves, and every sealed
+/// file is authenticated, so a file another user could write cannot be forged; the store
+/// directory and `cache/` are opened by the secure open (``CacheFiles``) before any of this runs.
+/// Nothing here writes: the sealed sign-in and commit write through ``CacheFiles`` (the secure
+/// open, `O_EXCL` for every new file, wrong types replaced), as the unsealed ones do.
 struct RawCacheFiles: Sendable {
   let sys: Syscalls
 
@@ -16,55 +18,16 @@ struct RawCacheFiles: Sendable {
     return try sys.open(name, .directory)
   }
 
-  /// Opens a directory, creating it (mode 0700) first when it is missing.
-  func openOrCreateDirectory(_ parent: FileDescriptor?, _ name: String) throws(Errno)
-    -> FileDescriptor
-  {
-    do {
-      return try openDirectory(parent, name)
-    } catch  where error == .noSuchFileOrDirectory {
-      do {
-        if let parent {
-          try sys.mkdirat(parent, name, mode: 0o700)
-        } else {
-          try sys.mkdir(name, mode: 0o700)
-        }
-      } catch  where error == .fileExists {}
-      let fd = try openDirectory(parent, name)
-      do { try sys.fchmod(fd, mode: 0o700) } catch {
-        sys.closeIgnoringErrors(fd)
-        throw error
-      }
-      return fd
-    }
-  }
-
+  /// Opens a file for reading without waiting: `O_NONBLOCK` is always added (a FIFO opens at
+  /// once and reads as empty); the caller checks its type on the descriptor.
   func openFile(_ parent: FileDescriptor, _ name: String, _ flags: OpenFlags) throws(Errno)
     -> FileDescriptor
   {
-    try sys.openat(parent, name, flags, mode: 0o600)
-  }
-
-  /// Creates (or truncates) a private file for writing: mode 0600 at creation (the umask can
-  /// only remove bits from it). Files are created only inside the store's own 0700 `tmp/`, so
-  /// no other mode is ever found there.
-  func createFile(_ parent: FileDescriptor, _ name: String) throws(Errno) -> FileDescriptor {
-    try openFile(parent, name, [.writeOnly, .create, .truncate])
+    try sys.openat(parent, name, flags.union(.nonBlocking), mode: 0o600)
   }
 
   func close(_ fd: FileDescriptor) {
     sys.closeIgnoringErrors(fd)
-  }
-
-  func writeAll(_ fd: FileDescriptor, _ bytes: [UInt8]) throws(Errno) {
-    try sys.writeAll(fd, bytes: bytes[...])
-  }
-
-  func writeAll(_ fd: FileDescriptor, _ bytes: Data) throws(Errno) {
-    let result = bytes.withUnsafeBytes { raw in
-      Result { () throws(Errno) in try sys.writeAll(fd, raw) }
-    }
-    try result.get()
   }
 
   /// The most ``read(_:count:offset:)`` reads in one call: the largest sealed file there can be
@@ -99,32 +62,6 @@ struct RawCacheFiles: Sendable {
     } catch  where error == .noSuchFileOrDirectory {
       return false
     }
-  }
-
-  func sync(_ fd: FileDescriptor) throws(Errno) {
-    try sys.fsync(fd)
-  }
-
-  /// One flush of the whole file system (`syncfs(2)`).
-  func syncFileSystem(_ fd: FileDescriptor) throws(Errno) {
-    try sys.syncfs(fd)
-  }
-
-  func rename(
-    _ fromParent: FileDescriptor, _ from: String, _ toParent: FileDescriptor, _ to: String
-  ) throws(Errno) {
-    try sys.renameat(fromParent, from, into: toParent, as: to)
-  }
-
-  /// Removes a file; a missing one is not an error.
-  func unlink(_ parent: FileDescriptor, _ name: String) throws(Errno) {
-    do {
-      try sys.unlinkat(parent, name)
-    } catch  where error == .noSuchFileOrDirectory {}
-  }
-
-  func lockExclusive(_ fd: FileDescriptor) throws(Errno) {
-    try sys.flock(fd, .exclusive)
   }
 
   func names(in fd: FileDescriptor) throws(Errno) -> [String] {

@@ -65,8 +65,10 @@ extension FileClockMarkStore {
   }
 
   /// Replaces (or creates) the record file with one holding `record` in both slots: temporary
-  /// file, write, `fsync`, `rename` over the record's name (a symbolic link there is replaced,
-  /// never followed; a directory there fails with `EISDIR`), `fsync` of the directory. The rename
+  /// file (whatever stood under its name removed first, a directory tree included; created with
+  /// `O_CREAT | O_EXCL | O_NONBLOCK`), write, `fsync`, `rename` over the record's name (a
+  /// symbolic link there is replaced, never followed; a directory there fails with `EISDIR`),
+  /// `fsync` of the directory. The rename
   /// is the commit point: a failure after it reports `writeFailed` with the new record in place.
   func replaceFile(
     with record: ClockMarkRecord, in directory: FileDescriptor, seal: MarkSeal.Context? = nil
@@ -79,13 +81,20 @@ extension FileClockMarkStore {
         file.replaceSubrange(at..<(at + MarkSeal.length), with: trailer)
       }
     }
+    // Whatever stands under the temporary name (a leftover file, a directory tree, a FIFO, a
+    // link) is removed, never followed, and the file created new with `O_EXCL`.
+    let fd: FileDescriptor
+    do {
+      fd = try secure.createExclusive(
+        Self.temporaryFileName, in: StoreDirectory(fd: directory, path: directoryPath))
+    } catch {
+      throw StoreError(
+        code: .writeFailed, errno: error.errno?.rawValue,
+        message: "cannot create \(Self.temporaryFileName) to write \(Self.recordFileName):"
+          + " \(error); the previous bytes are kept")
+    }
     var renamed = false
     do throws(Errno) {
-      do {
-        try system.unlinkat(directory, Self.temporaryFileName)
-      } catch  where error == .noSuchFileOrDirectory {}
-      let fd = try system.openat(
-        directory, Self.temporaryFileName, [.writeOnly, .create, .exclusive], mode: 0o600)
       do throws(Errno) {
         try system.fchmod(fd, mode: 0o600)
         try system.pwriteAll(fd, bytes: file[...], at: 0)
