@@ -66,6 +66,72 @@ import Testing
     try refusedWithoutHangThenRecovered(hostile, sealed: true)
   }
 
+  /// A file of the wrong type where a sealed store's index or item belongs is refused by the
+  /// offline reads as `not_a_regular_file` naming its path (the secure open, as in the unsealed
+  /// store), never read as an unauthentic index or waited on; a plain sealed sign-in recovers.
+  @Test(arguments: SealedWrongType.cases)
+  func aSealedFileOfTheWrongTypeIsNotARegularFileAndSignInRecovers(_ hostile: SealedWrongType)
+    throws
+  {
+    let scene = try Scene(binary: binary, sealed: true)
+    defer { scene.remove() }
+    try scene.replace(hostile.position, with: hostile.kind)
+    let label = "sealed: \(hostile)"
+    let path = scene.path(hostile.position)
+    let status = try run(
+      scene.status + ["--json"], allowed: hostile.position == "cache/index" ? [1] : [0], label)
+    if hostile.position == "cache/index" {
+      let error = (try? status.jsonObject()["item_error"] as? String) ?? ""
+      #expect(error.hasPrefix("not_a_regular_file: \(path)"), "\(label): \(status.standardOutput)")
+    }
+    let read = try run(scene.read("token"), allowed: [1], label)
+    #expect(read.standardOutput.isEmpty, "\(label): bytes served")
+    #expect(
+      read.standardError.contains("(not_a_regular_file: \(path)"), "\(label): \(read.standardError)"
+    )
+    try run(scene.signIn([]), allowed: [0], label)
+    try run(scene.status, allowed: [0], label + " after sign-in")
+    // An index of the wrong type loses nothing (the items authenticate and are carried); an
+    // item of the wrong type is removed by the sign-in.
+    let after = try run(
+      scene.read("token"), allowed: hostile.position == "cache/index" ? [0] : [2],
+      label + " after sign-in")
+    if after.exitCode == 0 { #expect(after.standardOutput == Scene.tokenPayload, "\(label)") }
+    #expect(try run(scene.read("other"), allowed: [0], label).standardOutput == "other")
+  }
+
+  /// A sealed store's file or directory that another user owns or that group or others may
+  /// write is `insecure_store` naming it, exit 74, as in the unsealed store: `items/`, the index,
+  /// an item, a committed staging. A plain sealed sign-in then recovers what it replaces (the
+  /// index, an item) and refuses (74) a directory it would have to trust until the user fixes it.
+  @Test(arguments: HostileCase.sealedInsecure)
+  func everySealedInsecureOwnerOrModeIsRefusedWith74(_ hostile: HostileCase) throws {
+    let scene = try Scene(binary: binary, sealed: true)
+    defer { scene.remove() }
+    try hostile.make(scene)
+    let outside = scene.outsideSnapshot()
+    let label = hostile.name
+    let status = try run(scene.status, allowed: hostile.statusBefore, label)
+    if status.exitCode == 74 {
+      #expect(status.standardOutput.contains("insecure_store: \(scene.store)/"), "\(label)")
+    }
+    let read = try run(scene.read("token"), allowed: hostile.readBefore, label)
+    #expect(read.standardOutput.isEmpty, "\(label): bytes served")
+    if read.exitCode == 74 {
+      #expect(read.standardError.contains("insecure_store: \(scene.store)/"), "\(label)")
+    }
+    try run(scene.signIn([]), allowed: hostile.signInAllowed, label)
+    if hostile.signInAllowed == [0] {
+      // Recovered: nothing insecure is left, and what is left reads.
+      try run(scene.status, allowed: [0], label + " after sign-in")
+      try run(scene.read("token"), allowed: [0, 2], label + " after sign-in")
+      try run(scene.signIn(["token"]), allowed: [0], label)
+      let after = try run(scene.read("token"), allowed: [0], label + " after sign-in --put")
+      #expect(after.standardOutput == Scene.newPayload, "\(label)")
+    }
+    #expect(scene.outsideSnapshot() == outside, "\(label): something outside the store changed")
+  }
+
   /// What stands at the mark's temporary name (`clock-mark.tmp`: a directory tree, a FIFO, a
   /// link, ...) with the record missing or unreadable never blocks `mark reset`, which replaces
   /// the record, and the record then reads back.
@@ -422,6 +488,61 @@ struct HostileCase: CustomTestStringConvertible, Sendable {
       }
   }()
 
+  /// A sealed store's owners and modes that let another user write (the sealed half of
+  /// ``insecure``): refused with 74 by the offline reads; a sign-in replaces the index and drops
+  /// an item it cannot trust, and refuses a directory another user could write.
+  static let sealedInsecure: [HostileCase] = {
+    var cases: [HostileCase] = []
+    for mode in [0o777, 0o770, 0o707] {
+      cases.append(
+        HostileCase(
+          name: "sealed: cache/items mode 0\(String(mode, radix: 8))", statusBefore: [74],
+          readBefore: [74], signInAllowed: [74]
+        ) { scene in try scene.chmod("cache/items", mode) })
+    }
+    cases += [
+      HostileCase(
+        name: "sealed: cache/items owned by uid 65534", statusBefore: [74], readBefore: [74],
+        signInAllowed: [74]
+      ) { scene in try scene.chown("cache/items", to: 65534) },
+      HostileCase(
+        name: "sealed: cache/index mode 0666", statusBefore: [74], readBefore: [74],
+        signInAllowed: [0]
+      ) { scene in try scene.chmod("cache/index", 0o666) },
+      HostileCase(
+        name: "sealed: cache/index mode 0620 (g+w)", statusBefore: [74], readBefore: [74],
+        signInAllowed: [0]
+      ) { scene in try scene.chmod("cache/index", 0o620) },
+      HostileCase(
+        name: "sealed: cache/index owned by uid 65534", statusBefore: [74], readBefore: [74],
+        signInAllowed: [0]
+      ) { scene in try scene.chown("cache/index", to: 65534) },
+      // `status` reads the index only (O(1)): an item is checked when it is read.
+      HostileCase(
+        name: "sealed: item owned by uid 65534", statusBefore: [0], readBefore: [74],
+        signInAllowed: [0]
+      ) { scene in try scene.chown("cache/items/token", to: 65534) },
+      HostileCase(
+        name: "sealed: item mode 0666", statusBefore: [0], readBefore: [74], signInAllowed: [0]
+      ) { scene in try scene.chmod("cache/items/token", 0o666) },
+      HostileCase(
+        name: "sealed: cache/next-<g> mode 0777 (committed)", statusBefore: [74],
+        readBefore: [74], signInAllowed: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chmod(staging, 0o777)
+      },
+      HostileCase(
+        name: "sealed: cache/next-<g>/index mode 0666 (committed)", statusBefore: [74],
+        readBefore: [74], signInAllowed: [0]
+      ) { scene in
+        let staging = try scene.makeStaging(try scene.generation())
+        try scene.chmod(staging + "/index", 0o666)
+      },
+    ]
+    return cases
+  }()
+
   /// The positions the staged sign-in creates: `cache/next-<g>/` (uncommitted at `g + 1`,
   /// committed at the mark's `g`), the files inside a committed staging, and `cache/pending`
   /// beside one; every file type, sizes, crafted contents and modes.
@@ -588,6 +709,20 @@ struct HostileCase: CustomTestStringConvertible, Sendable {
     ]
     return cases
   }()
+}
+
+/// A file of a type that is not a regular file at a sealed store's index or item.
+struct SealedWrongType: CustomTestStringConvertible, Sendable {
+  var kind: SpecialFile
+  var position: String
+
+  var testDescription: String { "\(kind) at \(position)" }
+
+  static let cases: [SealedWrongType] = ["cache/index", "cache/items/token"].flatMap { position in
+    [SpecialFile.fifo, .socket, .device, .directory, .symbolicLink].map {
+      SealedWrongType(kind: $0, position: position)
+    }
+  }
 }
 
 /// A file that is not a regular file, put where a store's file or directory belongs.

@@ -51,10 +51,18 @@ extension CacheItemStore {
       found = try item(forKey: key)
     }
     guard let item = found else { return nil }
-    let header = CacheItemHeader(key: key, writtenAt: item.writtenAt, size: item.payload.count)
+    return try Self.handOutWhole(item, chunkSize: chunkSize, accept: accept, chunk: chunk)
+  }
+
+  /// Hands a whole item out as a stream: its header to `accept`, then its payload in chunks.
+  static func handOutWhole(
+    _ item: CacheItem, chunkSize: Int, accept: (CacheItemHeader) throws -> Void,
+    chunk: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> CacheItemHeader {
+    let header = CacheItemHeader(key: item.key, writtenAt: item.writtenAt, size: item.payload.count)
     try accept(header)
     try item.payload.withUnsafeBytes { bytes in
-      try Self.handOut(bytes, chunkSize: chunkSize, to: chunk)
+      try handOut(bytes, chunkSize: chunkSize, to: chunk)
     }
     return header
   }

@@ -331,24 +331,14 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// Writes the index durably: temp file (`O_EXCL`), `fsync`, rename over `index`, `fsync` of
-  /// `cache/`.
+  /// Writes the index durably (``CacheFiles/replaceDurably(_:in:with:through:)``: temp file
+  /// with `O_EXCL`, `fsync`, rename over `index`, `fsync` of `cache/`).
   func writeIndex(_ cache: StoreDirectory, _ catalog: CacheCatalog, stamp: DirectoryStamp)
     throws(StoreFileError)
   {
     let tmp = try files.openDirectory(cache, Self.tmpName, creating: true)
     defer { files.close(tmp) }
-    let bytes = Self.encodeIndex(catalog, stamp: stamp)
-    let fd = try files.createFile(tmp, Self.indexName)
-    do {
-      try files.writeAll(fd, bytes, path: tmp.path(of: Self.indexName))
-      try files.sync(fd, path: tmp.path(of: Self.indexName))
-    } catch {
-      files.close(fd)
-      throw error
-    }
-    files.close(fd)
-    try files.rename(tmp, Self.indexName, cache, Self.indexName)
-    try files.sync(cache.fd, path: cache.path)
+    try files.replaceDurably(
+      Self.indexName, in: cache, with: Self.encodeIndex(catalog, stamp: stamp), through: tmp)
   }
 }

@@ -49,7 +49,7 @@ extension DirectoryCacheStore {
       // The store id the reset will keep (or, with no authentic slot, take from this staging).
       let storeID =
         sealedMarks.authenticStoreID(keys: keys)
-        ?? (try? loadSealedIndex(cache.fd, keys: keys, withBody: false))?.header.storeID
+        ?? (try? loadSealedIndex(cache, keys: keys, withBody: false))?.header.storeID
         ?? Sodium.randomBytes(MarkSeal.storeIDLength)
       do throws(StoreFileError) {
         try stageSealed(
@@ -105,13 +105,8 @@ extension DirectoryCacheStore {
       do throws(StoreFileError) {
         let live = try files.openDirectory(cache, Self.itemsName)
         defer { files.close(live) }
-        do throws(Errno) {
-          entries =
-            try sealedCarriedEntries(cache.fd, items: live.fd, keys: keys, storeID: storeID)
-            .entries
-        } catch {
-          throw StoreFileError(.system(error), path: live.path)
-        }
+        entries =
+          try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID).entries
       } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {}
     }
     let next = try files.openOrReplaceDirectory(cache, name)
@@ -181,7 +176,7 @@ extension DirectoryCacheStore {
       return try removeStaging(cache, name)
     }
     defer { files.close(next) }
-    guard let staged = try? loadSealedIndex(next.fd, keys: keys, withBody: true) else {
+    guard let staged = try? loadSealedIndex(next, keys: keys, withBody: true) else {
       return try removeStaging(cache, name)
     }
     try markPending(cache)
@@ -208,18 +203,24 @@ extension DirectoryCacheStore {
     } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {
       // No staged items directory (or something else in its place): nothing to rename.
     }
-    // Only a regular file is an item: a listed key whose file is missing, or is a FIFO, a
-    // directory, a link or a socket, is removed and left out of the live index.
+    // Only a private regular file is an item: a listed key whose file is missing, is a FIFO,
+    // a directory, a link or a socket, or is another user's or writable by others (the offline
+    // reads refuse it: `insecure_store`), is removed and left out of the live index.
     var entries = staged.index.entries
     for key in staged.index.entries.keys {
-      let kind: FileStatus.Kind?
+      let info: FileStatus?
       do {
-        kind = try files.status(items, key).kind
+        info = try files.status(items, key)
       } catch  where error.errno == .noSuchFileOrDirectory {
-        kind = nil
+        info = nil
       }
-      if kind != .regular {
-        if kind != nil { try files.remove(items, key) }
+      let isItem =
+        info.map { info in
+          info.kind == .regular
+            && (try? files.secure.checkOwnership(info, path: items.path(of: key))) != nil
+        } ?? false
+      if !isItem {
+        if info != nil { try files.remove(items, key) }
         entries[key] = nil
       }
     }
@@ -238,26 +239,12 @@ extension DirectoryCacheStore {
     try files.sync(cache.fd, path: cache.path)
   }
 
-  /// Writes the live sealed index durably: a new temporary file in `tmp/` (`O_EXCL`, after
-  /// replacing a `tmp/` of the wrong type and emptying it), `fsync`, rename over `index` (after
-  /// removing a directory standing there), `fsync` of `cache/`.
+  /// Writes the live sealed index durably (``CacheFiles/replaceDurably(_:in:with:through:)``),
+  /// through a `tmp/` that is replaced when it is of the wrong type and emptied first.
   func writeSealedIndex(_ cache: StoreDirectory, _ bytes: [UInt8]) throws(StoreFileError) {
     let tmp = try files.openOrReplaceDirectory(cache, Self.tmpName)
     defer { files.close(tmp) }
     for leftover in try files.names(in: tmp) { try files.remove(tmp, leftover) }
-    let fd = try files.createFile(tmp, Self.indexName)
-    do {
-      try files.writeAll(fd, bytes, path: tmp.path(of: Self.indexName))
-      try files.sync(fd, path: tmp.path(of: Self.indexName))
-    } catch {
-      files.close(fd)
-      throw error
-    }
-    files.close(fd)
-    if let index = try? files.status(cache, Self.indexName), index.kind != .regular {
-      try files.remove(cache, Self.indexName)
-    }
-    try files.rename(tmp, Self.indexName, cache, Self.indexName)
-    try files.sync(cache.fd, path: cache.path)
+    try files.replaceDurably(Self.indexName, in: cache, with: bytes, through: tmp)
   }
 }

@@ -8,7 +8,7 @@ import Foundation
 extension DirectoryCacheStore {
   /// The mark store sharing this directory and key (the sealed index is bound to its record).
   var sealedMarks: FileClockMarkStore {
-    FileClockMarkStore(atPath: directory, faults: raw.sys.faults, sealing: sealing)
+    FileClockMarkStore(atPath: directory, faults: files.sys.faults, sealing: sealing)
   }
 
   /// ``sealedMarks`` with the subkeys this operation already loaded (one key load per operation).
@@ -29,11 +29,12 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// The clock mark's generation and store id, which the index must carry.
-  func markBinding(keys: SealKeys) throws(StoreError) -> (generation: UInt64, storeID: [UInt8]) {
+  /// The clock mark's generation and store id, which the index must carry (one read of the
+  /// record under its shared lock).
+  func markBinding(keys: SealKeys) throws(StoreError) -> MarkBinding {
     let (record, storeID) = try sealedMarks(keys: keys).readSealed()
     guard let storeID else { preconditionFailure("a sealed mark store returned no store id") }
-    return (record.generation, storeID)
+    return MarkBinding(generation: record.generation, storeID: storeID)
   }
 
   func indexFailure(_ failure: CacheSeal.Failure) -> StoreError {
@@ -57,59 +58,76 @@ extension DirectoryCacheStore {
   }
 
   /// Reads and verifies the sealed index in `set` (`cache/` or a staging directory): its header,
-  /// and its body when `withBody`. Checks no binding.
+  /// and its body when `withBody`. Checks no binding. The index is opened by the secure open
+  /// (non-blocking, never following a link, type, owner and mode checked on the descriptor), and
+  /// the body's length from the authenticated header must be the file's size from `fstat` before
+  /// its buffer is allocated.
   ///
   /// - Returns: The header and the index (with no entries unless `withBody`), or `nil` when
   ///   `set` has no index.
-  /// - Throws: `index_unreadable` (I/O), `seal_mismatch`, `index_unauthentic`.
-  func loadSealedIndex(_ set: FileDescriptor, keys: SealKeys, withBody: Bool) throws(StoreError)
+  /// - Throws: `not_a_regular_file` (a FIFO, socket, device, directory or link at `index`),
+  ///   `insecure_store` (another user's, or writable by group or others), `index_unreadable`
+  ///   (I/O), `seal_mismatch`, `index_unauthentic`.
+  func loadSealedIndex(_ set: StoreDirectory, keys: SealKeys, withBody: Bool) throws(StoreError)
     -> (header: CacheSeal.Header, index: CacheSeal.Index)?
   {
-    let fd: FileDescriptor
+    let file: OpenedStoreFile
     do {
-      fd = try raw.openFile(set, Self.indexName, [.readOnly, .nonBlocking])
-    } catch  where error == .noSuchFileOrDirectory {
+      file = try files.openFile(set, Self.indexName, .readOnly)
+    } catch  where error.errno == .noSuchFileOrDirectory {
       return nil
     } catch {
-      throw StoreError(
-        code: .indexUnreadable, errno: error.rawValue,
-        message: "cannot open the item index in \(directory): \(error)")
+      throw failure(error, .indexUnreadable)
     }
-    defer { raw.close(fd) }
+    defer { files.close(file.fd) }
+    let path = set.path(of: Self.indexName)
     let header: CacheSeal.Header
     do {
-      let bytes = try raw.read(fd, count: CacheSeal.indexHeaderSize, offset: 0)
+      let bytes = try files.read(file.fd, count: CacheSeal.indexHeaderSize, offset: 0, path: path)
       header = try CacheSeal.decodeIndexHeader(bytes, keys: keys).get()
-    } catch let error as Errno {
-      throw StoreError(
-        code: .indexUnreadable, errno: error.rawValue,
-        message: "cannot read the item index in \(directory): \(error)")
-    } catch let failure as CacheSeal.Failure {
-      throw indexFailure(failure)
+    } catch let error as StoreFileError {
+      throw failure(error, .indexUnreadable)
+    } catch let problem as CacheSeal.Failure {
+      throw indexFailure(problem)
     } catch {
       throw indexFailure(.unauthentic("\(error)"))
     }
     var index = CacheSeal.Index(
       entries: [:], generation: header.generation, storeID: header.storeID)
     if withBody && header.summary.count > 0 {
-      guard header.bodyLength < UInt64(Int32.max) else {
-        throw indexFailure(.unauthentic("its body length is implausible"))
+      let size = file.status.size - Int64(CacheSeal.indexHeaderSize)
+      guard header.bodyLength < UInt64(Int32.max), size >= 0, header.bodyLength == UInt64(size)
+      else {
+        throw indexFailure(
+          .unauthentic("its body length (\(header.bodyLength)) is not the file's (\(size))"))
       }
       do {
-        let body = try raw.read(
-          fd, count: Int(header.bodyLength), offset: Int64(CacheSeal.indexHeaderSize))
+        let body = try files.read(
+          file.fd, count: Int(header.bodyLength), offset: Int64(CacheSeal.indexHeaderSize),
+          path: path)
         index = try CacheSeal.decodeIndexBody(body, header: header, keys: keys).get()
-      } catch let error as Errno {
-        throw StoreError(
-          code: .indexUnreadable, errno: error.rawValue,
-          message: "cannot read the item index in \(directory): \(error)")
-      } catch let failure as CacheSeal.Failure {
-        throw indexFailure(failure)
+      } catch let error as StoreFileError {
+        throw failure(error, .indexUnreadable)
+      } catch let problem as CacheSeal.Failure {
+        throw indexFailure(problem)
       } catch {
         throw indexFailure(.unauthentic("\(error)"))
       }
     }
     return (header, index)
+  }
+
+  /// Refuses an `items/` directory that another user owns or that group or others may write
+  /// (`insecure_store` naming it), as the unsealed store's summary does; a missing `items/`, or
+  /// something else in its place, is left to the reads that meet it.
+  ///
+  /// - Complexity: One `fstatat`.
+  func checkSealedItemsDirectory(_ cache: StoreDirectory) throws(StoreError) {
+    do {
+      _ = try itemsStamp(cache)
+    } catch  where error.isInsecure {
+      throw failure(error, .indexUnreadable)
+    } catch {}
   }
 
   /// The verified item set of the clock mark's generation `generation` (the current one when
@@ -120,27 +138,53 @@ extension DirectoryCacheStore {
   /// roll forward is not finished). Otherwise the live index must authenticate and be bound to
   /// `generation` and the mark's store. A store with no index and no items is empty.
   ///
+  /// The mark's generation and store id are read from the record (under its shared lock) unless
+  /// the caller passes `known`: the binding of a decision that observed the record under its
+  /// lock (the offline reader's), whose generation the caller confirms after the read. When the
+  /// set is not bound to `known`, the record is read and the set judged against it as without
+  /// `known`, so a binding that went stale only costs that read.
+  ///
   /// - Returns: The header, the index (entries only when `withBody`) and the staging's name when
   ///   the set is staged; `nil` for an empty store.
   /// - Throws: The mark's failure (`mark_unauthentic`, `seal_mismatch`, ...), `seal_mismatch`,
-  ///   `index_unauthentic`, `index_unreadable`.
-  /// - Complexity: One read of the mark record and of the index header (O(1)); O(index) with
-  ///   its body; while `pending` exists, one directory listing more.
+  ///   `index_unauthentic`, `index_unreadable`, `not_a_regular_file`, `insecure_store` (the
+  ///   index, `items/` or the staging of `generation` another user's or writable by others).
+  /// - Complexity: One read of the mark record (none with `known`), one `fstatat` of `items/` and
+  ///   one read of the index header (O(1)); O(index) with its body; while `pending` exists, one
+  ///   directory listing more.
   func sealedSet(
-    _ cache: FileDescriptor, keys: SealKeys, generation: UInt64?, withBody: Bool
+    _ cache: StoreDirectory, keys: SealKeys, generation: UInt64?, known: MarkBinding? = nil,
+    withBody: Bool
   ) throws(StoreError)
     -> (header: CacheSeal.Header, index: CacheSeal.Index, staging: String?)?
   {
-    let binding = try markBinding(keys: keys)
+    let binding: MarkBinding
+    if let known { binding = known } else { binding = try markBinding(keys: keys) }
     let generation = generation ?? binding.generation
-    if (try? raw.exists(cache, Self.pendingName)) == true, let candidates = try? stagings(cache) {
+    try checkSealedItemsDirectory(cache)
+    if (try? files.exists(cache, Self.pendingName)) == true, let candidates = try? stagings(cache) {
       for staging in candidates where staging.generation == generation {
-        guard let next = try? raw.openDirectory(cache, staging.name) else { continue }
-        defer { raw.close(next) }
-        if let (header, index) = try? loadSealedIndex(next, keys: keys, withBody: withBody),
-          header.generation == generation, header.storeID == binding.storeID
+        let next: StoreDirectory
+        do {
+          next = try files.openDirectory(cache, staging.name)
+        } catch  where error.isInsecure {
+          throw failure(error, .indexUnreadable)
+        } catch {
+          continue
+        }
+        defer { files.close(next) }
+        let staged: (header: CacheSeal.Header, index: CacheSeal.Index)?
+        do {
+          staged = try loadSealedIndex(next, keys: keys, withBody: withBody)
+        } catch  where error.code == .insecureStore {
+          throw error
+        } catch {
+          staged = nil
+        }
+        if let staged, staged.header.generation == generation,
+          staged.header.storeID == binding.storeID
         {
-          return (header, index, staging.name)
+          return (staged.header, staged.index, staging.name)
         }
       }
     }
@@ -149,6 +193,10 @@ extension DirectoryCacheStore {
       throw indexFailure(.unauthentic("it is missing while items exist"))
     }
     guard header.generation == generation, header.storeID == binding.storeID else {
+      // A binding the caller held may be stale: judge the set against the record itself.
+      if known != nil {
+        return try sealedSet(cache, keys: keys, generation: generation, withBody: withBody)
+      }
       throw indexFailure(
         .unauthentic(
           header.storeID == binding.storeID
@@ -162,7 +210,7 @@ extension DirectoryCacheStore {
   /// index header, bound to the clock mark.
   ///
   /// - Complexity: O(1): one 128-byte read and two MACs, plus one read of the clock mark.
-  func sealedSummary(_ cache: FileDescriptor, generation: UInt64?) throws(StoreError)
+  func sealedSummary(_ cache: StoreDirectory, generation: UInt64?) throws(StoreError)
     -> ItemTimeSummary
   {
     let keys = try sealKeys(creating: false)
@@ -170,97 +218,186 @@ extension DirectoryCacheStore {
       .summary ?? .empty
   }
 
-  /// The bytes of `<set>/items/<key>`, or `nil` when there is no such file.
-  private func sealedFile(_ set: FileDescriptor, _ key: CacheItemKey) throws(StoreError)
-    -> [UInt8]?
+  /// ``summaryIfSettledDeferringBinding()`` of a sealed store: the verified index header's
+  /// summary, its binding left to the caller; `nil` while `pending` exists; an empty or missing
+  /// index is judged by ``sealedSummary(_:generation:)``, with no binding left.
+  ///
+  /// - Complexity: O(1): one `fstatat` of `items/`, one 128-byte read and its MAC.
+  func sealedSummaryDeferringBinding(_ cache: StoreDirectory) throws(StoreError)
+    -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
   {
-    do {
-      let items = try raw.openDirectory(set, Self.itemsName)
-      defer { raw.close(items) }
-      let fd = try raw.openFile(items, key.rawValue, [.readOnly, .nonBlocking])
-      defer { raw.close(fd) }
-      let info = try raw.status(fd)
-      guard info.kind == .regular else {
-        throw StoreError(
-          code: .itemUnreadable, key: key, message: "item \(key) is not a regular file; left alone")
-      }
-      return try raw.read(fd, count: Int(info.size), offset: 0)
-    } catch let error as StoreError {
-      throw error
-    } catch let error as Errno where error == .noSuchFileOrDirectory {
-      return nil
-    } catch let error as Errno {
-      throw unreadable(key, error)
-    } catch {
-      throw StoreError(code: .itemUnreadable, key: key, message: "\(error)")
+    if (try? files.exists(cache, Self.pendingName)) == true { return nil }
+    let keys = try sealKeys(creating: false)
+    try checkSealedItemsDirectory(cache)
+    guard let (header, _) = try loadSealedIndex(cache, keys: keys, withBody: false),
+      header.summary.count > 0
+    else {
+      // No index, or an empty one: nothing to observe the mark for; checked as before.
+      return (try sealedSummary(cache, generation: nil), nil)
     }
+    return (header.summary, MarkBinding(generation: header.generation, storeID: header.storeID))
   }
 
   /// ``item(forKey:)`` of a sealed store (of the set of `generation`, or of the mark's current
-  /// one): decrypts the item and checks it against the index entry (so an older or another
-  /// store's copy of the item fails). A staged set's item is read from the staging while it is
-  /// there, else from `items/` (renamed by the roll forward).
+  /// one; bound to `known` when the caller holds a confirmed binding, see
+  /// ``sealedSet(_:keys:generation:known:withBody:)``): decrypts the item and checks it against
+  /// the index entry (so an older or another store's copy of the item fails). A staged set's
+  /// item is read from the staging while it is there, else from `items/` (renamed by the roll
+  /// forward).
   ///
   /// - Complexity: O(payload + index).
-  func sealedItem(_ cache: FileDescriptor, _ key: CacheItemKey, generation: UInt64?)
-    throws(StoreError) -> CacheItem?
-  {
+  func sealedItem(
+    _ cache: StoreDirectory, _ key: CacheItemKey, generation: UInt64?, known: MarkBinding? = nil
+  ) throws(StoreError) -> CacheItem? {
     let keys = try sealKeys(creating: false)
     guard
       let (_, index, staging) = try sealedSet(
-        cache, keys: keys, generation: generation, withBody: true)
+        cache, keys: keys, generation: generation, known: known, withBody: true)
     else { return nil }
-    var bytes: [UInt8]?
-    if let staging, let next = try? raw.openDirectory(cache, staging) {
-      defer { raw.close(next) }
-      bytes = try sealedFile(next, key)
-    }
-    if bytes == nil { bytes = try sealedFile(cache, key) }
+    let expected = index.entries[key.rawValue]
     // A staged set's index is the whole set: a key it does not list is absent, even while the
     // roll forward has not yet removed its old file from `items/`.
-    if staging != nil, index.entries[key.rawValue] == nil { return nil }
-    guard let bytes else {
-      guard index.entries[key.rawValue] == nil else {
+    if staging != nil, expected == nil { return nil }
+    var opened: (payload: Data, entry: CacheSeal.Entry)?
+    if let staging {
+      let next: StoreDirectory?
+      do {
+        next = try files.openDirectory(cache, staging)
+      } catch  where error.isInsecure {
+        throw failure(error, .itemUnreadable, key: key)
+      } catch {
+        next = nil
+      }
+      if let next {
+        defer { files.close(next) }
+        opened = try openSealedItem(
+          key, in: next, listed: expected != nil, storeID: index.storeID, keys: keys)
+      }
+    }
+    if opened == nil {
+      opened = try openSealedItem(
+        key, in: cache, listed: expected != nil, storeID: index.storeID, keys: keys)
+    }
+    guard let opened else {
+      guard expected == nil else {
         throw StoreError(
           code: .itemUnauthentic, key: key,
           message: "item \(key) is in the sealed index but its file is missing")
       }
       return nil
     }
-    guard let expected = index.entries[key.rawValue] else {
+    guard opened.entry == expected else {
+      throw StoreError(
+        code: .itemUnauthentic, key: key,
+        message: "item \(key) is from generation \(opened.entry.generation), the index expects "
+          + "\(expected.map { "\($0.generation)" } ?? "none") (a copy from another commit); left alone"
+      )
+    }
+    return CacheItem(key: key, payload: opened.payload, writtenAt: opened.entry.writtenAt)
+  }
+
+  /// Reads, authenticates and decrypts `<set>/items/<key>`, or `nil` when there is no such
+  /// file. `items/` and the item are opened by the secure open (non-blocking, never following a
+  /// link, type, owner and mode checked on the descriptor). The 56-byte header is checked against
+  /// the file's size first; then the rest of the file is read into one buffer, authenticated and
+  /// decrypted in place there, and that buffer becomes the payload: no second copy.
+  ///
+  /// - Parameters:
+  ///   - listed: Whether the index lists the key; a file it does not list is refused before
+  ///     anything is read from it.
+  /// - Throws: `not_a_regular_file`, `insecure_store`, `item_unreadable` (I/O; a file larger
+  ///   than a sealed item of the 1 GiB maximum payload is `EFBIG` before anything is allocated),
+  ///   `item_unauthentic` (not listed; altered, or from another key, name or store),
+  ///   `seal_mismatch` (not sealed). The file is left alone.
+  /// - Complexity: O(payload): one read of the file, one decryption in place.
+  func openSealedItem(
+    _ key: CacheItemKey, in set: StoreDirectory, listed: Bool, storeID: [UInt8], keys: SealKeys
+  ) throws(StoreError) -> (payload: Data, entry: CacheSeal.Entry)? {
+    let file: OpenedStoreFile
+    let path: String
+    do {
+      let items = try files.openDirectory(set, Self.itemsName)
+      defer { files.close(items) }
+      path = items.path(of: key.rawValue)
+      file = try files.openFile(items, key.rawValue, .readOnly)
+    } catch  where error.errno == .noSuchFileOrDirectory {
+      return nil
+    } catch {
+      throw failure(error, .itemUnreadable, key: key)
+    }
+    defer { files.close(file.fd) }
+    guard listed else {
       throw StoreError(
         code: .itemUnauthentic, key: key,
         message: "item \(key) is not in the sealed index; left alone")
     }
-    switch CacheSeal.openItem(bytes, key: key.rawValue, storeID: index.storeID, keys: keys) {
-    case .failure(.unsealed):
-      throw StoreError(
+    guard file.status.size <= CacheSeal.maximumItemFileSize else {
+      throw unreadable(key, .fileTooLarge)
+    }
+    let header: CacheSeal.ItemHeader
+    do {
+      let head = try files.read(
+        file.fd, count: Int(Swift.min(file.status.size, Int64(CacheSeal.itemHeaderSize))),
+        offset: 0, path: path)
+      header = try CacheSeal.decodeItemHeader(head, fileSize: file.status.size).get()
+    } catch let error as StoreFileError {
+      throw failure(error, .itemUnreadable, key: key)
+    } catch let problem as CacheSeal.Failure {
+      throw itemFailure(key, problem)
+    } catch {
+      throw itemFailure(key, .unauthentic("\(error)"))
+    }
+    let sealed = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: header.payloadLength + Sodium.tagLength, alignment: 16)
+    var handedOut = false
+    defer { if !handedOut { sealed.deallocate() } }
+    let filled: Int
+    do {
+      filled = try files.sys.preadAll(file.fd, into: sealed, at: Int64(CacheSeal.itemHeaderSize))
+    } catch {
+      throw unreadable(key, error)
+    }
+    guard filled == sealed.count else {
+      throw itemFailure(key, .unauthentic("truncated while it was read"))
+    }
+    guard
+      CacheSeal.openPayloadInPlace(
+        sealed, header: header, key: key.rawValue, storeID: storeID, keys: keys)
+    else { throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic)) }
+    guard header.payloadLength > 0, let base = sealed.baseAddress else {
+      return (Data(), header.entry)
+    }
+    handedOut = true
+    let payload = Data(
+      bytesNoCopy: base, count: header.payloadLength,
+      deallocator: .custom { pointer, _ in pointer.deallocate() })
+    return (payload, header.entry)
+  }
+
+  /// The store error for a sealed item that does not open.
+  func itemFailure(_ key: CacheItemKey, _ problem: CacheSeal.Failure) -> StoreError {
+    switch problem {
+    case .unsealed:
+      return StoreError(
         code: .sealMismatch, key: key,
         message: "item \(key) is not sealed, but this store expects a seal; left alone")
-    case .failure(.otherKey), .failure(.unauthentic):
-      throw StoreError(
+    case .otherKey, .unauthentic:
+      return StoreError(
         code: .itemUnauthentic, key: key,
         message: "item \(key) does not authenticate (altered, or from another key, name or "
           + "store); left alone")
-    case .success(let opened):
-      guard opened.entry == expected else {
-        throw StoreError(
-          code: .itemUnauthentic, key: key,
-          message: "item \(key) is from generation \(opened.entry.generation), the index expects "
-            + "\(expected.generation) (a copy from another commit); left alone")
-      }
-      return CacheItem(key: key, payload: opened.payload, writtenAt: opened.entry.writtenAt)
     }
   }
 
   /// ``keys()`` of a sealed store: the keys of the verified set of `generation` (the mark's
-  /// generation when `nil`).
-  func sealedKeys(_ cache: FileDescriptor, generation: UInt64? = nil) throws(StoreError)
-    -> [CacheItemKey]
+  /// generation when `nil`; bound to `known` as ``sealedItem(_:_:generation:known:)`` is).
+  func sealedKeys(_ cache: StoreDirectory, generation: UInt64? = nil, known: MarkBinding? = nil)
+    throws(StoreError) -> [CacheItemKey]
   {
     let keys = try sealKeys(creating: false)
     guard
-      let (_, index, _) = try sealedSet(cache, keys: keys, generation: generation, withBody: true)
+      let (_, index, _) = try sealedSet(
+        cache, keys: keys, generation: generation, known: known, withBody: true)
     else { return [] }
     return index.entries.keys.map { CacheItemKey(validated: $0) }.sorted()
   }
@@ -268,49 +405,47 @@ extension DirectoryCacheStore {
   /// The entries a sealed commit keeps: from the old index when it authenticates with this key
   /// and store id (the clock mark may be a generation ahead: the session reset it); otherwise
   /// every item file that authenticates, the others listed for removal (an unsealed store, a
-  /// store under another key, forged files: the online session replaces what they held).
+  /// store under another key, forged files, files of the wrong type or of another user: the
+  /// online session replaces what they held). Every file is opened by the secure open.
   ///
+  /// - Throws: ``StoreFileError`` when `items/` cannot be listed or an item cannot be read (an
+  ///   I/O error never drops a genuine item: it fails the commit).
   /// - Complexity: O(index) when the old index authenticates, else O(total item bytes).
   func sealedCarriedEntries(
-    _ cache: FileDescriptor, items: FileDescriptor, keys: SealKeys, storeID: [UInt8]
-  ) throws(Errno) -> (entries: [String: CacheSeal.Entry], discard: [String]) {
-    if let fd = try? raw.openFile(cache, Self.indexName, [.readOnly, .nonBlocking]) {
-      defer { raw.close(fd) }
-      if let bytes = try? raw.read(fd, count: CacheSeal.indexHeaderSize, offset: 0),
-        case .success(let header) = CacheSeal.decodeIndexHeader(bytes, keys: keys),
-        header.storeID == storeID, header.bodyLength < UInt64(Int32.max),
-        let body = try? raw.read(
-          fd, count: Int(header.bodyLength), offset: Int64(CacheSeal.indexHeaderSize)),
-        case .success(let index) = CacheSeal.decodeIndexBody(body, header: header, keys: keys)
-      {
-        return (index.entries, [])
-      }
+    _ cache: StoreDirectory, items: StoreDirectory, keys: SealKeys, storeID: [UInt8]
+  ) throws(StoreFileError) -> (entries: [String: CacheSeal.Entry], discard: [String]) {
+    if let (header, index) = try? loadSealedIndex(cache, keys: keys, withBody: true),
+      header.storeID == storeID
+    {
+      return (index.entries, [])
     }
     var entries: [String: CacheSeal.Entry] = [:]
     var discard: [String] = []
-    for name in try raw.names(in: items) {
+    let refusals: [Errno] = [.permissionDenied, .notPermitted, .noDeviceOrAddress]
+    for name in try files.names(in: items) {
       guard CacheItemKey.problem(with: name) == nil else { continue }
-      // Only what was read and does not authenticate (or is no file at all) is discarded; a
-      // failure to read fails the commit, so an I/O error never drops a genuine item.
-      let fd: FileDescriptor
+      // Only what was read and does not authenticate (or is no private file at all) is
+      // discarded; a failure to read fails the commit, so an I/O error never drops a genuine
+      // item.
+      let file: OpenedStoreFile
       do {
-        fd = try raw.openFile(items, name, [.readOnly, .nonBlocking])
-      } catch  where error == .noSuchFileOrDirectory {
+        file = try files.openFile(items, name, .readOnly)
+      } catch  where error.errno == .noSuchFileOrDirectory {
         continue
       } catch
-        where [.tooManySymbolicLinks, .permissionDenied, .notPermitted, .noDeviceOrAddress]
-        .contains(error)
+        where error.isWrongType || error.isInsecure
+        || error.errno.map({ refusals.contains($0) }) == true
       {
         discard.append(name)
         continue
       }
-      defer { raw.close(fd) }
-      let info = try raw.status(fd)
-      guard info.kind == .regular, info.size < Int64(Int32.max) else {
+      defer { files.close(file.fd) }
+      guard file.status.size <= CacheSeal.maximumItemFileSize else {
         discard.append(name)
         continue
       }
-      let bytes = try raw.read(fd, count: Int(info.size), offset: 0)
+      let bytes = try files.read(
+        file.fd, count: Int(file.status.size), offset: 0, path: items.path(of: name))
       if case .success(let opened) = CacheSeal.openItem(
         bytes, key: name, storeID: storeID, keys: keys)
       {

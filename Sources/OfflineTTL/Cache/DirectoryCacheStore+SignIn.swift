@@ -487,7 +487,7 @@ extension DirectoryCacheStore {
     if sealing != nil {
       // A sealed set is bound to the mark's generation: while `pending` exists, ask for it.
       if (try? files.exists(cache, Self.pendingName)) == true { return nil }
-      return try sealedSummary(cache.fd, generation: nil)
+      return try sealedSummary(cache, generation: nil)
     }
     if let fast = try fastIndexHeader(cache) {
       noteConsistentIndex()
@@ -511,15 +511,7 @@ extension DirectoryCacheStore {
     guard sealing != nil else { return try summaryIfSettled().map { ($0, nil) } }
     guard let cache = try openCache() else { return (.empty, nil) }
     defer { files.close(cache) }
-    if (try? files.exists(cache, Self.pendingName)) == true { return nil }
-    let keys = try sealKeys(creating: false)
-    guard let (header, _) = try loadSealedIndex(cache.fd, keys: keys, withBody: false),
-      header.summary.count > 0
-    else {
-      // No index, or an empty one: nothing to observe the mark for; checked as before.
-      return (try sealedSummary(cache.fd, generation: nil), nil)
-    }
-    return (header.summary, MarkBinding(generation: header.generation, storeID: header.storeID))
+    return try sealedSummaryDeferringBinding(cache)
   }
 
   /// See ``CacheItemStore/summary(forGeneration:)``: the committed staging's summary when one
@@ -532,7 +524,7 @@ extension DirectoryCacheStore {
     if let kept = keptSummary() { return kept }
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedSummary(cache.fd, generation: generation) }
+    if sealing != nil { return try sealedSummary(cache, generation: generation) }
     do {
       if let staged = try committedStaging(cache, generation: generation) {
         return staged.catalog.summary
@@ -567,7 +559,7 @@ extension DirectoryCacheStore {
   {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedItem(cache.fd, key, generation: generation) }
+    if sealing != nil { return try sealedItem(cache, key, generation: generation) }
     let set = try committedSet(holding: key, generation: generation, in: cache)
     return try readCommitted(from: set, in: cache) { (directory) throws(StoreError) in
       try readItem(key, inSet: directory)
@@ -579,7 +571,7 @@ extension DirectoryCacheStore {
   public func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey] {
     guard let cache = try openCache() else { return [] }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedKeys(cache.fd, generation: generation) }
+    if sealing != nil { return try sealedKeys(cache, generation: generation) }
     do {
       if let staged = try committedStaging(cache, generation: generation) {
         return staged.catalog.entries.keys.map { CacheItemKey(validated: $0) }.sorted()

@@ -51,8 +51,6 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// The descriptors kept open between summaries of an unsealed store (`keptSummary()`), shared
   /// by every copy of this value.
   let kept: KeptCacheFiles
-  /// The sealed store's raw-descriptor operations over the same seam.
-  var raw: RawCacheFiles { RawCacheFiles(sys: files.sys) }
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -177,7 +175,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     if let kept = keptSummary() { return kept }
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedSummary(cache.fd, generation: nil) }
+    if sealing != nil { return try sealedSummary(cache, generation: nil) }
     if let fast = try fastIndexHeader(cache) {
       noteConsistentIndex()
       return fast.summary
@@ -198,7 +196,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedItem(cache.fd, key, generation: nil) }
+    if sealing != nil { return try sealedItem(cache, key, generation: nil) }
     return try readItem(key, inSet: cache)
   }
 
@@ -238,7 +236,7 @@ public struct DirectoryCacheStore: CacheItemStore {
   public func keys() throws(CacheStoreError) -> [CacheItemKey] {
     guard let cache = try openCache() else { return [] }
     defer { files.close(cache) }
-    if sealing != nil { return try sealedKeys(cache.fd) }
+    if sealing != nil { return try sealedKeys(cache) }
     do {
       let items = try files.openDirectory(cache, Self.itemsName)
       defer { files.close(items) }
@@ -324,7 +322,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     }
   }
 
-  /// The sealed store's item error for a failed call (``RawCacheFiles``).
+  /// The item error for a failed call while an item's bytes are read.
   func unreadable(_ key: CacheItemKey, _ error: Errno) -> CacheStoreError {
     let why =
       error == .tooManySymbolicLinks ? "is a symbolic link (never followed)" : error.description

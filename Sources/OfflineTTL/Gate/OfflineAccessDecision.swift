@@ -46,12 +46,18 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   public let trustedTime: TrustedTimeVerdict?
   /// Which protections this decision applied, and which were off, unavailable or superseded.
   public let protections: OfflineProtections
+  /// The sealed mark record this decision observed under the mark store's lock (its generation
+  /// and store id), for the reader's sealed reads (``MarkBoundItemReading``); `nil` unless the
+  /// record was observed and is sealed.
+  let markBinding: MarkBinding?
 
   /// Builds a decision: the one place a decision is assembled.
   ///
   /// `unavailable` when the items were read and there are none (no reason, whatever the mark);
   /// otherwise the rules' reasons, plus the mark store's failure (``MarkOutcome/reason``) and
-  /// `item_unreadable` for an item store failure, and `fresh` exactly when there is none.
+  /// the item store's: the sealing key's own reason for a key or seal problem
+  /// (``EligibilityReasons/sealing(_:)``), else `item_unreadable`; `fresh` exactly when there is
+  /// none.
   ///
   /// - Parameters:
   ///   - evaluation: The rules' combined verdict over the same inputs
@@ -64,7 +70,9 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   ) {
     let summary = try? items.get()
     var reasons = evaluation.reasons.union(mark.reason)
-    if case .failure = items { reasons.insert(.itemUnreadable) }
+    if case .failure(let error) = items {
+      reasons.insert(EligibilityReasons.sealing(error.code) ?? .itemUnreadable)
+    }
     let status: EligibilityStatus
     if let summary, summary.count == 0 {
       status = .unavailable
@@ -91,6 +99,11 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     self.floorCheck = evaluation.floorCheck
     self.protections = evaluation.protections
     self.trustedTime = evaluation.trustedTime
+    if case .observed(let transition) = mark, let storeID = transition.sealedStoreID {
+      self.markBinding = MarkBinding(generation: transition.current.generation, storeID: storeID)
+    } else {
+      self.markBinding = nil
+    }
   }
 
   /// Whether the cache may be used offline.

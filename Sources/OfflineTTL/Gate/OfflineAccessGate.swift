@@ -272,8 +272,10 @@ public struct OfflineAccessGate: Sendable {
     } catch {
       if case .success(let record) = reset {
         // Committed: the store reports a failure of its roll forward, which the next sign-in
-        // finishes; readers already see the new set, and the session is valid.
-        return OnlineSession(gate: self, record: record, signInWrittenAt: writtenAt)
+        // finishes; readers already see the new set, and the session is valid. The failure is
+        // kept on the session, for the caller to report.
+        return OnlineSession(
+          gate: self, record: record, signInWrittenAt: writtenAt, unfinishedRollForward: error)
       }
       throw OnlineSessionError(cacheError: error)
     }

@@ -48,30 +48,37 @@ extension OfflineCacheReader {
       var started = false
       let header: CacheItemHeader?
       do {
-        header = try gate.cache.streamItem(
-          forKey: key, generation: decision.generation, chunkSize: chunkSize,
-          accept: { header in
-            // The file is open now, so its bytes stay those of the set it was found in; that
-            // set is the one `decision` judged only while no sign-in committed since.
-            guard isCurrent(decision) else { throw Superseded() }
-            do {
-              try checkServed(header.key, writtenAt: header.writtenAt, now: now, decision: decision)
-            } catch {
-              throw Passed(error: error)
+        func accept(_ header: CacheItemHeader) throws {
+          // The file is open now, so its bytes stay those of the set it was found in; that
+          // set is the one `decision` judged only while no sign-in committed since.
+          guard isCurrent(decision) else { throw Superseded() }
+          do {
+            try checkServed(header.key, writtenAt: header.writtenAt, now: now, decision: decision)
+          } catch {
+            throw Passed(error: error)
+          }
+          accepted = header
+        }
+        func chunk(_ bytes: UnsafeRawBufferPointer) throws {
+          do {
+            if !started, let accepted {
+              started = true
+              try start(accepted)
             }
-            accepted = header
-          },
-          chunk: { bytes in
-            do {
-              if !started, let accepted {
-                started = true
-                try start(accepted)
-              }
-              try handler(bytes)
-            } catch {
-              throw Passed(error: error)
-            }
-          })
+            try handler(bytes)
+          } catch {
+            throw Passed(error: error)
+          }
+        }
+        // A sealed set by the record the decision observed (no second read of it).
+        if let binding = decision.markBinding, let bound = gate.cache as? any MarkBoundItemReading {
+          header = try bound.streamItem(
+            forKey: key, boundTo: binding, chunkSize: chunkSize, accept: accept, chunk: chunk)
+        } else {
+          header = try gate.cache.streamItem(
+            forKey: key, generation: decision.generation, chunkSize: chunkSize, accept: accept,
+            chunk: chunk)
+        }
       } catch is Superseded {
         continue
       } catch let passed as Passed {

@@ -69,15 +69,19 @@ public struct OfflineCacheReader: Sendable {
   /// Blocks the calling thread on `flock` (a shared lock of the mark store, then the item
   /// store's reads; the mark store's lock again, exclusive, when a newer sign-in's set is
   /// judged); from Swift concurrency use ``itemAsync(forKey:)``.
-  /// - Complexity: Two reads of the mark record plus O(payload size).
+  /// - Complexity: Two reads of the mark record (the recheck's and the generation's after the
+  ///   item; a sealed store reads it no third time: the item set is checked against the record
+  ///   the decision observed) plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     for _ in 0..<Self.maximumAttempts {
       guard let (decision, now) = try recheck() else { return nil }
       let item: CacheItem?
       do {
         // The set this decision judged, also while a sign-in is between its commit point and
-        // its end.
-        if let generation = decision.generation {
+        // its end; a sealed set by the record the decision observed (no second read of it).
+        if let binding = decision.markBinding, let bound = gate.cache as? any MarkBoundItemReading {
+          item = try bound.item(forKey: key, boundTo: binding)
+        } else if let generation = decision.generation {
           item = try gate.cache.item(forKey: key, generation: generation)
         } else {
           item = try gate.cache.item(forKey: key)
@@ -165,7 +169,9 @@ public struct OfflineCacheReader: Sendable {
       guard let (decision, _) = try recheck() else { return [] }
       let keys: [CacheItemKey]
       do {
-        if let generation = decision.generation {
+        if let binding = decision.markBinding, let bound = gate.cache as? any MarkBoundItemReading {
+          keys = try bound.keys(boundTo: binding)
+        } else if let generation = decision.generation {
           keys = try gate.cache.keys(forGeneration: generation)
         } else {
           keys = try gate.cache.keys()

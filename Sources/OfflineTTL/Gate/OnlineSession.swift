@@ -20,10 +20,20 @@ public final class OnlineSession: Sendable {
   /// (``OfflineAccessGate/beginOnlineSession(writing:)``), or `nil` when it wrote none.
   public let signInWrittenAt: WallClockInstant?
 
-  init(gate: OfflineAccessGate, record: ClockMarkRecord, signInWrittenAt: WallClockInstant? = nil) {
+  /// The item store's failure after the sign-in's commit point, when it had one: the sign-in
+  /// is committed (the mark was reset, readers see the new item set through its staging), but
+  /// finishing it (the roll forward) failed, and the next sign-in or session commit finishes it.
+  /// `nil` when the sign-in finished. Nothing needs to be retried; report it, as a warning.
+  public let unfinishedRollForward: StoreError?
+
+  init(
+    gate: OfflineAccessGate, record: ClockMarkRecord, signInWrittenAt: WallClockInstant? = nil,
+    unfinishedRollForward: StoreError? = nil
+  ) {
     self.gate = gate
     self.record = record
     self.signInWrittenAt = signInWrittenAt
+    self.unfinishedRollForward = unfinishedRollForward
   }
 
   /// This session's generation.

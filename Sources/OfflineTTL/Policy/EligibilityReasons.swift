@@ -36,6 +36,16 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
   /// sign-in had none to anchor the floor. Turn the floor off where there is no boot clock
   /// (``EligibilityPolicy/usesBootClockFloor``, `--no-boot-floor`).
   public static let bootClockUnavailable = EligibilityReasons(rawValue: 1 << 11)
+  /// A sealed store's key cannot be had: the store error names the key's own code (a missing
+  /// key file, one of the wrong size, with group or other access, of another owner, a symbolic
+  /// link, inside the store, or a keyring that cannot be used now). Nothing of the store is
+  /// trusted or changed; fix the key, or sign in online to create one (<doc:Rules#Sealed-stores>).
+  public static let keyUnavailable = EligibilityReasons(rawValue: 1 << 12)
+  /// The store is sealed but no sealing key was configured for it (open it with its key).
+  public static let keyRequired = EligibilityReasons(rawValue: 1 << 13)
+  /// The store is not sealed with the configured key: sealed with another key, or not sealed
+  /// while a seal is expected. It is left alone until an online sign-in re-seals it.
+  public static let sealMismatch = EligibilityReasons(rawValue: 1 << 14)
 
   /// Every reason, in the fixed listing order.
   public static let allCases: [(reason: EligibilityReasons, code: String)] = [
@@ -51,7 +61,25 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
     (.tpmUnavailable, "tpm_unavailable"),
     (.tpmChanged, "tpm_changed"),
     (.bootClockUnavailable, "boot_clock_unavailable"),
+    (.keyUnavailable, "key_unavailable"),
+    (.keyRequired, "key_required"),
+    (.sealMismatch, "seal_mismatch"),
   ]
+
+  /// The reason a store failure adds when it is a problem of the sealing key or seal, which
+  /// both stores of a sealed pair report alike (`key_unavailable`, `key_required`,
+  /// `seal_mismatch`), else `nil`.
+  ///
+  /// - Parameter code: The store error's code.
+  /// - Returns: The reason, or `nil`.
+  public static func sealing(_ code: StoreError.Code) -> EligibilityReasons? {
+    switch code {
+    case .keyUnavailable: .keyUnavailable
+    case .keyRequired: .keyRequired
+    case .sealMismatch: .sealMismatch
+    default: nil
+    }
+  }
 
   /// The snake_case codes of the reasons in this set, in the fixed listing order.
   ///

@@ -295,8 +295,7 @@ enum StoreCommandSupport {
           + " (age \(roundedDurationText(oldest.duration(to: decidingTime(decision)))))")
     }
     lines.append("max_age: \(durationText(maxAge))")
-    if let error = decision.markError { lines.append("mark_error: \(error)") }
-    if let error = decision.cacheError { lines.append("item_error: \(error)") }
+    for (name, error) in storeErrors(decision) { lines.append("\(name): \(error)") }
     lines += floorLines(decision)
     lines += trustedTimeLines(decision)
     return lines.joined(separator: "\n") + "\n"
@@ -316,8 +315,9 @@ enum StoreCommandSupport {
     object.instant("oldest", decision.items?.oldest)
     object.instant("newest", decision.items?.newest)
     duration(&object, "max_age", maxAge)
-    object["mark_error"] = decision.markError.map { .string($0.description) } ?? .null
-    object["item_error"] = decision.cacheError.map { .string($0.description) } ?? .null
+    object["mark_error"] = .null
+    object["item_error"] = .null
+    for (name, error) in storeErrors(decision) { object[name] = .string(error.description) }
     addFloor(&object, decision)
     addTrustedTime(&object, decision)
     return object
@@ -349,13 +349,27 @@ enum StoreCommandSupport {
     return text
   }
 
+  /// The store errors of a decision, each under the name the output gives it: `mark_error`
+  /// and `item_error`, except that a problem of the sealing key or seal that both stores report
+  /// (the same `key_unavailable`, `key_required` or `seal_mismatch`: the key, not a file, is at
+  /// fault) is named once, as `key_error`, with the mark store's sentence.
+  static func storeErrors(_ decision: OfflineAccessDecision) -> [(name: String, error: StoreError)]
+  {
+    if let mark = decision.markError, let items = decision.cacheError, mark.code == items.code,
+      EligibilityReasons.sealing(mark.code) != nil
+    {
+      return [("key_error", mark)]
+    }
+    return [("mark_error", decision.markError), ("item_error", decision.cacheError)]
+      .compactMap { name, error in error.map { (name, $0) } }
+  }
+
   /// The one-line refusal for standard error: `expired: clock_behind_mark` plus the store error.
   static func refusal(_ decision: OfflineAccessDecision) -> String {
     var text = "\(decision.status)"
     if !decision.reasons.isEmpty { text += ": \(decision.reasons)" }
     if decision.status == .unavailable { text += ": nothing is cached" }
-    if let error = decision.markError { text += " (\(error))" }
-    if let error = decision.cacheError { text += " (\(error))" }
+    for (_, error) in storeErrors(decision) { text += " (\(error))" }
     return text + floorRefusal(decision) + futureItemRefusal(decision)
       + trustedTimeRefusal(decision)
   }

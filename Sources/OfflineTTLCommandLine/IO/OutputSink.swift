@@ -41,6 +41,12 @@ final class OutputSink {
     writeLine("error: " + TerminalText.escaped(message))
   }
 
+  /// Appends `warning: <message>` and a newline, escaped as ``writeError(_:)`` escapes: for a
+  /// command that succeeded with something its user must know.
+  func writeWarning(_ message: String) {
+    writeLine("warning: " + TerminalText.escaped(message))
+  }
+
   /// Appends one byte.
   func write(byte: UInt8) {
     guard fileDescriptor != nil else {

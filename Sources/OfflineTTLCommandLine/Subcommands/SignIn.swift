@@ -30,7 +30,12 @@ enum SignIn: Subcommand {
       sign-in (nothing is written).
       """,
     exitStatus: [
-      (0, "signed in: the mark was reset and the items written, and the confirmation printed."),
+      (
+        0,
+        "signed in: the mark was reset and the items written, and the confirmation printed"
+          + " (when finishing the sign-in failed after it was committed, a warning on stderr"
+          + " says so: readers see the new items, and the next sign-in finishes it)."
+      ),
       (
         3,
         "signed in (committed), but the confirmation could not be written to standard output;"
@@ -152,6 +157,10 @@ enum SignIn: Subcommand {
         line += ", TPM clock \(reading.clockMilliseconds) ms"
       }
       context.standardOutput.writeLine(line)
+    }
+    if let unfinished = session.unfinishedRollForward {
+      // Committed (exit 0, as when it finished): say what is left for the next sign-in.
+      context.standardError.writeWarning("\(unfinished)")
     }
     context.standardOutput.flush()
     if context.standardOutput.writeFailed {

@@ -409,6 +409,67 @@ import Testing
     }
   }
 
+  /// A reader's sealed item read takes the mark's lock only for its own two reads of the
+  /// record (the recheck before, the generation after): the index's binding is checked against
+  /// the record the decision observed, not read a third time. Whole, streamed and `keys()`.
+  @Test func aSealedReaderLocksTheMarkOnlyForItsRechecks() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "value"])
+    let storeFaults = SyscallFaultPlan()
+    let provider = FileSealingKeyProvider(path: f.keyPath, faults: nil, settle: .zero)
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: f.store, faults: storeFaults, sealing: provider),
+      marks: FileClockMarkStore(atPath: f.store, faults: storeFaults, sealing: provider),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+      clock: f.clock)
+    guard case .opened(let reader) = gate.openOffline() else {
+      Issue.record("the sealed store did not open")
+      return
+    }
+    let key = try CacheItemKey("token")
+    for _ in 0..<3 {
+      storeFaults.resetCounts()
+      #expect(try reader.item(forKey: key)?.payload == Data("value".utf8))
+      #expect(storeFaults.count(of: .flock) == 2)
+      storeFaults.resetCounts()
+      var streamed = Data()
+      _ = try reader.read(key) { streamed.append(contentsOf: $0) }
+      #expect(streamed == Data("value".utf8))
+      #expect(storeFaults.count(of: .flock) == 2)
+      storeFaults.resetCounts()
+      #expect(try reader.keys() == [key])
+      #expect(storeFaults.count(of: .flock) == 2)
+    }
+  }
+
+  /// A binding that does not name the set (another store id at the same generation, another
+  /// generation) is not trusted: the store reads the record and judges the set against it, as a
+  /// read without a binding does.
+  @Test func aStaleBindingFallsBackToTheRecord() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "value"])
+    let faults = SyscallFaultPlan()
+    let provider = FileSealingKeyProvider(path: f.keyPath, faults: nil, settle: .zero)
+    let store = DirectoryCacheStore(atPath: f.store, faults: faults, sealing: provider)
+    let (record, storeID) = try FileClockMarkStore(atPath: f.store, sealing: provider)
+      .readSealed()
+    let id = try #require(storeID)
+    let key = try CacheItemKey("token")
+    faults.resetCounts()
+    let right = MarkBinding(generation: record.generation, storeID: id)
+    #expect(try store.item(forKey: key, boundTo: right)?.payload == Data("value".utf8))
+    #expect(faults.count(of: .flock) == 0)
+    let otherStore = MarkBinding(
+      generation: record.generation, storeID: [UInt8](repeating: 9, count: id.count))
+    faults.resetCounts()
+    #expect(try store.item(forKey: key, boundTo: otherStore)?.payload == Data("value".utf8))
+    #expect(faults.count(of: .flock) == 1)
+    let older = MarkBinding(generation: record.generation - 1, storeID: id)
+    #expect(throws: StoreError.self) { try store.item(forKey: key, boundTo: older) }
+  }
+
   @Test func anUnsealedStoreThatReadsFreshIsASealMismatch() throws {
     let f = try Fixture()
     defer { f.root.remove() }

@@ -58,6 +58,37 @@ import Testing
     #expect(opened == Self.vectorMessage)
   }
 
+  /// The in-place open (output at the input's address) gives exactly the two-buffer open's
+  /// plaintext at sizes around the stream cipher's vectorized block sizes, and refuses a flipped
+  /// byte, a short buffer and another key as the two-buffer open does.
+  @Test(arguments: [0, 1, 15, 16, 63, 64, 65, 255, 256, 257, 511, 512, 513, 4103, 1 << 20])
+  func theInPlaceOpenMatchesTheTwoBufferOpen(_ size: Int) {
+    let message = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+    let sealed = Self.seal(
+      message, ad: Self.vectorAD, nonce: Self.vectorNonce, key: Self.vectorKey)
+    func inPlace(_ bytes: [UInt8], key: [UInt8] = Self.vectorKey) -> [UInt8]? {
+      var buffer = bytes
+      let ok = buffer.withUnsafeMutableBytes {
+        Sodium.openInPlace(
+          $0, associatedData: Self.vectorAD, nonce: Self.vectorNonce, key: key)
+      }
+      return ok ? Array(buffer.prefix(bytes.count - Sodium.tagLength)) : nil
+    }
+    #expect(inPlace(sealed) == message)
+    #expect(
+      Self.open(sealed, ad: Self.vectorAD, nonce: Self.vectorNonce, key: Self.vectorKey)
+        == message)
+    for index in [0, sealed.count / 2, sealed.count - 1] {
+      var altered = sealed
+      altered[index] ^= 0x40
+      #expect(inPlace(altered) == nil, "byte \(index) of \(sealed.count)")
+    }
+    var other = Self.vectorKey
+    other[0] ^= 1
+    #expect(inPlace(sealed, key: other) == nil)
+    #expect(inPlace(Array(sealed.prefix(Sodium.tagLength - 1))) == nil)
+  }
+
   @Test func everyFlippedByteOfASealIsRefused() {
     let sealed = Self.vectorSealed
     for index in sealed.indices {

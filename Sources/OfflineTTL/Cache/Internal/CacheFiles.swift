@@ -62,6 +62,34 @@ struct CacheFiles: Sendable {
     try secure.createExclusive(name, in: parent)
   }
 
+  /// Replaces the file `name` in `parent` durably with `bytes` (the index's write, sealed or
+  /// not): a new temporary file under the same name in `tmp` (`O_CREAT | O_EXCL`, mode 0600,
+  /// after removing whatever stood there), written and `fsync`ed, renamed over `name` (after
+  /// removing anything but a regular file standing there: a rename cannot replace a
+  /// directory), then `fsync` of `parent`. A crash at any point leaves the old file or the new
+  /// one under `name`, never part of one. Online path only.
+  ///
+  /// - Throws: ``StoreFileError`` naming the path of the step that failed.
+  /// - Complexity: O(bytes); two `fsync`s.
+  func replaceDurably(
+    _ name: String, in parent: StoreDirectory, with bytes: [UInt8], through tmp: StoreDirectory
+  ) throws(StoreFileError) {
+    let fd = try createFile(tmp, name)
+    do {
+      try writeAll(fd, bytes, path: tmp.path(of: name))
+      try sync(fd, path: tmp.path(of: name))
+    } catch {
+      close(fd)
+      throw error
+    }
+    close(fd)
+    if let existing = try? status(parent, name), existing.kind != .regular {
+      try remove(parent, name)
+    }
+    try rename(tmp, name, parent, name)
+    try sync(parent.fd, path: parent.path)
+  }
+
   func close(_ fd: FileDescriptor) {
     sys.closeIgnoringErrors(fd)
   }

@@ -73,43 +73,91 @@ enum CacheSeal {
       && bytes.littleEndianUInt32(at: 4) == version
   }
 
-  /// Opens a sealed item file.
+  /// The largest sealed item file there can be: an item of the 1 GiB maximum payload with its
+  /// header and tag, with room to spare. A larger file is refused (`EFBIG`) before anything is
+  /// allocated for it.
+  static let maximumItemFileSize = Int64(CacheFormat.maximumPayloadLength) + 4096
+
+  /// A sealed item's 56-byte header, decoded and checked against the file's size.
+  struct ItemHeader {
+    /// `writtenAt` and the generation the item was committed under.
+    var entry: Entry
+    /// The payload's length in bytes (the file is the header, the payload's ciphertext and the
+    /// 16-byte tag).
+    var payloadLength: Int
+    /// The 32 header bytes before the nonce (the start of the associated data).
+    var prefix: [UInt8]
+    /// The random 24-byte nonce.
+    var nonce: [UInt8]
+  }
+
+  /// Decodes the header of a sealed item file (`head`: its first ``itemHeaderSize`` bytes, or
+  /// all of a shorter file) and checks its payload length against `fileSize`, before any buffer
+  /// for the payload exists.
+  ///
+  /// - Returns: The header; `unsealed` when it does not start like a sealed item, `unauthentic`
+  ///   when it is truncated or its length disagrees with the file's size.
+  /// - Complexity: O(1).
+  static func decodeItemHeader(_ head: [UInt8], fileSize: Int64) -> Result<ItemHeader, Failure> {
+    guard looksSealedItem(head) else { return .failure(.unsealed) }
+    let overhead = Int64(itemHeaderSize + Sodium.tagLength)
+    guard head.count >= itemHeaderSize, fileSize >= overhead else {
+      return .failure(.unauthentic("truncated"))
+    }
+    let length = head.littleEndianUInt64(at: 16)
+    guard length == UInt64(fileSize - overhead) else {
+      return .failure(.unauthentic("its length does not match its header"))
+    }
+    return .success(
+      ItemHeader(
+        entry: Entry(
+          writtenAt: WallClockInstant(
+            nanosecondsSinceEpoch: Int64(bitPattern: head.littleEndianUInt64(at: 8))),
+          generation: head.littleEndianUInt64(at: 24)),
+        payloadLength: Int(length), prefix: Array(head[0..<32]), nonce: Array(head[32..<56])))
+  }
+
+  /// Authenticates and decrypts an item's ciphertext and tag (the file after its header) in
+  /// place: on success the first `header.payloadLength` bytes of `sealed` are the payload. The
+  /// associated data binds the header, the store id and the key.
+  ///
+  /// - Returns: Whether the item authenticates under this key, store, name and header.
+  /// - Complexity: O(payload).
+  static func openPayloadInPlace(
+    _ sealed: UnsafeMutableRawBufferPointer, header: ItemHeader, key: String, storeID: [UInt8],
+    keys: SealKeys
+  ) -> Bool {
+    guard sealed.count == header.payloadLength + Sodium.tagLength else { return false }
+    return Sodium.openInPlace(
+      sealed, associatedData: header.prefix + storeID + Array(key.utf8), nonce: header.nonce,
+      key: keys.items)
+  }
+
+  /// Opens a sealed item file held whole in memory (``decodeItemHeader(_:fileSize:)``, then
+  /// ``openPayloadInPlace(_:header:key:storeID:keys:)`` on a copy of the sealed part, which
+  /// becomes the payload).
   ///
   /// - Returns: The payload, `writtenAt` and the generation it was committed under.
+  /// - Complexity: O(file size).
   static func openItem(_ bytes: [UInt8], key: String, storeID: [UInt8], keys: SealKeys)
     -> Result<(payload: Data, entry: Entry), Failure>
   {
-    guard bytes.count >= 8, Array(bytes[0..<4]) == CacheFormat.itemMagic else {
-      return .failure(.unsealed)
+    let header: ItemHeader
+    switch decodeItemHeader(Array(bytes.prefix(itemHeaderSize)), fileSize: Int64(bytes.count)) {
+    case .failure(let failure): return .failure(failure)
+    case .success(let decoded): header = decoded
     }
-    guard bytes.littleEndianUInt32(at: 4) == version else { return .failure(.unsealed) }
-    guard bytes.count >= itemHeaderSize + Sodium.tagLength else {
-      return .failure(.unauthentic("truncated"))
+    var payload = Data(bytes[itemHeaderSize...])
+    let ok = payload.withUnsafeMutableBytes { sealed in
+      openPayloadInPlace(sealed, header: header, key: key, storeID: storeID, keys: keys)
     }
-    let length = bytes.littleEndianUInt64(at: 16)
-    guard length == UInt64(bytes.count - itemHeaderSize - Sodium.tagLength) else {
-      return .failure(.unauthentic("its length does not match its header"))
-    }
-    let ad = Array(bytes[0..<32]) + storeID + Array(key.utf8)
-    let nonce = Array(bytes[32..<56])
-    var payload = Data(count: Int(length))
-    let ok = payload.withUnsafeMutableBytes { out in
-      bytes.withUnsafeBytes { all in
-        Sodium.open(
-          UnsafeRawBufferPointer(rebasing: all[itemHeaderSize...]), associatedData: ad,
-          nonce: nonce, key: keys.items, into: out)
-      }
-    }
-    guard ok else {
-      return .failure(
-        .unauthentic("it does not authenticate under this key, store, name and header"))
-    }
-    let entry = Entry(
-      writtenAt: WallClockInstant(
-        nanosecondsSinceEpoch: Int64(bitPattern: bytes.littleEndianUInt64(at: 8))),
-      generation: bytes.littleEndianUInt64(at: 24))
-    return .success((payload, entry))
+    guard ok else { return .failure(.unauthentic(notAuthentic)) }
+    payload.count = header.payloadLength
+    return .success((payload, header.entry))
   }
+
+  /// Why an item that does not authenticate is refused.
+  static let notAuthentic = "it does not authenticate under this key, store, name and header"
 
   // MARK: Index
 
