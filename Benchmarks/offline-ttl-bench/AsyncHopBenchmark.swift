@@ -17,11 +17,7 @@ enum AsyncHopBenchmark {
     """
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(arguments, flags: ["quick", "help"], options: [])
-    if options.flag("help") {
-      print(help)
-      return
-    }
+    guard let options = try BenchArguments.parse(arguments, help: help) else { return }
     let quick = options.flag("quick")
     let report = BenchReport(section: "async", json: json)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -24,12 +24,10 @@ enum BatchBenchmark {
     """
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(
-      arguments, flags: ["quick", "help", "no-build"], options: ["lines", "binary"])
-    if options.flag("help") {
-      print(help)
-      return
-    }
+    guard
+      let options = try BenchArguments.parse(
+        arguments, help: help, flags: ["no-build"], options: ["lines", "binary"])
+    else { return }
     let quick = options.flag("quick")
     let lines = try options.positiveInt("lines", default: quick ? 100_000 : 1_000_000)
     let runs = quick ? 1 : 3

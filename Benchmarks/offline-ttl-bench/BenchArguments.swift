@@ -47,6 +47,22 @@ struct BenchArguments {
     }
   }
 
+  /// Parses a subcommand's options (`--help` and `--quick` always among the flags); for
+  /// `--help`, prints `help` and returns `nil`, and the subcommand returns at once.
+  ///
+  /// - Throws: ``BenchError`` (usage) as ``init(_:flags:options:)``.
+  static func parse(
+    _ arguments: [String], help: String, flags: Set<String> = [], options: Set<String> = []
+  ) throws(BenchError) -> BenchArguments? {
+    let parsed = try BenchArguments(
+      arguments, flags: flags.union(["quick", "help"]), options: options)
+    guard !parsed.flag("help") else {
+      print(help)
+      return nil
+    }
+    return parsed
+  }
+
   /// Whether `--name` was given.
   func flag(_ name: String) -> Bool { flags.contains(name) }
 

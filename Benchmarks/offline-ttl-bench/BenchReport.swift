@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a figure must reach: a bound on the figure itself or on its ratio to the floor.
 ///
@@ -136,6 +137,7 @@ final class BenchReport {
       floorName: floor?.name, floor: floor?.value, ratio: ratio, target: target?.description,
       met: target?.isMet(value: value, ratio: ratio), note: note)
     figures.append(figure)
+    Self.recorded.withLock { $0.append(figure) }
     if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -162,6 +164,10 @@ final class BenchReport {
   /// The targets recorded so far that were not met.
   var missedTargets: [BenchFigure] { figures.filter { $0.met == false } }
 
+  /// Every figure recorded by any report of this process, in order (what the closing summary
+  /// of `all` reads).
+  static let recorded = Mutex<[BenchFigure]>([])
+
   private func emit(_ text: String) {
     if json {
       FileHandle.standardError.write(Data((text + "\n").utf8))
@@ -185,7 +191,7 @@ final class BenchReport {
       let verdict: String
       switch figure.met {
       case true?: verdict = "met"
-      case false?: verdict = "NOT MET"
+      case false?: verdict = "missed"
       case nil: verdict = "unknown"
       }
       text += " | target \(target): \(verdict)"
@@ -227,5 +233,80 @@ enum BenchFormat {
       out.append(character)
     }
     return value < 0 ? "-" + out : out
+  }
+}
+
+/// One target of the issue "checks at the system-call limit" (issue 15) and the figure that
+/// measures it: the figure of `section` whose name starts with `figure` (the last one recorded,
+/// when several do). The verdict is the issue's bound applied to that figure's value and
+/// floor, whatever target the section printed beside it.
+///
+/// A benchmark that renames one of these figures must rename it here too: the summary then says
+/// `not measured` rather than hiding the target.
+struct IssueTarget: Sendable {
+  /// What the issue asks, e.g. `1: repeated check vs a writing check`.
+  let label: String
+  let section: String
+  let figure: String
+  let target: BenchTarget
+
+  /// The targets of issue 15, in the issue's order. Target 5 (nothing changes a decision) is
+  /// the test suite's and the differential check's; its benchmark part is the `strace` count.
+  static let issue15: [IssueTarget] = [
+    IssueTarget(
+      label: "1: repeated check vs a writing check", section: "peer",
+      figure: "ours repeated check vs a writing check", target: .ratioAtMost(0.02)),
+    IssueTarget(
+      label: "1: repeated check vs its floor (two preads)", section: "peer",
+      figure: "ours repeated check vs its floor (the two reads)", target: .ratioAtMost(2)),
+    IssueTarget(
+      label: "1: repeated check vs its second floor (the re-checks' system calls)",
+      section: "peer", figure: "ours repeated check vs its second floor",
+      target: .ratioAtMost(2)),
+    IssueTarget(
+      label: "1, 5: fsync + fdatasync per repeated check (strace)", section: "peer",
+      figure: "fsync+fdatasync per repeated check (strace)", target: .valueAtMost(0)),
+    IssueTarget(
+      label: "2: group commit, 8 processes vs the serial pwrite + fdatasync rate",
+      section: "mark", figure: "8 processes", target: .ratioAtLeast(1.0)),
+    IssueTarget(
+      label: "2: group commit, 8 threads with their own instances vs the serial rate",
+      section: "mark", figure: "8 threads, own instances", target: .ratioAtLeast(1.0)),
+    IssueTarget(
+      label: "3: a writing observe run alone vs its floor run alone", section: "mark",
+      figure: "observe p50, run alone", target: .ratioAtMost(1.25)),
+    IssueTarget(
+      label: "4: read --json vs read (throughput)", section: "read", figure: "read --json, ",
+      target: .ratioAtLeast(0.5)),
+    IssueTarget(
+      label: "4: peak RSS of read, large vs small item", section: "read",
+      figure: "peak RSS, read, ", target: .ratioAtMost(1.2)),
+    IssueTarget(
+      label: "4: peak RSS of read --json, large vs small item", section: "read",
+      figure: "peak RSS, read --json, ", target: .ratioAtMost(1.2)),
+  ]
+
+  /// The figure that measures this target among `figures`, if one was recorded.
+  func figure(in figures: [BenchFigure]) -> BenchFigure? {
+    figures.last { $0.section == section && $0.name.hasPrefix(figure) }
+  }
+
+  /// Prints one line per target of issue 15 (figure, floor, ratio, target, `met` or `missed`,
+  /// or `not measured`), after every section of `all` ran; in `--json` mode, one JSON object
+  /// each, of section `issue-15`.
+  static func printSummary(json: Bool) {
+    let figures = BenchReport.recorded.withLock { $0 }
+    let report = BenchReport(section: "issue-15", json: json)
+    report.heading("every target of issue 15 (load \(BenchFormat.loadAverage()))")
+    for target in issue15 {
+      guard let measured = target.figure(in: figures) else {
+        report.note("\(target.label): not measured (\(target.target))")
+        continue
+      }
+      report.record(
+        target.label, measured.value, unit: measured.unit,
+        floor: measured.floor.map { (measured.floorName ?? "floor", $0) }, target: target.target,
+        note: "\(measured.section): \(measured.name)")
+    }
   }
 }

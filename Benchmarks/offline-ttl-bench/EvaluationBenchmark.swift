@@ -20,12 +20,10 @@ enum EvaluationBenchmark {
   static let sizes = [1, 10, 1_000, 1_000_000]
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(
-      arguments, flags: ["quick", "help", "no-memory"], options: ["sizes"])
-    if options.flag("help") {
-      print(help)
-      return
-    }
+    guard
+      let options = try BenchArguments.parse(
+        arguments, help: help, flags: ["no-memory"], options: ["sizes"])
+    else { return }
     let quick = options.flag("quick")
     let report = BenchReport(section: "evaluate", json: json)
     let policy = try EligibilityPolicy(maxAge: .seconds(7 * 86_400))

@@ -22,11 +22,7 @@ enum FloorBenchmark {
     """
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(arguments, flags: ["quick", "help"], options: [])
-    if options.flag("help") {
-      print(help)
-      return
-    }
+    guard let options = try BenchArguments.parse(arguments, help: help) else { return }
     let quick = options.flag("quick")
     let report = BenchReport(section: "floor", json: json)
     guard LinuxBootClock().now() != nil else {

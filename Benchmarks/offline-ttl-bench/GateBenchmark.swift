@@ -33,9 +33,7 @@ enum GateBenchmark {
     """
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(arguments, flags: ["quick", "help"], options: ["only"])
-    if options.flag("help") {
-      print(help)
+    guard let options = try BenchArguments.parse(arguments, help: help, options: ["only"]) else {
       return
     }
     let quick = options.flag("quick")
@@ -96,12 +94,13 @@ enum GateBenchmark {
         floor: ("mark observe, no write", BenchStats.median(r.floor)),
         note: "p99 \(BenchFormat.number(BenchStats.quantile(r.measured, 0.99))) ns")
       if items == counts.last {
-        report.record(
-          "writing check, \(label) vs 1 item", wP50, unit: "ns",
-          floor: ("writing check, 1 item", firstWriting), target: .ratioAtMost(2))
-        report.record(
-          "repeated check, \(label) vs 1 item", rP50, unit: "ns",
-          floor: ("repeated check, 1 item", firstRepeated), target: .ratioAtMost(2))
+        for (kind, value, first) in [
+          ("writing", wP50, firstWriting), ("repeated", rP50, firstRepeated),
+        ] {
+          report.record(
+            "\(kind) check, \(label) vs 1 item", value, unit: "ns",
+            floor: ("\(kind) check, 1 item", first), target: .ratioAtMost(2))
+        }
       }
       BenchProcess.discard(URL(fileURLWithPath: store))
     }

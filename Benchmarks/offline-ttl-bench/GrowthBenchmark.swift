@@ -18,12 +18,8 @@ enum GrowthBenchmark {
     """
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(
-      arguments, flags: ["quick", "help"], options: ["max-items"])
-    if options.flag("help") {
-      print(help)
-      return
-    }
+    guard let options = try BenchArguments.parse(arguments, help: help, options: ["max-items"])
+    else { return }
     let quick = options.flag("quick")
     let maxItems = try options.positiveInt("max-items", default: quick ? 10_000 : 100_000)
     let report = BenchReport(section: "growth", json: json)

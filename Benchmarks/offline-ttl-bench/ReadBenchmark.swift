@@ -27,12 +27,10 @@ enum ReadBenchmark {
     """
 
   static func run(arguments: [String], json: Bool) throws {
-    let options = try BenchArguments(
-      arguments, flags: ["quick", "help", "no-build"], options: ["mib", "rounds", "binary"])
-    if options.flag("help") {
-      print(help)
-      return
-    }
+    guard
+      let options = try BenchArguments.parse(
+        arguments, help: help, flags: ["no-build"], options: ["mib", "rounds", "binary"])
+    else { return }
     let quick = options.flag("quick")
     let mib = try options.positiveInt("mib", default: quick ? 64 : 512)
     let rounds = try options.positiveInt("rounds", default: quick ? 1 : 3)

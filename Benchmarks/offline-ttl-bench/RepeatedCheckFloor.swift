@@ -13,10 +13,17 @@ import Foundation
 ///   the least any design must read, two small records the page cache holds;
 /// - **mark checks**: the system calls the store's read without the lock makes per call:
 ///   `lstat` of the store directory, `fstatat` of the record and of the lock file,
-///   `flock(LOCK_SH | LOCK_NB)`, the `pread`, `flock(LOCK_UN)`.
+///   `flock(LOCK_SH | LOCK_NB)`, the `pread`, `flock(LOCK_UN)`;
+/// - **summary checks**: the system calls the item summary makes per call through its kept
+///   descriptors: `lstat` of the store directory, `fstatat` of `cache`, of `pending` (absent),
+///   of `index` and of `items`, and the `pread` of the index header;
+/// - **all checks**: both, and the two clock readings a decision takes (`CLOCK_REALTIME`,
+///   `CLOCK_BOOTTIME`): the least a repeated check costs while every call re-checks the
+///   identity, owner and mode of what it reads (the second floor).
 final class RepeatedCheckFloor {
   private let directory: String
   private let store: Int32
+  private let cache: Int32
   private let record: Int32
   private let lock: Int32
   private let index: Int32
@@ -26,16 +33,17 @@ final class RepeatedCheckFloor {
   init(directory: String) throws {
     self.directory = directory
     store = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    cache = open(directory + "/cache", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     record = open(directory + "/clock-mark", O_RDONLY | O_CLOEXEC)
     lock = open(directory + "/clock-mark.lock", O_RDONLY | O_CLOEXEC)
     index = open(directory + "/cache/index", O_RDONLY | O_CLOEXEC)
-    guard store >= 0, record >= 0, lock >= 0, index >= 0 else {
+    guard store >= 0, cache >= 0, record >= 0, lock >= 0, index >= 0 else {
       throw BenchError.failed("cannot open the store's files in \(directory): errno \(errno)")
     }
   }
 
   deinit {
-    for fd in [store, record, lock, index] where fd >= 0 { Glibc.close(fd) }
+    for fd in [store, cache, record, lock, index] where fd >= 0 { Glibc.close(fd) }
   }
 
   /// `count` samples of the two reads, nanoseconds each.
@@ -51,17 +59,47 @@ final class RepeatedCheckFloor {
 
   /// `count` samples of the mark read's system calls, nanoseconds each.
   func markChecks(_ count: Int) -> [UInt64] {
-    var status = stat()
+    (0..<count).map { _ in BenchClock.time { blackHole(markCalls()) } }
+  }
+
+  /// `count` samples of the item summary's system calls, nanoseconds each.
+  func summaryChecks(_ count: Int) -> [UInt64] {
+    (0..<count).map { _ in BenchClock.time { blackHole(summaryCalls()) } }
+  }
+
+  /// `count` samples of both, with the two clock readings, nanoseconds each.
+  func allChecks(_ count: Int) -> [UInt64] {
+    var time = timespec()
     return (0..<count).map { _ in
       BenchClock.time {
-        var sum = lstat(directory, &status)
-        sum += fstatat(store, "clock-mark", &status, AT_SYMLINK_NOFOLLOW)
-        sum += fstatat(store, "clock-mark.lock", &status, AT_SYMLINK_NOFOLLOW)
-        sum += flock(lock, LOCK_SH | LOCK_NB)
-        let read = recordBuffer.withUnsafeMutableBytes { pread(record, $0.baseAddress, 8192, 0) }
-        sum += flock(lock, LOCK_UN)
-        blackHole(Int(sum) + read)
+        var sum = summaryCalls()
+        sum += markCalls()
+        sum += Int(clock_gettime(CLOCK_REALTIME, &time))
+        sum += Int(clock_gettime(CLOCK_BOOTTIME, &time))
+        blackHole(sum)
       }
     }
+  }
+
+  private func markCalls() -> Int {
+    var status = stat()
+    var sum = lstat(directory, &status)
+    sum += fstatat(store, "clock-mark", &status, AT_SYMLINK_NOFOLLOW)
+    sum += fstatat(store, "clock-mark.lock", &status, AT_SYMLINK_NOFOLLOW)
+    sum += flock(lock, LOCK_SH | LOCK_NB)
+    let read = recordBuffer.withUnsafeMutableBytes { pread(record, $0.baseAddress, 8192, 0) }
+    sum += flock(lock, LOCK_UN)
+    return Int(sum) + read
+  }
+
+  private func summaryCalls() -> Int {
+    var status = stat()
+    var sum = lstat(directory, &status)
+    sum += fstatat(store, "cache", &status, AT_SYMLINK_NOFOLLOW)
+    sum += fstatat(cache, "pending", &status, AT_SYMLINK_NOFOLLOW)
+    sum += fstatat(cache, "index", &status, AT_SYMLINK_NOFOLLOW)
+    let read = indexBuffer.withUnsafeMutableBytes { pread(index, $0.baseAddress, 72, 0) }
+    sum += fstatat(cache, "items", &status, AT_SYMLINK_NOFOLLOW)
+    return Int(sum) + read
   }
 }

@@ -24,7 +24,8 @@ let usage = """
     read       `offline-ttl read` and `read --json` of a 512 MiB item vs cat: MB/s, peak RSS
     tpm        a TPM 2.0 clock reading (swtpm) and what it adds to checkEligibility()
                (only in a build with the TPM trait)
-    all        every subcommand above, in that order
+    all        every subcommand above, in that order, then one line per target of issue 15
+               (figure, floor, ratio, target, met or missed)
 
   options:
     --json     print one JSON object per figure (JSON Lines) on stdout; remarks go to stderr
@@ -118,6 +119,7 @@ do {
       FileHandle.standardError.write(
         Data("-- \(name): \(String(format: "%.1f", seconds)) s\n".utf8))
     }
+    IssueTarget.printSummary(json: json)
     let total = Double(BenchClock.now() - started) / 1e9
     FileHandle.standardError.write(Data("-- all: \(String(format: "%.1f", total)) s\n".utf8))
     if !failures.isEmpty {

@@ -481,6 +481,7 @@ extension DirectoryCacheStore {
   /// read from the item headers (in memory) when no sign-in staging exists; `nil` while a staging exists (the set then depends on the
   /// mark's generation: ask ``summary(forGeneration:)``). Never reclaims a staging.
   public func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? {
+    if let kept = keptSummary() { return kept }
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
     if sealing != nil {
@@ -488,7 +489,10 @@ extension DirectoryCacheStore {
       if (try? files.exists(cache, Self.pendingName)) == true { return nil }
       return try sealedSummary(cache, generation: nil)
     }
-    if let fast = try fastIndexHeader(cache) { return fast.summary }
+    if let fast = try fastIndexHeader(cache) {
+      noteConsistentIndex()
+      return fast.summary
+    }
     try refuseSealedIndex(cache)
     if let staged = try? stagings(cache), !staged.isEmpty { return nil }
     return try summaryFromItems(cache).summary
@@ -516,6 +520,8 @@ extension DirectoryCacheStore {
   /// - Throws: ``StoreError``: `insecure_store`, `not_a_regular_file`, `item_unreadable` or
   ///   `index_unreadable`, as ``summary()``.
   public func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
+    // No `pending` marker: no committed staging, the live set (what the kept read checks).
+    if let kept = keptSummary() { return kept }
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
     if sealing != nil { return try sealedSummary(cache, generation: generation) }
@@ -526,7 +532,10 @@ extension DirectoryCacheStore {
     } catch {
       throw failure(error, .indexUnreadable)
     }
-    if let fast = try fastIndexHeader(cache) { return fast.summary }
+    if let fast = try fastIndexHeader(cache) {
+      noteConsistentIndex()
+      return fast.summary
+    }
     try refuseSealedIndex(cache)
     let catalog: CacheCatalog
     do {
@@ -551,20 +560,10 @@ extension DirectoryCacheStore {
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
     if sealing != nil { return try sealedItem(cache, key, generation: generation) }
-    let staged: (name: String, catalog: CacheCatalog)?
-    do {
-      staged = try committedStaging(cache, generation: generation)
-    } catch {
-      throw failure(error, .itemUnreadable, key: key)
+    let set = try committedSet(holding: key, generation: generation, in: cache)
+    return try readCommitted(from: set, in: cache) { (directory) throws(StoreError) in
+      try readItem(key, inSet: directory)
     }
-    if let staged {
-      guard staged.catalog.entries[key.rawValue] != nil else { return nil }
-      if let next = try? files.openDirectory(cache, staged.name) {
-        defer { files.close(next) }
-        if let item = try readItem(key, inSet: next) { return item }
-      }
-    }
-    return try readItem(key, inSet: cache)
   }
 
   /// See ``CacheItemStore/keys(forGeneration:)``: the keys of the committed staging of

@@ -23,27 +23,11 @@ extension DirectoryCacheStore {
     }
     guard let cache = try openCache() else { return nil }
     defer { files.close(cache) }
-    if let generation {
-      // The set the generation committed, as item(forKey:generation:) chooses it.
-      let staged: (name: String, catalog: CacheCatalog)?
-      do {
-        staged = try committedStaging(cache, generation: generation)
-      } catch {
-        throw failure(error, .itemUnreadable, key: key)
-      }
-      if let staged {
-        guard staged.catalog.entries[key.rawValue] != nil else { return nil }
-        if let next = try? files.openDirectory(cache, staged.name) {
-          defer { files.close(next) }
-          if let header = try streamItem(
-            key, inSet: next, chunkSize: chunkSize, accept: accept, chunk: chunk)
-          {
-            return header
-          }
-        }
-      }
+    // The set the generation committed, as item(forKey:generation:) chooses it.
+    let set = try committedSet(holding: key, generation: generation, in: cache)
+    return try readCommitted(from: set, in: cache) { directory in
+      try streamItem(key, inSet: directory, chunkSize: chunkSize, accept: accept, chunk: chunk)
     }
-    return try streamItem(key, inSet: cache, chunkSize: chunkSize, accept: accept, chunk: chunk)
   }
 
   /// Streams `key` from `<set>/items/<key>`; `nil` when it is not there.

@@ -22,6 +22,13 @@ import Foundation
 ///   since the index was written (another tool added or removed files) makes it read the item
 ///   headers instead, in memory, holding the writer lock shared; nothing is written offline:
 ///   the index is rewritten, and `pending` removed, only by the next sign-in or session commit.
+///   An unsealed store value that has served a summary from a consistent index keeps the store
+///   directory, `cache/` and the index open for the next ones (shared by its copies, closed with
+///   the last): each then makes one `lstat`, four `fstatat` and one 72-byte `pread`, checking
+///   that every one of them is still the file its path names, owned by this user and writable by
+///   nobody else, the index unchanged and no `pending` marker present, and takes the full path
+///   at any doubt, so a sign-in by another process (a new index renamed into place) is seen by
+///   the next call.
 /// - ``commit(_:onlyIf:)`` writes every new file, then makes them durable with *one*
 ///   `syncfs(2)` (Linux; one `fsync` per file elsewhere), renames them into place, syncs the items
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
@@ -41,6 +48,9 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// The sealing key's provider when the store is sealed, else `nil`.
   public let sealing: (any SealingKeyProvider)?
   let files: CacheFiles
+  /// The descriptors kept open between summaries of an unsealed store (`keptSummary()`), shared
+  /// by every copy of this value.
+  let kept: KeptCacheFiles
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -82,6 +92,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.directory = path
     self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls())
+    self.kept = KeptCacheFiles(system: files.sys)
   }
 
   /// Creates a store whose every system call first consults a fault plan (for tests).
@@ -97,6 +108,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.directory = path
     self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls(faults: faults))
+    self.kept = KeptCacheFiles(system: files.sys)
   }
 
   /// Creates a store over a directory given as a file URL; no I/O.
@@ -160,10 +172,14 @@ public struct DirectoryCacheStore: CacheItemStore {
   ///   while the index is inconsistent (O(n) header reads, no payload read, until the next
   ///   online commit rewrites it).
   public func summary() throws(CacheStoreError) -> ItemTimeSummary {
+    if let kept = keptSummary() { return kept }
     guard let cache = try openCache() else { return .empty }
     defer { files.close(cache) }
     if sealing != nil { return try sealedSummary(cache, generation: nil) }
-    if let fast = try fastIndexHeader(cache) { return fast.summary }
+    if let fast = try fastIndexHeader(cache) {
+      noteConsistentIndex()
+      return fast.summary
+    }
     try refuseSealedIndex(cache)
     return try summaryFromItems(cache).summary
   }
