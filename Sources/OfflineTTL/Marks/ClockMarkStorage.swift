@@ -75,6 +75,19 @@ public protocol ClockMarkStorage: ClockMarkStore {
   func sealedStoreID(in access: inout Access) -> [UInt8]?
 }
 
+/// How an observation under the exclusive lock starts, once the stored record is loaded
+/// (`ClockMarkStorage.observeUnderLock`).
+enum LockedObservationStart {
+  /// Read the clocks now, after the record (the usual start).
+  case readClocks
+  /// Use these clocks: they were read after a read of the record that the lock now finds
+  /// unchanged, so they were read after the stored mark, as if under the lock.
+  case observed(ClockObservation)
+  /// Nothing to write: a record at least as high as this observation's is durable (another
+  /// observation's write, group commit). The transition to return.
+  case covered(ClockMarkTransition)
+}
+
 /// Which state-machine operation a ``ClockMarkStorage`` lock is taken for.
 public enum ClockMarkStorageOperation: Sendable, Hashable {
   /// ``ClockMarkStore/observe(resolution:readingClocks:)``: creates nothing.
@@ -110,12 +123,27 @@ extension ClockMarkStorage {
 
   /// ``observe(resolution:readingClocks:)`` under the exclusive lock, for a backend that tries
   /// another read first.
-  func observeUnderLock(resolution: Duration, readingClocks clocks: () -> ClockObservation)
-    throws(StoreError) -> ClockMarkTransition
-  {
+  ///
+  /// - Parameters:
+  ///   - resolution: As ``observe(resolution:readingClocks:)``.
+  ///   - clocks: Reads the clocks; called under the lock after the record loaded, unless
+  ///     `settle` says otherwise.
+  ///   - settle: Called under the lock with the record just loaded, before any clock is read:
+  ///     what the backend read before the lock may make this observation's write unnecessary
+  ///     (`LockedObservationStart.covered`) or supply clocks read after a record that is
+  ///     still the stored one (`LockedObservationStart.observed`). `nil`: read the clocks.
+  func observeUnderLock(
+    resolution: Duration, readingClocks clocks: () -> ClockObservation,
+    settle: ((ClockMarkRecord, inout Access) -> LockedObservationStart)? = nil
+  ) throws(StoreError) -> ClockMarkTransition {
     try withExclusiveAccess(for: .observe) { access throws(StoreError) in
       let previous = try loadRecord(in: &access, forWriting: true)
-      let observation = clocks()
+      let observation: ClockObservation
+      switch settle?(previous, &access) ?? .readClocks {
+      case .covered(let transition): return transition
+      case .observed(let early): observation = early
+      case .readClocks: observation = clocks()
+      }
       // Evidence of another machine is never advanced here (nothing is written).
       if let refusal = previous.machineRefusal(for: observation) { throw refusal }
       let next = previous.observing(observation)

@@ -136,23 +136,34 @@ extension ClockMarkStore {
 
 /// The record before and after one observation.
 public struct ClockMarkTransition: Sendable, Hashable {
-  /// The record read under the lock, before this observation.
+  /// The record this observation was judged against, read before its clocks: under the lock,
+  /// or, when ``coveringRecord`` is set, just before the lock was taken (group commit).
   public let previous: ClockMarkRecord
   /// The record after it; this is what is stored (or, when the write was skipped under the
   /// mark resolution, what the stored record implies).
   public let current: ClockMarkRecord
-  /// Whether this observation wrote to storage.
+  /// Whether this observation wrote to storage. `false` also when a concurrent observation's
+  /// write already made a record at least as high durable (``coveringRecord``).
   public let wrote: Bool
-  /// The clocks this observation used (read under the store's lock).
+  /// The clocks this observation used, read after ``previous`` (under the store's lock, or after
+  /// a read of the record that the lock found unchanged or covered).
   public let observation: ClockObservation
   /// The store id carried by the verified seals of the record read under the lock (a sealed
   /// ``FileClockMarkStore``), else `nil`: what a sealed item store's binding is confirmed
   /// against (``MarkBinding/isConfirmed(by:)``).
   public let sealedStoreID: [UInt8]?
+  /// The durable record that made this observation's write unnecessary (group commit: read under
+  /// the lock after another observation wrote it; it ``ClockMarkRecord/covers(_:)`` ``current``),
+  /// else `nil`.
+  public let coveringRecord: ClockMarkRecord?
 
-  /// The mark actually stored after this observation: ``current``'s when it was written, else
-  /// ``previous``'s (a rise below the mark resolution is decided on but not written).
-  public var storedMark: WallClockInstant { wrote ? current.mark : previous.mark }
+  /// The mark actually stored after this observation: ``current``'s when it was written, the
+  /// covering record's when a concurrent write covered it, else ``previous``'s (a rise below the
+  /// mark resolution is decided on but not written).
+  public var storedMark: WallClockInstant {
+    if let coveringRecord { return coveringRecord.mark }
+    return wrote ? current.mark : previous.mark
+  }
 
   /// Creates a transition.
   ///
@@ -162,10 +173,13 @@ public struct ClockMarkTransition: Sendable, Hashable {
   ///   - wrote: Whether the observation wrote to storage.
   ///   - observation: The clocks it used.
   ///   - sealedStoreID: The sealed record's store id, `nil` for an unsealed store.
+  ///   - coveringRecord: The durable record whose write covered this observation, or `nil`.
   public init(
     previous: ClockMarkRecord, current: ClockMarkRecord, wrote: Bool,
-    observation: ClockObservation, sealedStoreID: [UInt8]? = nil
+    observation: ClockObservation, sealedStoreID: [UInt8]? = nil,
+    coveringRecord: ClockMarkRecord? = nil
   ) {
+    self.coveringRecord = coveringRecord
     self.previous = previous
     self.current = current
     self.wrote = wrote

@@ -32,6 +32,15 @@ public struct OpenFlags: OptionSet, Sendable, Hashable {
   public static let directory = OpenFlags(rawValue: O_DIRECTORY)
   /// `O_NONBLOCK`: never block opening a FIFO or device found where a file was expected.
   public static let nonBlocking = OpenFlags(rawValue: O_NONBLOCK)
+  /// `O_NOATIME` on Linux (Glibc declares it only under `_GNU_SOURCE`): reading through the
+  /// descriptor does not update the file's access time, so a read is not an inode change that a
+  /// later `fdatasync` must write. Refused with `EPERM` unless the caller owns the file (or has
+  /// `CAP_FOWNER`): open again without it to report the file's real problem. Empty elsewhere.
+  #if os(Linux)
+    public static let noAccessTime = OpenFlags(rawValue: 0o1_000_000)
+  #else
+    public static let noAccessTime = OpenFlags([])
+  #endif
 }
 
 /// A `flock(2)` operation.

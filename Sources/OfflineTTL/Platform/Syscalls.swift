@@ -300,6 +300,59 @@ public struct Syscalls: Sendable {
     return FileStatus(status)
   }
 
+  /// `fstat(fd)` without asking for the file's times: on Linux, `statx(fd, "", AT_EMPTY_PATH,
+  /// type | mode | nlink | uid | ino | size)`; elsewhere `fstat`. Counted as ``SyscallKind/fstat``.
+  /// The returned status has zero times.
+  ///
+  /// Why: on Linux 6.13 and later a file system with multigrain timestamps (ext4, XFS, btrfs,
+  /// tmpfs) gives a file a fresh fine-grained change and modification time at the next write
+  /// only once someone has asked for its times; a write that changes the times dirties the inode,
+  /// and on ext4 the next `fdatasync` then writes the inode's block as well as the data. A file
+  /// that is checked before each write in place (the clock-mark record) is checked with this.
+  ///
+  /// - Parameter fd: The open file.
+  /// - Returns: Kind, permissions, size, owner, device and inode.
+  /// - Throws: ``Errno``.
+  public func fstatWithoutTimes(_ fd: FileDescriptor) throws(Errno) -> FileStatus {
+    #if canImport(Glibc)
+      if let statx = StatxCall.function {
+        var buffer = StatxCall.empty()
+        _ = try call(.fstat) {
+          withUnsafeMutableBytes(of: &buffer) {
+            statx(fd.rawValue, "", StatxCall.emptyPath, StatxCall.mask, $0.baseAddress!)
+          }
+        }
+        return FileStatus(buffer)
+      }
+    #endif
+    return try fstat(fd)
+  }
+
+  /// `fstatat(directory, name, AT_SYMLINK_NOFOLLOW)` without asking for the file's times
+  /// (`statx` on Linux, as ``fstatWithoutTimes(_:)``). Counted as ``SyscallKind/fstatat``.
+  ///
+  /// - Parameters:
+  ///   - directory: An open directory.
+  ///   - name: A name in it; a symbolic link is described, never followed.
+  /// - Returns: Kind, permissions, size, owner, device and inode; zero times.
+  /// - Throws: ``Errno``.
+  public func fstatatWithoutTimes(_ directory: FileDescriptor, _ name: String) throws(Errno)
+    -> FileStatus
+  {
+    #if canImport(Glibc)
+      if let statx = StatxCall.function {
+        var buffer = StatxCall.empty()
+        _ = try call(.fstatat) {
+          withUnsafeMutableBytes(of: &buffer) {
+            statx(directory.rawValue, name, AT_SYMLINK_NOFOLLOW, StatxCall.mask, $0.baseAddress!)
+          }
+        }
+        return FileStatus(buffer)
+      }
+    #endif
+    return try fstatat(directory, name)
+  }
+
   /// `lstat(path)` (through `fstatat(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW)`; counted as
   /// ``SyscallKind/fstatat``).
   public func lstat(_ path: String) throws(Errno) -> FileStatus {
@@ -377,6 +430,72 @@ private func system_fstatat(
   fstatat(dir, name, &status, flags)
 }
 private func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
+
+#if canImport(Glibc)
+  /// `statx(2)`, which Swift's Glibc module does not import (it is declared only under
+  /// `_GNU_SOURCE`): looked up once with `dlsym`, `nil` on a C library without it (the seam then
+  /// falls back to `fstat`). The buffer is `struct statx` (256 bytes; the offsets below are the
+  /// kernel's stable layout, `linux/stat.h`).
+  private enum StatxCall {
+    typealias Function =
+      @convention(c) (Int32, UnsafePointer<CChar>, Int32, UInt32, UnsafeMutableRawPointer) -> Int32
+    static let function: Function? = {
+      guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "statx") else {
+        return nil
+      }
+      return unsafeBitCast(symbol, to: Function.self)
+    }()
+    /// `AT_EMPTY_PATH`.
+    static let emptyPath: Int32 = 0x1000
+    /// `STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_INO | STATX_SIZE`: no times.
+    static let mask: UInt32 = 0x1 | 0x2 | 0x4 | 0x8 | 0x100 | 0x200
+    /// 256 bytes, 8-aligned.
+    typealias Buffer = (
+      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64
+    )
+  }
+
+  extension StatxCall {
+    static func empty() -> Buffer {
+      (
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+      )
+    }
+  }
+
+  extension FileStatus {
+    /// From a `struct statx` filled for ``StatxCall/mask``: the device number encoded as
+    /// glibc's `makedev`, so it compares equal to `st_dev` of the same file.
+    fileprivate init(_ buffer: StatxCall.Buffer) {
+      var buffer = buffer
+      let (links, uid, mode, inode, size, major, minor) = withUnsafeBytes(of: &buffer) { raw in
+        (
+          raw.load(fromByteOffset: 16, as: UInt32.self),
+          raw.load(fromByteOffset: 20, as: UInt32.self),
+          raw.load(fromByteOffset: 28, as: UInt16.self),
+          raw.load(fromByteOffset: 32, as: UInt64.self),
+          raw.load(fromByteOffset: 40, as: UInt64.self),
+          UInt64(raw.load(fromByteOffset: 136, as: UInt32.self)),
+          UInt64(raw.load(fromByteOffset: 140, as: UInt32.self))
+        )
+      }
+      var status = stat()
+      status.st_mode = mode_t(mode)
+      status.st_uid = uid_t(uid)
+      status.st_nlink = nlink_t(links)
+      status.st_ino = ino_t(inode)
+      status.st_size = off_t(Int64(bitPattern: size))
+      status.st_dev = dev_t(
+        ((major & 0xfff) << 8) | ((major & 0xffff_f000) << 32) | (minor & 0xff)
+          | ((minor & 0xffff_ff00) << 12))
+      self.init(status)
+    }
+  }
+#endif
 
 extension FileStatus {
   fileprivate init(_ status: stat) {

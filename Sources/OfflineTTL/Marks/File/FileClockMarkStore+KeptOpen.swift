@@ -74,8 +74,29 @@ extension FileClockMarkStore {
   ///
   /// System calls: `lstat`, 2 `fstatat`, 2 `flock`, 1 `pread`; no open, close, write or sync.
   func keptOpenRecord() -> ClockMarkRecord? {
+    guard let hint = recordBeforeLock(validating: true), hint.isValidated else { return nil }
+    return hint.record
+  }
+
+  /// The record read before the lock is taken, through the kept descriptors, or `nil` (the
+  /// caller takes the lock and reads it there, as before).
+  ///
+  /// With `validating`, as `keptOpenRecord()` (every check, the non-blocking shared lock).
+  /// Without it, only `flock(LOCK_SH | LOCK_NB)` and its release, to learn whether a writer holds
+  /// the lock: when none does, `nil` (an observation that writes alone takes the lock and reads
+  /// its clocks under it, as before). While a writer holds the lock (in both cases), the two
+  /// slots are read with one `pread` and no lock: a *hint* (`RecordHint.isValidated`
+  /// `false`), which may be a slot whose write is not yet durable and is never the ground of an
+  /// answer by itself: the group commit (``observe(resolution:readingClocks:)``) compares it
+  /// with the record read under the exclusive lock. Only for an unsealed store, and only from
+  /// its second operation on.
+  ///
+  /// System calls without `validating`: 2 `flock` when no writer holds the lock; 1 `flock` and
+  /// 1 `pread` (the hint) while one does (none on the first operation; the second opens the kept
+  /// descriptors once).
+  func recordBeforeLock(validating: Bool) -> RecordHint? {
     guard sealing == nil else { return nil }
-    return kept.state.withLock { state -> ClockMarkRecord? in
+    return kept.state.withLock { state -> RecordHint? in
       switch state {
       case .unused:
         state = .used
@@ -86,15 +107,47 @@ extension FileClockMarkStore {
       case .kept: break
       }
       guard case .kept(let files) = state else { return nil }
-      switch readKept(files) {
-      case .record(let record): return record
-      case .retry: return nil
-      case .replaced:
-        KeptMarkFiles.close(files, system)
-        state = .used
+      if validating {
+        switch readKept(files) {
+        case .record(let loaded):
+          return RecordHint(record: loaded.record, sequence: loaded.sequence, isValidated: true)
+        case .retry: break
+        case .replaced:
+          KeptMarkFiles.close(files, system)
+          state = .used
+          return nil
+        }
+      } else {
+        do {
+          try system.flock(files.lock, LockOperation.shared.nonBlocking)
+        } catch {
+          // A writer holds the lock: this observation may share its write.
+          return hintRead(files)
+        }
+        try? system.flock(files.lock, .unlock)
         return nil
       }
+      return hintRead(files)
     }
+  }
+
+  /// Closes the kept descriptors (the next operation opens them again): the record read under
+  /// the lock is older than the kept one's, so the kept file is no longer the record.
+  func dropKeptFiles() {
+    kept.state.withLock { state in
+      if case .kept(let files) = state {
+        KeptMarkFiles.close(files, system)
+        state = .used
+      }
+    }
+  }
+
+  private func hintRead(_ files: KeptMarkFiles.Kept) -> RecordHint? {
+    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+    guard (try? system.preadAll(files.record, into: &bytes, at: 0)) == MarkRecordCodec.fileSize,
+      let loaded = try? Self.newest(in: bytes, fd: files.record)
+    else { return nil }
+    return RecordHint(record: loaded.record, sequence: loaded.sequence, isValidated: false)
   }
 
   /// Marks that an operation completed (the next read may keep descriptors open).
@@ -105,7 +158,7 @@ extension FileClockMarkStore {
   }
 
   private enum KeptRead {
-    case record(ClockMarkRecord)
+    case record(LoadedRecord)
     /// Take the lock this time (a writer holds it, or the record did not decode).
     case retry
     /// A file or the directory is not the one kept open, or fails its checks: close them.
@@ -116,7 +169,7 @@ extension FileClockMarkStore {
     guard let directory = try? system.lstat(directoryPath),
       directory.kind == .directory, directory.isSameFile(as: files.directoryStatus),
       isSecure(directory, path: directoryPath),
-      let record = try? system.fstatat(files.directory.fd, Self.recordFileName),
+      let record = try? system.fstatatWithoutTimes(files.directory.fd, Self.recordFileName),
       record.kind == .regular, record.isSameFile(as: files.recordStatus),
       isSecure(record, path: directoryPath), !record.isAccessibleByOthers,
       record.size == Int64(MarkRecordCodec.fileSize),
@@ -141,7 +194,7 @@ extension FileClockMarkStore {
     } catch {
       return .retry
     }
-    return .record(loaded.record)
+    return .record(loaded)
   }
 
   private func isSecure(_ status: FileStatus, path: String) -> Bool {
@@ -154,13 +207,12 @@ extension FileClockMarkStore {
     guard let directory = try? secure.openDirectory(atPath: directoryPath, creating: false)
     else { return nil }
     guard let directoryStatus = try? system.fstat(directory.fd),
-      let record = try? system.openat(
-        directory.fd, Self.recordFileName, [.readOnly, .nonBlocking])
+      let record = try? openRecord(in: directory.fd, .readOnly)
     else {
       secure.close(directory)
       return nil
     }
-    guard let recordStatus = try? system.fstat(record), recordStatus.kind == .regular,
+    guard let recordStatus = try? system.fstatWithoutTimes(record), recordStatus.kind == .regular,
       let lock = try? secure.openFile(Self.lockFileName, in: directory, .readOnly)
     else {
       system.closeIgnoringErrors(record)

@@ -118,8 +118,7 @@ extension FileClockMarkStore {
   {
     let fd: FileDescriptor
     do {
-      fd = try system.openat(
-        directory, Self.recordFileName, [writable ? .readWrite : .readOnly, .nonBlocking])
+      fd = try openRecord(in: directory, writable ? .readWrite : .readOnly)
     } catch {
       if writable, error == .permissionDenied || error == .notPermitted,
         let readable = try? system.openat(
@@ -146,10 +145,27 @@ extension FileClockMarkStore {
     }
   }
 
+  /// Opens the record (non-blocking, never following a link) with `O_NOATIME`, so that reading
+  /// it does not change its access time (an inode change the next `fdatasync` would write);
+  /// where that is refused (`EPERM`: the caller does not own the file), opens it again without,
+  /// so that the checks after the open report the file's real problem as before.
+  func openRecord(in directory: FileDescriptor, _ access: OpenFlags) throws(Errno)
+    -> FileDescriptor
+  {
+    do {
+      return try system.openat(
+        directory, Self.recordFileName, [access, .nonBlocking, .noAccessTime])
+    } catch  where error == .notPermitted {
+      return try system.openat(directory, Self.recordFileName, [access, .nonBlocking])
+    }
+  }
+
   private func loadOpened(_ fd: FileDescriptor) throws(StoreError) -> LoadedRecord {
     let status: FileStatus
     do {
-      status = try system.fstat(fd)
+      // Without the times: asking for them makes the next write take fresh fine-grained times,
+      // and the inode change costs the write's fdatasync an extra block (`fstatWithoutTimes`).
+      status = try system.fstatWithoutTimes(fd)
     } catch {
       throw unreadable(.io, errno: error, "cannot fstat the record")
     }

@@ -21,6 +21,11 @@ import Foundation
 ///   read, from the second operation of a store value on, through descriptors kept open, under a
 ///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`: what it checks on every
 ///   call); while a writer holds the lock they wait for it as before.
+/// - Observations that arrive while another writer holds the lock share its write (group
+///   commit, ``observe(resolution:readingClocks:)``): one whose result the record found under
+///   the exclusive lock already covers (``ClockMarkRecord/covers(_:)``) writes and syncs
+///   nothing; the covering record is durable because a write holds the lock until its
+///   `fdatasync` has returned. No answer is given before its mark, or a higher one, is durable.
 /// - An observation writes the slot that does *not* hold the newest valid record, with the next
 ///   sequence number and a CRC-32, then `fdatasync`s. A crash at any instant leaves the old slot
 ///   intact; a torn new slot fails its checksum and the reader takes the old one. The slot that
@@ -47,7 +52,9 @@ import Foundation
 /// regular file of at most 8,192 bytes), else 1; over an absent record, 1.
 ///
 /// Cost: an uncontended observation is about a dozen system calls and one `fdatasync` of one 4 KiB
-/// block (see `Benchmarks/README.md`, section `mark`).
+/// block (see `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
+/// without its times and opened with `O_NOATIME`, so that neither a check nor a read makes the
+/// next write change the inode (which would cost the `fdatasync` a second block).
 public struct FileClockMarkStore: ClockMarkStorage {
   /// The record file's name in the store directory: `clock-mark`.
   public static let recordFileName = "clock-mark"
@@ -159,39 +166,70 @@ public struct FileClockMarkStore: ClockMarkStorage {
   }
 
   /// Advances the mark: the shared state machine of ``ClockMarkStorage`` under the exclusive
-  /// lock, except for a repeated observation of an unsealed store.
+  /// lock, except for a repeated observation of an unsealed store, and sharing one durable write
+  /// among observations that arrive together (group commit).
   ///
-  /// With a positive `resolution`, from the second operation of a store value on, the record is
-  /// first read without waiting for the lock (`keptOpenRecord()`: descriptors kept open and
-  /// checked at every call, a non-blocking shared lock so that no write is in flight), the clocks
-  /// are read after it, and when ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says no
-  /// write is needed, the observation returns without taking the lock and without writing.
-  /// Otherwise (a write is needed, the record is bound to another machine, the read did not
-  /// validate, a writer held the lock) the observation runs under the exclusive lock as before,
-  /// reading the record and the clocks again.
+  /// From the second operation of an unsealed store value on, the record is first read through
+  /// descriptors kept open (`recordBeforeLock(validating:)`) and the clocks are read after it:
+  /// with a positive `resolution` always, with resolution zero only while another writer holds
+  /// the lock (else the observation takes the lock and reads everything under it, as before).
+  /// - With a positive `resolution`, when the read validated (every check, a non-blocking shared
+  ///   lock so that no write is in flight) and ``ClockMarkRecord/needsWrite(becoming:resolution:)``
+  ///   says no write is needed, the observation returns without taking the lock and without
+  ///   writing.
+  /// - Otherwise the exclusive lock is taken and the record read again. If it is the record read
+  ///   before (same sequence, same content), the clocks read before are used: they were read
+  ///   after the stored mark. If another observation wrote since (a higher sequence) a record
+  ///   that ``ClockMarkRecord/covers(_:)`` this observation's result, nothing is written and no
+  ///   `fdatasync` is made: the answer is judged against the record read before, and the covering
+  ///   record is returned (``ClockMarkTransition/coveringRecord``). Otherwise the clocks are read
+  ///   again and the observation runs as before.
+  ///
+  /// **Why a covering record is durable.** Every write holds the exclusive lock from its read
+  /// of the record until its `fdatasync` has returned (``withExclusiveAccess(for:_:)``; a reset
+  /// also until its rename and directory `fsync`), and a failed write puts the slot's previous
+  /// bytes back before it releases the lock. So a record read while holding the exclusive lock
+  /// was written by a write that completed, durably: no write is in flight. A record read
+  /// *without* the lock may be a write in flight, not yet durable; that read is only a hint and
+  /// never covers anything. The model `Models/mark-protocol.pml` checks this (the group
+  /// observers; the negative model that checks coverage without the lock loses a granted mark
+  /// at a power loss).
+  ///
+  /// A leader (the observation whose write the others find) reads its clocks under the lock,
+  /// after every waiting observation read theirs, so with honest clocks the mark it writes is the
+  /// maximum of what is pending.
   ///
   /// - Parameters:
   ///   - resolution: The smallest rise worth a durable write; zero or less writes every rise.
-  ///   - clocks: Reads the clocks; called after the record was read (twice when the lock-free
-  ///     read finds that a write is needed).
+  ///   - clocks: Reads the clocks; called after the record was read, once, or twice when the
+  ///     record read under the lock is not the one read before and does not cover the result.
   /// - Returns: The record before and after, and the observation used.
   /// - Throws: As ``ClockMarkStorage``'s observe: `absent`, `unreadable`,
   ///   `store_from_another_machine`, `writeFailed`, `lockFailed`, `storeUnusable`.
   public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkTransition
   {
-    if resolution > .zero, let previous = keptOpenRecord() {
+    var pending: PendingObservation? = nil
+    if let hint = recordBeforeLock(validating: resolution > .zero) {
       let observation = clocks()
-      let next = previous.observing(observation)
+      let next = hint.record.observing(observation)
+      let refusal = hint.record.machineRefusal(for: observation)
       // Another machine's record, or a write that is needed: the locked path decides.
-      if previous.machineRefusal(for: observation) == nil,
-        !previous.needsWrite(becoming: next, resolution: resolution)
+      if hint.isValidated, resolution > .zero, refusal == nil,
+        !hint.record.needsWrite(becoming: next, resolution: resolution)
       {
         return ClockMarkTransition(
-          previous: previous, current: next, wrote: false, observation: observation)
+          previous: hint.record, current: next, wrote: false, observation: observation)
+      }
+      if refusal == nil {
+        pending = PendingObservation(hint: hint, observation: observation, next: next)
       }
     }
-    let transition = try observeUnderLock(resolution: resolution, readingClocks: clocks)
+    let transition = try observeUnderLock(
+      resolution: resolution, readingClocks: clocks,
+      settle: pending.map { pending in
+        { stored, access in settle(pending, stored: stored, sequence: access.loaded?.sequence) }
+      })
     noteOperation()
     return transition
   }
