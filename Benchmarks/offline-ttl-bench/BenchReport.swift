@@ -237,8 +237,8 @@ enum BenchFormat {
 }
 
 /// One target of the issue "checks at the system-call limit" (issue 15) and the figure that
-/// measures it: the figure of `section` whose name starts with `figure` (the last one recorded,
-/// when several do). The verdict is the issue's bound applied to that figure's value and
+/// measures it: the figure of `section` whose name starts with `figure` (the first one recorded,
+/// when several do: `8 processes` before `8 processes: observe p50`). The verdict is the issue's bound applied to that figure's value and
 /// floor, whatever target the section printed beside it.
 ///
 /// A benchmark that renames one of these figures must rename it here too: the summary then says
@@ -288,7 +288,7 @@ struct IssueTarget: Sendable {
 
   /// The figure that measures this target among `figures`, if one was recorded.
   func figure(in figures: [BenchFigure]) -> BenchFigure? {
-    figures.last { $0.section == section && $0.name.hasPrefix(figure) }
+    figures.first { $0.section == section && $0.name.hasPrefix(figure) }
   }
 
   /// Prints one line per target of issue 15 (figure, floor, ratio, target, `met` or `missed`,

@@ -347,31 +347,38 @@ extension DirectoryCacheStore {
     } catch {
       throw itemFailure(key, .unauthentic("\(error)"))
     }
-    let sealed = UnsafeMutableRawBufferPointer.allocate(
-      byteCount: header.payloadLength + Sodium.tagLength, alignment: 16)
-    var handedOut = false
-    defer { if !handedOut { sealed.deallocate() } }
-    let filled: Int
+    // The tag (the file's last 16 bytes) apart, so that the one buffer the ciphertext is read
+    // into is exactly the payload's size and becomes the payload.
+    let tag: [UInt8]
     do {
-      filled = try files.sys.preadAll(file.fd, into: sealed, at: Int64(CacheSeal.itemHeaderSize))
+      tag = try files.read(
+        file.fd, count: Sodium.tagLength,
+        offset: Int64(CacheSeal.itemHeaderSize + header.payloadLength), path: path)
     } catch {
-      throw unreadable(key, error)
+      throw failure(error, .itemUnreadable, key: key)
     }
-    guard filled == sealed.count else {
+    guard tag.count == Sodium.tagLength else {
       throw itemFailure(key, .unauthentic("truncated while it was read"))
     }
-    guard
-      CacheSeal.openPayloadInPlace(
-        sealed, header: header, key: key.rawValue, storeID: storeID, keys: keys)
-    else { throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic)) }
-    guard header.payloadLength > 0, let base = sealed.baseAddress else {
-      return (Data(), header.entry)
+    // Read into the payload's own storage and decrypted there: no second buffer, no copy.
+    var payload = Data(count: header.payloadLength)
+    let opened = payload.withUnsafeMutableBytes { ciphertext -> Result<Bool, Errno> in
+      do throws(Errno) {
+        let filled = try files.sys.preadAll(
+          file.fd, into: ciphertext, at: Int64(CacheSeal.itemHeaderSize))
+        guard filled == ciphertext.count else { return .success(false) }
+      } catch {
+        return .failure(error)
+      }
+      return .success(
+        CacheSeal.openPayloadInPlace(
+          ciphertext, tag: tag, header: header, key: key.rawValue, storeID: storeID, keys: keys))
     }
-    handedOut = true
-    let payload = Data(
-      bytesNoCopy: base, count: header.payloadLength,
-      deallocator: .custom { pointer, _ in pointer.deallocate() })
-    return (payload, header.entry)
+    switch opened {
+    case .failure(let error): throw unreadable(key, error)
+    case .success(false): throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic))
+    case .success(true): return (payload, header.entry)
+    }
   }
 
   /// The store error for a sealed item that does not open.

@@ -67,12 +67,14 @@ import Testing
     let sealed = Self.seal(
       message, ad: Self.vectorAD, nonce: Self.vectorNonce, key: Self.vectorKey)
     func inPlace(_ bytes: [UInt8], key: [UInt8] = Self.vectorKey) -> [UInt8]? {
-      var buffer = bytes
+      let split = Swift.max(0, bytes.count - Sodium.tagLength)
+      var buffer = Array(bytes[..<split])
       let ok = buffer.withUnsafeMutableBytes {
         Sodium.openInPlace(
-          $0, associatedData: Self.vectorAD, nonce: Self.vectorNonce, key: key)
+          $0, tag: Array(bytes[split...]), associatedData: Self.vectorAD,
+          nonce: Self.vectorNonce, key: key)
       }
-      return ok ? Array(buffer.prefix(bytes.count - Sodium.tagLength)) : nil
+      return ok ? buffer : nil
     }
     #expect(inPlace(sealed) == message)
     #expect(

@@ -117,24 +117,27 @@ enum CacheSeal {
         payloadLength: Int(length), prefix: Array(head[0..<32]), nonce: Array(head[32..<56])))
   }
 
-  /// Authenticates and decrypts an item's ciphertext and tag (the file after its header) in
-  /// place: on success the first `header.payloadLength` bytes of `sealed` are the payload. The
-  /// associated data binds the header, the store id and the key.
+  /// Authenticates and decrypts an item's ciphertext (the file after its header, without the
+  /// tag) in place: on success `ciphertext` holds the payload. The associated data binds the
+  /// header, the store id and the key.
   ///
+  /// - Parameters:
+  ///   - ciphertext: Exactly `header.payloadLength` bytes.
+  ///   - tag: The 16 bytes after them (the file's last).
   /// - Returns: Whether the item authenticates under this key, store, name and header.
   /// - Complexity: O(payload).
   static func openPayloadInPlace(
-    _ sealed: UnsafeMutableRawBufferPointer, header: ItemHeader, key: String, storeID: [UInt8],
-    keys: SealKeys
+    _ ciphertext: UnsafeMutableRawBufferPointer, tag: [UInt8], header: ItemHeader, key: String,
+    storeID: [UInt8], keys: SealKeys
   ) -> Bool {
-    guard sealed.count == header.payloadLength + Sodium.tagLength else { return false }
+    guard ciphertext.count == header.payloadLength else { return false }
     return Sodium.openInPlace(
-      sealed, associatedData: header.prefix + storeID + Array(key.utf8), nonce: header.nonce,
-      key: keys.items)
+      ciphertext, tag: tag, associatedData: header.prefix + storeID + Array(key.utf8),
+      nonce: header.nonce, key: keys.items)
   }
 
   /// Opens a sealed item file held whole in memory (``decodeItemHeader(_:fileSize:)``, then
-  /// ``openPayloadInPlace(_:header:key:storeID:keys:)`` on a copy of the sealed part, which
+  /// ``openPayloadInPlace(_:tag:header:key:storeID:keys:)`` on a copy of the ciphertext, which
   /// becomes the payload).
   ///
   /// - Returns: The payload, `writtenAt` and the generation it was committed under.
@@ -147,12 +150,14 @@ enum CacheSeal {
     case .failure(let failure): return .failure(failure)
     case .success(let decoded): header = decoded
     }
-    var payload = Data(bytes[itemHeaderSize...])
-    let ok = payload.withUnsafeMutableBytes { sealed in
-      openPayloadInPlace(sealed, header: header, key: key, storeID: storeID, keys: keys)
+    let end = itemHeaderSize + header.payloadLength
+    var payload = Data(bytes[itemHeaderSize..<end])
+    let ok = payload.withUnsafeMutableBytes { ciphertext in
+      openPayloadInPlace(
+        ciphertext, tag: Array(bytes[end...]), header: header, key: key, storeID: storeID,
+        keys: keys)
     }
     guard ok else { return .failure(.unauthentic(notAuthentic)) }
-    payload.count = header.payloadLength
     return .success((payload, header.entry))
   }
 

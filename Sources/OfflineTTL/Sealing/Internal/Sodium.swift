@@ -114,37 +114,42 @@ enum Sodium {
     return status == 0 && written == UInt64(output.count)
   }
 
-  /// ``open(_:associatedData:nonce:key:into:)`` in place, with no second buffer: `buffer` holds
-  /// the ciphertext then the tag, and on success its first `buffer.count - tagLength` bytes are
-  /// the plaintext. libsodium verifies the tag over the ciphertext before it decrypts anything,
-  /// then runs the stream cipher with the output at the input's own address, which its stream
-  /// functions allow (`crypto_aead_chacha20poly1305_ietf_decrypt_detached` in libsodium's
-  /// `aead_chacha20poly1305.c`; `SodiumTests` checks it against the two-buffer form at sizes
-  /// around the vectorized block sizes).
+  /// ``open(_:associatedData:nonce:key:into:)`` in place, with no second buffer
+  /// (`crypto_aead_xchacha20poly1305_ietf_decrypt_detached` with the output at the input's
+  /// address): `buffer` holds the ciphertext, `tag` the 16-byte tag that followed it, and on
+  /// success `buffer` holds the plaintext. libsodium verifies the tag over the ciphertext before it
+  /// decrypts anything, then runs the stream cipher with the output at the input's own address,
+  /// which its stream functions allow (`aead_chacha20poly1305.c`; `SodiumTests` checks it against
+  /// the two-buffer form at sizes around the vectorized block sizes). The buffer is exactly the
+  /// plaintext's size, so it can become the payload as it is.
   ///
-  /// - Returns: `false` when `buffer` is shorter than a tag or the tag does not verify; the
-  ///   ciphertext bytes are then zeroed (libsodium clears the output) and nothing is decrypted.
+  /// - Returns: `false` when `tag` is not 16 bytes or does not verify; `buffer` is then zeroed
+  ///   (libsodium clears the output) and nothing is decrypted.
   /// - Complexity: O(buffer + associated data).
   static func openInPlace(
-    _ buffer: UnsafeMutableRawBufferPointer, associatedData: [UInt8], nonce: [UInt8],
-    key: [UInt8]
+    _ buffer: UnsafeMutableRawBufferPointer, tag: [UInt8], associatedData: [UInt8],
+    nonce: [UInt8], key: [UInt8]
   ) -> Bool {
     ready()
     precondition(nonce.count == nonceLength && key.count == keyLength)
-    guard buffer.count >= tagLength,
-      let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
-    else { return false }
-    var written: UInt64 = 0
-    let status = associatedData.withUnsafeBufferPointer { ad in
-      nonce.withUnsafeBufferPointer { npub in
-        key.withUnsafeBufferPointer { k in
-          crypto_aead_xchacha20poly1305_ietf_decrypt(
-            base, &written, nil, base, UInt64(buffer.count), ad.baseAddress, UInt64(ad.count),
-            npub.baseAddress!, k.baseAddress!)
+    guard tag.count == tagLength else { return false }
+    // libsodium wants a non-null ciphertext pointer even for an empty message.
+    var empty: UInt8 = 0
+    let status = withUnsafeMutablePointer(to: &empty) { placeholder in
+      let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? placeholder
+      return associatedData.withUnsafeBufferPointer { ad in
+        tag.withUnsafeBufferPointer { mac in
+          nonce.withUnsafeBufferPointer { npub in
+            key.withUnsafeBufferPointer { k in
+              crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+                base, nil, base, UInt64(buffer.count), mac.baseAddress!, ad.baseAddress,
+                UInt64(ad.count), npub.baseAddress!, k.baseAddress!)
+            }
+          }
         }
       }
     }
-    return status == 0 && written == UInt64(buffer.count - tagLength)
+    return status == 0
   }
 
   /// Keyed BLAKE2b (`crypto_generichash` with a key) over the concatenation of `parts`.
