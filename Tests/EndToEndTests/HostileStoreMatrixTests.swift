@@ -153,22 +153,46 @@ import Testing
     }
   }
 
+  /// A hostile case made in a new scene, with the outside snapshot taken after it was made and
+  /// what the first offline `status` and `read token` answered (each bounded, its exit code
+  /// among the case's; a `read` that succeeds served the right bytes). The caller removes
+  /// ``Prepared/scene``.
+  struct Prepared {
+    let scene: Scene
+    let outside: [String: String]
+    let label: String
+    let status: BinaryResult
+    let read: BinaryResult
+  }
+
+  /// Makes `hostile` in a new scene (sealed or not) and runs the first offline `status` and
+  /// `read token`; see ``Prepared``. The scene is removed when anything here fails.
+  func prepared(_ hostile: HostileCase, sealed: Bool = false) throws -> Prepared {
+    let scene = try Scene(binary: binary, sealed: sealed)
+    do {
+      try hostile.make(scene)
+      let outside = scene.outsideSnapshot()
+      let label = hostile.name
+      let status = try run(scene.status, allowed: hostile.statusBefore, label)
+      let read = try run(scene.read("token"), allowed: hostile.readBefore, label)
+      if read.exitCode == 0 {
+        #expect(read.standardOutput == Scene.tokenPayload, "\(label): wrong bytes served")
+      }
+      return Prepared(scene: scene, outside: outside, label: label, status: status, read: read)
+    } catch {
+      scene.remove()
+      throw error
+    }
+  }
+
   /// The matrix's run of one corruption: offline checks are bounded and never serve wrong bytes
   /// or remove a staging; a plain sign-in recovers (no staging, no `pending` left, a generation
   /// above 0, fresh unless the corruption took every item); a sign-in with `--put` serves the
   /// new bytes; nothing outside the store changes.
   func refusedWithoutHangThenRecovered(_ hostile: HostileCase, sealed: Bool) throws {
-    let scene = try Scene(binary: binary, sealed: sealed)
+    let prepared = try self.prepared(hostile, sealed: sealed)
+    let (scene, outside, label) = (prepared.scene, prepared.outside, prepared.label)
     defer { scene.remove() }
-    try hostile.make(scene)
-    let outside = scene.outsideSnapshot()
-    let label = hostile.name
-    let status = try run(scene.status, allowed: hostile.statusBefore, label)
-    let read = try run(scene.read("token"), allowed: hostile.readBefore, label)
-    if read.exitCode == 0 {
-      #expect(read.standardOutput == Scene.tokenPayload, "\(label): wrong bytes served")
-    }
-    if status.exitCode == 0 { #expect(hostile.statusBefore.contains(0)) }
     // Offline checks never reclaim a sign-in's staging: only a sign-in does.
     if hostile.keepsStaging {
       #expect(!scene.stagings().isEmpty, "\(label): an offline check removed the staging")
@@ -196,17 +220,13 @@ import Testing
 
   @Test(arguments: HostileCase.insecure)
   func everyInsecureOwnerOrModeIsRefusedWith74(_ hostile: HostileCase) throws {
-    let scene = try Scene(binary: binary)
+    let prepared = try self.prepared(hostile)
+    let (scene, outside, label) = (prepared.scene, prepared.outside, prepared.label)
     defer { scene.remove() }
-    try hostile.make(scene)
-    let outside = scene.outsideSnapshot()
-    let label = hostile.name
-    let status = try run(scene.status, allowed: hostile.statusBefore, label)
-    if status.exitCode == 74 {
-      let text = status.standardOutput + status.standardError
+    if prepared.status.exitCode == 74 {
+      let text = prepared.status.standardOutput + prepared.status.standardError
       #expect(text.contains("insecure_store"), "\(label): \(text)")
     }
-    try run(scene.read("token"), allowed: hostile.readBefore, label)
     try run(scene.signIn(["token"]), allowed: hostile.signInAllowed, label)
     #expect(scene.outsideSnapshot() == outside, "\(label): something outside the store changed")
   }

@@ -85,8 +85,8 @@ func shell(_ arguments: [String]) -> Int32 {
     #expect(status.exitCode == .ioError)
     #expect(
       status.standardError.hasPrefix(
-        "error: store '\(store)' cannot be used: the clock mark's lock cannot be used"
-          + " (lock_failed): "))
+        "error: store '\(store)' cannot be used: the clock mark's lock cannot be used:"
+          + " lock_failed: "))
     #expect(status.standardError.contains("clock-mark.lock"))
     let mark = run(["mark", "show", "--store", store])
     #expect(mark.exitCode == .ioError)

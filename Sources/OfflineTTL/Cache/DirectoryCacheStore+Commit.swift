@@ -105,17 +105,13 @@ extension DirectoryCacheStore {
   }
 
   /// The lock file, for the online path: anything but a regular file under its name (a FIFO, a
-  /// directory, a link) is removed and a new lock file created. Another user's lock file is
-  /// refused (`insecure`).
+  /// directory, a link), or a lock file with another name (a hard link), is removed and a new
+  /// lock file created (``SecureStoreFiles/openOrReplaceFile(_:in:_:)``). Another user's lock
+  /// file is refused (`insecure`).
   private func openOrReplaceLock(_ cache: StoreDirectory) throws(StoreFileError)
     -> OpenedStoreFile
   {
-    do {
-      return try files.openFile(cache, Self.lockName, [.readWrite, .create])
-    } catch  where error.isWrongType {
-      try files.remove(cache, Self.lockName)
-      return try files.openFile(cache, Self.lockName, [.readWrite, .create])
-    }
+    try files.secure.openOrReplaceFile(Self.lockName, in: cache, [.readWrite, .create])
   }
 
   /// Applies `changes` under the lock, repairing the store first (this is the online path):

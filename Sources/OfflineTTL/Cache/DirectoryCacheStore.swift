@@ -290,6 +290,10 @@ public struct DirectoryCacheStore: CacheItemStore {
     case .insecure:
       return CacheStoreError(
         code: .insecureStore, key: key, reason: error.description + Self.insecureAdvice)
+    case .hardLinked:
+      return CacheStoreError(
+        code: .insecureStore, key: key,
+        reason: error.description + StoreFileError.hardLinkAdvice)
     case .symbolicLink, .notRegularFile, .notDirectory:
       return CacheStoreError(
         code: code == .storeUnusable ? .storeUnusable : .notARegularFile, key: key,

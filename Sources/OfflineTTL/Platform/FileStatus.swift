@@ -49,12 +49,28 @@ public struct FileStatus: Sendable, Hashable {
   public let changeTimeNanoseconds: Int64
   /// The modification time (`st_mtim`) in nanoseconds since the epoch.
   public let modificationTimeNanoseconds: Int64
+  /// The number of names the file has (`st_nlink`): 1 for a file with one name, more for a file
+  /// hard-linked elsewhere, 0 for a file whose last name was removed while it was open; a
+  /// directory has at least 2.
+  public let linkCount: UInt64
 
   /// Creates a status.
+  ///
+  /// - Parameters:
+  ///   - kind: The kind of file.
+  ///   - permissions: The permission bits (`st_mode & 0o7777`).
+  ///   - size: The size in bytes.
+  ///   - ownerID: The owner's user id.
+  ///   - device: The device id.
+  ///   - inode: The inode number.
+  ///   - changeTimeNanoseconds: `st_ctim` in nanoseconds since the epoch.
+  ///   - modificationTimeNanoseconds: `st_mtim` in nanoseconds since the epoch.
+  ///   - linkCount: `st_nlink`, the number of names (1 unless given).
   public init(
     kind: Kind, permissions: UInt32, size: Int64, ownerID: UInt32, device: UInt64, inode: UInt64,
-    changeTimeNanoseconds: Int64 = 0, modificationTimeNanoseconds: Int64 = 0
+    changeTimeNanoseconds: Int64 = 0, modificationTimeNanoseconds: Int64 = 0, linkCount: UInt64 = 1
   ) {
+    self.linkCount = linkCount
     self.changeTimeNanoseconds = changeTimeNanoseconds
     self.modificationTimeNanoseconds = modificationTimeNanoseconds
     self.kind = kind
@@ -67,6 +83,12 @@ public struct FileStatus: Sendable, Hashable {
 
   /// Whether group or others may write it (`mode & 0o022 != 0`).
   public var isWritableByOthers: Bool { permissions & 0o022 != 0 }
+
+  /// Whether a file that is not a directory has another name besides the one it was opened by
+  /// (`st_nlink > 1`): a hard link, made from outside the store or into it. A count of 0 (the
+  /// name was removed or replaced while the file was open, as a sign-in's rename does) is not a
+  /// second name.
+  public var hasOtherNames: Bool { kind != .directory && linkCount > 1 }
 
   /// Whether any group or other permission bit is set (`mode & 0o077 != 0`).
   public var isAccessibleByOthers: Bool { permissions & 0o077 != 0 }

@@ -43,10 +43,14 @@ public struct OpenedStoreFile: Sendable {
 /// - a file or directory owned by another user, or writable by group or others, is
 ///   ``StoreFileError/Problem/insecure(ownerID:permissions:effectiveUserID:)``; only a
 ///   directory this process has just created is tightened (to 0700);
+/// - a file with another name besides its own (`st_nlink > 1`: a hard link made into the store
+///   or out of it) is ``StoreFileError/Problem/hardLinked(linkCount:)``, so no write in place
+///   (the clock mark's slots) reaches another name; ``openOrReplaceFile(_:in:_:)`` is how the
+///   online path gives the store's name a new file of its own;
 /// - the store directory is opened through its parent with `O_DIRECTORY | O_NOFOLLOW` on its
 ///   last name, after dropping trailing `/` and `/.`: no spelling (`link/`, `link/.`, `./link`)
 ///   follows a link in place of the store directory itself (its parents may be links);
-/// - a new file is created with `O_CREAT | O_EXCL`, mode 0600.
+/// - a new file is created with `O_CREAT | O_EXCL`, mode 0600 (a new inode with one name).
 ///
 /// Every call goes through the ``Syscalls`` seam, so fault plans cover these steps too.
 @_spi(SystemCalls)
@@ -176,7 +180,8 @@ public struct SecureStoreFiles: Sendable {
   /// - Returns: The descriptor and its status.
   /// - Throws: ``StoreFileError``: `system(ENOENT)` when missing, `symbolicLink`,
   ///   `notRegularFile` (also for a FIFO without a reader opened for writing, `ENXIO`),
-  ///   `insecure`, or another `system` error.
+  ///   `insecure`, `hardLinked` (nothing was read or written through it), or another `system`
+  ///   error.
   public func openFile(_ name: String, in parent: StoreDirectory, _ flags: OpenFlags)
     throws(StoreFileError) -> OpenedStoreFile
   {
@@ -202,6 +207,30 @@ public struct SecureStoreFiles: Sendable {
     } catch {
       system.closeIgnoringErrors(fd)
       throw error
+    }
+  }
+
+  /// Opens a file of the store for the online path (an online sign-in's lock or record): when
+  /// something other than a regular file stands under the name (a FIFO, a directory, a link) or
+  /// the file has other names (a hard link), the name is removed and a new file is created with
+  /// `O_CREAT | O_EXCL` (mode 0600). The other name of a hard-linked file keeps its bytes: the
+  /// old file is never opened for writing. Another user's file, or one that group or others may
+  /// write, is still refused (`insecure`).
+  ///
+  /// - Parameters:
+  ///   - name: Its name in `parent`.
+  ///   - parent: An open directory of the store.
+  ///   - flags: Access mode and options for the first open, as ``openFile(_:in:_:)``.
+  /// - Returns: The descriptor and its status.
+  /// - Throws: ``StoreFileError``, as ``openFile(_:in:_:)``.
+  public func openOrReplaceFile(_ name: String, in parent: StoreDirectory, _ flags: OpenFlags)
+    throws(StoreFileError) -> OpenedStoreFile
+  {
+    do {
+      return try openFile(name, in: parent, flags)
+    } catch  where error.isWrongType || error.isHardLinked {
+      try removeEntry(name, in: parent)
+      return try openFile(name, in: parent, flags.union([.create, .exclusive]))
     }
   }
 
@@ -278,18 +307,25 @@ public struct SecureStoreFiles: Sendable {
   }
 
   /// Refuses a file or directory that is not owned by the effective user, or that group or
-  /// others may write.
+  /// others may write, and a file (not a directory) that has other names besides its own.
   ///
   /// - Parameters:
   ///   - status: Its `fstat`.
   ///   - path: Its path, for the error.
-  /// - Throws: ``StoreFileError/Problem/insecure(ownerID:permissions:effectiveUserID:)``.
+  /// - Throws: ``StoreFileError/Problem/insecure(ownerID:permissions:effectiveUserID:)``, or
+  ///   ``StoreFileError/Problem/hardLinked(linkCount:)`` when `st_nlink > 1` (a count of 0, a
+  ///   name removed or replaced while the file was open, is not refused: a reader that opened
+  ///   the index or an item just before a sign-in renamed a new one over it reads a whole old
+  ///   file).
   public func checkOwnership(_ status: FileStatus, path: String) throws(StoreFileError) {
     let user = system.effectiveUserID()
     guard status.ownerID == user, !status.isWritableByOthers else {
       throw StoreFileError(
         .insecure(ownerID: status.ownerID, permissions: status.permissions, effectiveUserID: user),
         path: path)
+    }
+    guard !status.hasOtherNames else {
+      throw StoreFileError(.hardLinked(linkCount: status.linkCount), path: path)
     }
   }
 

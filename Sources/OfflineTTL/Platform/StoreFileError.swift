@@ -18,6 +18,11 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
     case notDirectory(FileStatus.Kind)
     /// The file or directory is owned by another user, or group or others may write it.
     case insecure(ownerID: UInt32, permissions: UInt32, effectiveUserID: UInt32)
+    /// A file of the store has other names besides its own (`st_nlink` is this count, more than
+    /// 1): a hard link made into the store or out of it. Whoever holds the other name could read
+    /// or change it, and a write in place would change the other name's bytes too. Counted with
+    /// ``StoreFileError/isInsecure``; only the online path replaces the file.
+    case hardLinked(linkCount: UInt64)
     /// A length read from disk (or a file's size) is beyond what the format allows.
     case oversized(size: Int64, limit: Int64)
   }
@@ -43,9 +48,22 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
     return nil
   }
 
-  /// Whether the problem is an owner or a mode (``Problem/insecure(ownerID:permissions:effectiveUserID:)``).
+  /// Whether the problem is an owner, a mode
+  /// (``Problem/insecure(ownerID:permissions:effectiveUserID:)``) or a second name
+  /// (``Problem/hardLinked(linkCount:)``): the file or directory cannot be trusted as the
+  /// store's own.
   public var isInsecure: Bool {
-    if case .insecure = problem { return true }
+    switch problem {
+    case .insecure, .hardLinked: true
+    default: false
+    }
+  }
+
+  /// Whether the problem is a second name (``Problem/hardLinked(linkCount:)``): the online path
+  /// replaces such a file (removes the store's name and creates a new file), leaving the other
+  /// name's bytes as they were.
+  public var isHardLinked: Bool {
+    if case .hardLinked = problem { return true }
     return false
   }
 
@@ -57,6 +75,12 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
     default: false
     }
   }
+
+  /// What a user does about a ``Problem/hardLinked(linkCount:)`` file, appended to its message
+  /// by the stores: an online sign-in replaces it, or the other name is removed.
+  public static let hardLinkAdvice =
+    "; sign in online (the store's name then gets a new file of its own and the other name keeps"
+    + " its bytes), or remove the other name (find <mount point> -xdev -samefile <path> lists it)"
 
   /// A sentence naming the path and the cause, e.g. `"/s/cache/items/k is a FIFO, not a regular
   /// file"`.
@@ -76,6 +100,10 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
       }
       return
         "\(path) has mode 0\(String(permissions, radix: 8)): group or others may write it"
+    case .hardLinked(let count):
+      return
+        "\(path) has \(count) names (a hard link): another name, outside the store or in it,"
+        + " shares its bytes"
     case .oversized(let size, let limit):
       return "\(path) has \(size) bytes, more than the \(limit) its format allows"
     }

@@ -517,6 +517,7 @@ extension FileStatus {
       changeTimeNanoseconds: Int64(status.st_ctim.tv_sec) &* 1_000_000_000
         &+ Int64(status.st_ctim.tv_nsec),
       modificationTimeNanoseconds: Int64(status.st_mtim.tv_sec) &* 1_000_000_000
-        &+ Int64(status.st_mtim.tv_nsec))
+        &+ Int64(status.st_mtim.tv_nsec),
+      linkCount: UInt64(status.st_nlink))
   }
 }

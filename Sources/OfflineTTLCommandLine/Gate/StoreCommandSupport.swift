@@ -112,12 +112,12 @@ enum StoreCommandSupport {
         return "the cache directory '\(cache)' is a symbolic link (symbolic links are not"
           + " followed)"
       }
-      return "the item cache cannot be opened (\(error.code)): \(error.message)"
+      // `store_unusable (no_session_bus): …`: the code with its typed reason, as `mark_error`.
+      return "the item cache cannot be opened: \(error)"
     }
     if let error = decision.markError, structural.contains(error.code) {
       let what = error.code == .lockFailed ? "the clock mark's lock" : "the clock mark"
-      return "\(what) cannot be used (\(error.code)): \(error.message); the mark was neither"
-        + " read nor written"
+      return "\(what) cannot be used: \(error); the mark was neither read nor written"
     }
     return nil
   }

@@ -58,8 +58,10 @@ enum Mark: Subcommand {
       (64, "usage error."),
       (
         74,
-        "the directory cannot be opened or created, or its lock file cannot be used; or show"
-          + " could not write standard output."
+        "the directory cannot be opened or created, or its lock file cannot be used, or a file"
+          + " of the store is another user's, writable by others or hard-linked"
+          + " (insecure_store), or with --backend secret-service the keyring cannot be reached"
+          + " (store_unusable); or show could not write standard output."
       ),
     ],
     examples: [
@@ -183,16 +185,18 @@ enum Mark: Subcommand {
     }
   }
 
-  /// Runs a store operation, turning its error into exit 74 (store unusable) or 1 (anything
-  /// else) with the typed reason.
+  /// Runs a store operation, turning its error into exit 74 (store unusable, or
+  /// `insecure_store` as every subcommand) or 1 (anything else) with the typed reason.
   private static func perform<R>(_ body: () throws(ClockMarkStoreError) -> R) throws(CommandFailure)
     -> R
   {
     do {
       return try body()
     } catch {
-      // The directory or its lock file cannot be used: the store, not the record, is the cause.
-      let unusable = error.code == .storeUnusable || error.code == .lockFailed
+      // The directory or its lock file cannot be used, or the store cannot be trusted: the
+      // store, not the record, is the cause.
+      let unusable =
+        error.code == .storeUnusable || error.code == .lockFailed || error.code == .insecureStore
       let code = unusable ? ExitCode.ioError : ExitCode(rawValue: 1)
       throw CommandFailure(code, error.description)
     }

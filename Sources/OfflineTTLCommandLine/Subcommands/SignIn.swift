@@ -44,8 +44,9 @@ enum SignIn: Subcommand {
       (64, "usage error (an invalid or repeated key, or an invalid server time, included)."),
       (
         74,
-        "nothing was committed: the store cannot be opened or written, an input file cannot"
-          + " be read, or the --tpm TPM cannot be read (with the reason)."
+        "nothing was committed: the store cannot be opened or written (with --backend"
+          + " secret-service: the keyring cannot be reached, store_unusable), an input file"
+          + " cannot be read, or the --tpm TPM cannot be read (with the reason)."
       ),
       (
         75,

@@ -8,6 +8,9 @@ struct LoadedRecord {
   let record: ClockMarkRecord
   /// The seal of a sealed store (its subkeys and store id); `nil` when the store is not sealed.
   var seal: MarkSeal.Context? = nil
+  /// Whether the record file has another name (a hard link): loaded only for an online reset,
+  /// which then replaces the file instead of writing its slots in place.
+  var hasOtherNames = false
 }
 
 extension FileClockMarkStore {
@@ -20,7 +23,8 @@ extension FileClockMarkStore {
   ///     `absent` and nothing is created.
   ///   - lock: Shared or exclusive.
   ///   - repairing: Whether a lock file that is not a regular file (a FIFO, a directory, a link)
-  ///     is removed and created again: only the online sign-in's reset does this.
+  ///     or that has another name (a hard link) is removed and created again: only the online
+  ///     sign-in's reset does this.
   func withLockedDirectory<R>(
     creating: Bool, repairing: Bool = false, lock: LockOperation,
     _ body: (FileDescriptor) throws(StoreError) -> R
@@ -81,10 +85,12 @@ extension FileClockMarkStore {
       } catch {
         throw lockFailed(error)
       }
-    } catch  where error.isWrongType && repairing {
+    } catch  where (error.isWrongType || error.isHardLinked) && repairing {
       do {
         try secure.removeEntry(Self.lockFileName, in: directory)
-        return try secure.openFile(Self.lockFileName, in: directory, flags.union(.create)).fd
+        return try secure.openFile(
+          Self.lockFileName, in: directory, flags.union([.create, .exclusive])
+        ).fd
       } catch {
         throw lockFailed(error)
       }
@@ -108,14 +114,18 @@ extension FileClockMarkStore {
   /// - Parameters:
   ///   - writable: Open read-write (for a write that may follow).
   ///   - creatingKey: Whether a sealed store may create a missing key (online sign-in only).
+  ///   - acceptingOtherNames: Whether a record with another name (a hard link) is loaded, with
+  ///     ``LoadedRecord/hasOtherNames`` set, instead of refused as `insecure_store`: only for the
+  ///     online reset, which then replaces the file and never writes through it.
   /// - Returns: The loaded record; the caller closes its descriptor.
   /// - Throws: `absent`, `unreadable` with its reason, `writeFailed` when a writable open is
   ///   refused by a read-only file system, or refused (`EPERM`, `EACCES`) for a record that can
   ///   still be opened for reading (an immutable file), or a seal failure (`key_required`,
   ///   `seal_mismatch`, `mark_unauthentic`, `key_unavailable`).
-  func load(in directory: FileDescriptor, writable: Bool, creatingKey: Bool = false)
-    throws(StoreError) -> LoadedRecord
-  {
+  func load(
+    in directory: FileDescriptor, writable: Bool, creatingKey: Bool = false,
+    acceptingOtherNames: Bool = false
+  ) throws(StoreError) -> LoadedRecord {
     let fd: FileDescriptor
     do {
       fd = try openRecord(in: directory, writable ? .readWrite : .readOnly)
@@ -136,7 +146,7 @@ extension FileClockMarkStore {
       throw openError(error, writable: writable)
     }
     do {
-      var loaded = try loadOpened(fd)
+      var loaded = try loadOpened(fd, acceptingOtherNames: acceptingOtherNames)
       loaded.seal = try checkSeals(loaded.bytes, creatingKey: creatingKey)
       return loaded
     } catch {
@@ -160,7 +170,9 @@ extension FileClockMarkStore {
     }
   }
 
-  private func loadOpened(_ fd: FileDescriptor) throws(StoreError) -> LoadedRecord {
+  private func loadOpened(_ fd: FileDescriptor, acceptingOtherNames: Bool = false)
+    throws(StoreError) -> LoadedRecord
+  {
     let status: FileStatus
     do {
       // Without the times: asking for them makes the next write take fresh fine-grained times,
@@ -175,6 +187,8 @@ extension FileClockMarkStore {
     do {
       try secure.checkOwnership(
         status, path: StoreDirectory(fd: fd, path: directoryPath).path(of: Self.recordFileName))
+    } catch  where error.isHardLinked && acceptingOtherNames {
+      // Read for the reset's generation only; the reset renames a new file over the name.
     } catch {
       throw insecure(error)
     }
@@ -204,7 +218,9 @@ extension FileClockMarkStore {
     guard count == MarkRecordCodec.fileSize else {
       throw unreadable(.truncated, "the record file ended after \(count) bytes")
     }
-    return try Self.newest(in: bytes, fd: fd)
+    var loaded = try Self.newest(in: bytes, fd: fd)
+    loaded.hasOtherNames = status.hasOtherNames
+    return loaded
   }
 
   static func newest(in bytes: [UInt8], fd: FileDescriptor) throws(StoreError)
@@ -306,7 +322,11 @@ extension FileClockMarkStore {
   }
 
   func insecure(_ error: StoreFileError) -> StoreError {
-    StoreError(
+    if error.isHardLinked {
+      return StoreError(
+        code: .insecureStore, reason: error.description + StoreFileError.hardLinkAdvice)
+    }
+    return StoreError(
       code: .insecureStore,
       reason: "\(error); a store must be owned by this user and writable by nobody else: check"
         + " its contents, then remove the write access (chmod go-w), or remove the store and"

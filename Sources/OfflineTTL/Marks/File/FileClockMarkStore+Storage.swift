@@ -32,8 +32,11 @@ extension FileClockMarkStore {
   public func loadRecord(in access: inout Access, forWriting: Bool) throws(StoreError)
     -> ClockMarkRecord
   {
+    // Only the online reset (the one operation that may create a key) reads a hard-linked
+    // record, to replace it.
     let loaded = try load(
-      in: access.directory, writable: forWriting, creatingKey: access.creatingKey)
+      in: access.directory, writable: forWriting, creatingKey: access.creatingKey,
+      acceptingOtherNames: access.creatingKey)
     if let previous = access.loaded { system.closeIgnoringErrors(previous.fd) }
     access.loaded = loaded
     return loaded.record
@@ -55,12 +58,13 @@ extension FileClockMarkStore {
     try replaceFile(with: record, in: access.directory, seal: seal)
   }
 
-  /// Over a loaded record, writes both slots in place, one after the other, each synced; else
-  /// replaces the file (temporary file and rename).
+  /// Over a loaded record, writes both slots in place, one after the other, each synced; else,
+  /// or when the loaded record has another name (a hard link), replaces the file (temporary
+  /// file and rename), so the other name keeps its bytes.
   public func writeReset(
     _ record: ClockMarkRecord, in access: inout Access, overLoadedRecord: Bool
   ) throws(StoreError) {
-    if overLoadedRecord, let loaded = access.loaded {
+    if overLoadedRecord, let loaded = access.loaded, !loaded.hasOtherNames {
       try writeBothSlots(record, over: loaded)
     } else {
       // The online path: a FIFO, directory or link in the record's place is removed first.
