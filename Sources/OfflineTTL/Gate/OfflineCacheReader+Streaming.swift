@@ -42,6 +42,7 @@ extension OfflineCacheReader {
     start: (CacheItemHeader) throws -> Void = { _ in },
     into handler: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> CacheItemHeader? {
+    var datedAfterNow: OfflineReadError?
     for _ in 0..<Self.maximumAttempts {
       guard let (decision, now) = try recheck() else { return nil }
       var accepted: CacheItemHeader?
@@ -55,6 +56,9 @@ extension OfflineCacheReader {
           do {
             try checkServed(header.key, writtenAt: header.writtenAt, now: now, decision: decision)
           } catch {
+            // Written after this read's clocks were taken, perhaps by an online session of
+            // this generation: judge again with a later reading (nothing was handed out yet).
+            if header.writtenAt > now { throw DatedAfterNow(error: error) }
             throw Passed(error: error)
           }
           accepted = header
@@ -81,6 +85,9 @@ extension OfflineCacheReader {
         }
       } catch is Superseded {
         continue
+      } catch let dated as DatedAfterNow {
+        datedAfterNow = dated.error
+        continue
       } catch let passed as Passed {
         throw passed.error
       } catch let error as StoreError {
@@ -97,7 +104,7 @@ extension OfflineCacheReader {
       if !started { try start(header) }
       return header
     }
-    throw Self.keptReplacing
+    throw datedAfterNow ?? Self.keptReplacing
   }
 }
 
@@ -108,4 +115,10 @@ private struct Superseded: Error {}
 /// unchanged.
 private struct Passed: Error {
   let error: any Error
+}
+
+/// The served-item check found the item dated after this read's now, before any byte was handed
+/// out: the read is judged again with a later reading.
+private struct DatedAfterNow: Error {
+  let error: OfflineReadError
 }

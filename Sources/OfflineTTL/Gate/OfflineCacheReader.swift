@@ -55,6 +55,9 @@ public struct OfflineCacheReader: Sendable {
   /// judged, and not after now, is served: an online session of the same generation may have
   /// written it after the decision, and it is only fresher. An older copy of an
   /// item put in place behind the index is refused, with the item's own time in the reason.
+  /// An item dated after now is judged again with a later reading (an online session of the
+  /// same generation may have written it after this read's clocks were taken) and refused only
+  /// when it is still after now at the last of ``maximumAttempts`` readings.
   /// When a newer sign-in committed, the read judges its set first (see the type's discussion);
   /// when that sign-in left nothing cached, the answer is `nil`.
   ///
@@ -73,6 +76,7 @@ public struct OfflineCacheReader: Sendable {
   ///   item; a sealed store reads it no third time: the item set is checked against the record
   ///   the decision observed) plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
+    var datedAfterNow: OfflineReadError?
     for _ in 0..<Self.maximumAttempts {
       guard let (decision, now) = try recheck() else { return nil }
       let item: CacheItem?
@@ -93,10 +97,18 @@ public struct OfflineCacheReader: Sendable {
       // A sign-in that committed during the read may have put its own set in place.
       guard isCurrent(decision) else { continue }
       guard let item else { return nil }
-      try checkServed(item, now: now, decision: decision)
+      do {
+        try checkServed(item, now: now, decision: decision)
+      } catch {
+        // An online session of this generation may have written the item after this read's
+        // clocks were taken: judge again with a later reading before refusing it.
+        guard item.writtenAt > now else { throw error }
+        datedAfterNow = error
+        continue
+      }
       return item
     }
-    throw Self.keptReplacing
+    throw datedAfterNow ?? Self.keptReplacing
   }
 
   /// The refusal after ``maximumAttempts`` reads that each met a newer sign-in.

@@ -112,6 +112,37 @@ import Testing
     #expect(item.map { $0.writtenAt > (reader.decision.items?.newest ?? $0.writtenAt) } == true)
   }
 
+  /// An online session of the same generation writing after the read's clocks were taken (but
+  /// before the item is read) dates the item after that reading: the read judges again with a
+  /// later reading and serves it, whole or streamed (found by `ConcurrentHonestClockTests`, which
+  /// saw "written at …001175, after now …001174" on an honest clock).
+  @Test(arguments: [false, true])
+  func anItemWrittenAfterTheReadsClocksIsJudgedAgainNotRefused(streamed: Bool) throws {
+    let f = try Fixture(.directory)
+    defer { f.remove() }
+    let session = try f.gate.beginOnlineSession()
+    try session.write(Fixture.key("token"), Data("first".utf8))
+    let hooked = HookedCacheStore(f.cache)
+    let gate = OfflineAccessGate(
+      cache: hooked, marks: f.marks, policy: f.gate.policy, clock: f.clock)
+    guard case .opened(let reader) = gate.openOffline() else {
+      throw CacheStoreError(code: .storeUnusable, reason: "expected the cache to open")
+    }
+    hooked.once(at: .beforeTheItem) {
+      f.clock.advance(by: .seconds(1))
+      #expect((try? session.write(Fixture.key("token"), Data("second".utf8))) != nil)
+    }
+    let payload: Data?
+    if streamed {
+      var bytes = Data()
+      let header = try reader.read(Fixture.key("token")) { bytes.append(contentsOf: $0) }
+      payload = header.map { _ in bytes }
+    } else {
+      payload = try reader.item(forKey: Fixture.key("token"))?.payload
+    }
+    #expect(payload == Data("second".utf8))
+  }
+
   @Test func verifyNamesEveryItemThatDisagrees() throws {
     let f = try Fixture(.directory)
     defer { f.remove() }
