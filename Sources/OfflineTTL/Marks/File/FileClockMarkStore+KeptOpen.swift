@@ -1,51 +1,29 @@
 import Synchronization
 
-/// The descriptors a long-lived ``FileClockMarkStore`` keeps open for its repeated reads: the
-/// store directory, the record and the lock file, with the identity (device, inode) each had
-/// when it was opened and checked. Shared by every copy of one store value; closed when the last
-/// copy goes away.
-final class KeptMarkFiles: Sendable {
-  struct Kept: Sendable {
-    let directory: StoreDirectory
-    let directoryStatus: FileStatus
-    let record: FileDescriptor
-    let recordStatus: FileStatus
-    let lock: FileDescriptor
-    let lockStatus: FileStatus
-  }
+/// The descriptors a long-lived ``FileClockMarkStore`` keeps open for its repeated reads.
+typealias KeptMarkFiles = KeptStoreFiles<KeptMarkDescriptors>
 
-  enum State: Sendable {
-    /// No operation has completed yet: the first one takes the lock and opens nothing extra.
-    case unused
-    /// An operation completed; the next read opens and keeps the descriptors.
-    case used
-    case kept(Kept)
-  }
+/// The store directory, the record and the lock file, with the identity (device, inode) each
+/// had when it was opened and checked; and, where the store is on a local file system, a
+/// change watch and the record the last full check read.
+struct KeptMarkDescriptors: KeptDescriptorSet {
+  let directory: StoreDirectory
+  let directoryStatus: FileStatus
+  let record: FileDescriptor
+  let recordStatus: FileStatus
+  let lock: FileDescriptor
+  let lockStatus: FileStatus
+  /// The watch of the directory, the record and the lock file, or `nil`.
+  var watch: StoreChangeWatch? = nil
+  /// The record the last full check read under the non-blocking shared lock, and the effective
+  /// user it was checked for; reused while the watch reports nothing. `nil` without a watch.
+  var validated: (record: RecordHint, user: UInt32)? = nil
 
-  let state = Mutex<State>(.unused)
-  let system: Syscalls
-
-  init(system: Syscalls) {
-    self.system = system
-  }
-
-  deinit {
-    state.withLock { state in
-      if case .kept(let kept) = state { Self.close(kept, system) }
-    }
-  }
-
-  static func close(_ kept: Kept, _ system: Syscalls) {
-    system.closeIgnoringErrors(kept.record)
-    system.closeIgnoringErrors(kept.lock)
-    system.closeIgnoringErrors(kept.directory.fd)
-  }
-}
-
-extension FileStatus {
-  /// Whether `other` names the same file (device and inode).
-  func isSameFile(as other: FileStatus) -> Bool {
-    device == other.device && inode == other.inode
+  func close(_ system: Syscalls) {
+    watch?.close(system)
+    system.closeIgnoringErrors(record)
+    system.closeIgnoringErrors(lock)
+    system.closeIgnoringErrors(directory.fd)
   }
 }
 
@@ -73,6 +51,18 @@ extension FileClockMarkStore {
   /// problem as before; a replaced file also drops the kept descriptors.
   ///
   /// System calls: `lstat`, 2 `fstatat`, 2 `flock`, 1 `pread`; no open, close, write or sync.
+  ///
+  /// **With a change watch** (``StoreChangeWatch``: a store on a local file system), set up
+  /// when the descriptors are opened, before their first check, watching the directory, the
+  /// record and the lock file: a call first reads the watch once, without waiting. When nothing
+  /// changed since the last check above read a record, that record is returned again after one
+  /// `lstat` of the directory path (still the directory kept open) and the same effective user;
+  /// the watch is read under `flock(LOCK_SH | LOCK_NB)`, like the `pread` above (no writer
+  /// holds the lock now, so none is in flight). The record is durable: it was read under the
+  /// shared lock, when no write was in flight, and no write reached the record since (a write
+  /// is an event at the time of the write, before its `fdatasync`). Any event drains the watch
+  /// and takes the checks above. System calls: one `read`, one `lstat`, one `geteuid`, 2
+  /// `flock`.
   func keptOpenRecord() -> ClockMarkRecord? {
     guard let hint = recordBeforeLock(validating: true), hint.isValidated else { return nil }
     return hint.record
@@ -106,14 +96,37 @@ extension FileClockMarkStore {
         state = .kept(opened)
       case .kept: break
       }
-      guard case .kept(let files) = state else { return nil }
+      guard case .kept(var files) = state else { return nil }
       if validating {
+        if let watch = files.watch {
+          // Nothing changed since the last full check: its record, without reading it again.
+          let poll: StoreChangeWatch.Poll?
+          if let validated = files.validated, isKeptDirectory(files),
+            system.effectiveUserID() == validated.user
+          {
+            poll = pollHoldingTheSharedLock(files, watch)
+            if poll == .unchanged { return validated.record }
+          } else {
+            poll = watch.poll(system)  // drained before the full check below
+          }
+          if poll == .failed {
+            watch.close(system)
+            files.watch = nil
+          }
+          files.validated = nil
+          state = .kept(files)
+        }
         switch readKept(files) {
         case .record(let loaded):
-          return RecordHint(record: loaded.record, sequence: loaded.sequence, isValidated: true)
+          let hint = RecordHint(record: loaded.record, sequence: loaded.sequence, isValidated: true)
+          if files.watch != nil {
+            files.validated = (hint, system.effectiveUserID())
+            state = .kept(files)
+          }
+          return hint
         case .retry: break
         case .replaced:
-          KeptMarkFiles.close(files, system)
+          files.close(system)
           state = .used
           return nil
         }
@@ -134,15 +147,10 @@ extension FileClockMarkStore {
   /// Closes the kept descriptors (the next operation opens them again): the record read under
   /// the lock is older than the kept one's, so the kept file is no longer the record.
   func dropKeptFiles() {
-    kept.state.withLock { state in
-      if case .kept(let files) = state {
-        KeptMarkFiles.close(files, system)
-        state = .used
-      }
-    }
+    kept.drop()
   }
 
-  private func hintRead(_ files: KeptMarkFiles.Kept) -> RecordHint? {
+  private func hintRead(_ files: KeptMarkDescriptors) -> RecordHint? {
     var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
     guard (try? system.preadAll(files.record, into: &bytes, at: 0)) == MarkRecordCodec.fileSize,
       let loaded = try? Self.newest(in: bytes, fd: files.record)
@@ -152,9 +160,7 @@ extension FileClockMarkStore {
 
   /// Marks that an operation completed (the next read may keep descriptors open).
   func noteOperation() {
-    kept.state.withLock { state in
-      if case .unused = state { state = .used }
-    }
+    kept.noteUsed()
   }
 
   private enum KeptRead {
@@ -165,7 +171,7 @@ extension FileClockMarkStore {
     case replaced
   }
 
-  private func readKept(_ files: KeptMarkFiles.Kept) -> KeptRead {
+  private func readKept(_ files: KeptMarkDescriptors) -> KeptRead {
     guard let directory = try? system.lstat(directoryPath),
       directory.kind == .directory, directory.isSameFile(as: files.directoryStatus),
       isSecure(directory, path: directoryPath),
@@ -197,13 +203,36 @@ extension FileClockMarkStore {
     return .record(loaded)
   }
 
+  /// The watch read while holding `flock(LOCK_SH | LOCK_NB)` (released at once), or `nil` when
+  /// a writer holds the lock (the read then waits for the lock as before, even when nothing was
+  /// written yet). Read under the shared lock, "no event" says what a `pread` under it would:
+  /// no write is in flight, and the record is the one the last full check read.
+  private func pollHoldingTheSharedLock(
+    _ files: KeptMarkDescriptors, _ watch: StoreChangeWatch
+  ) -> StoreChangeWatch.Poll? {
+    do {
+      try system.flock(files.lock, LockOperation.shared.nonBlocking)
+    } catch {
+      return nil
+    }
+    let poll = watch.poll(system)
+    try? system.flock(files.lock, .unlock)
+    return poll
+  }
+
+  /// Whether the directory path still names the directory kept open (one `lstat`).
+  private func isKeptDirectory(_ files: KeptMarkDescriptors) -> Bool {
+    guard let directory = try? system.lstat(directoryPath) else { return false }
+    return directory.kind == .directory && directory.isSameFile(as: files.directoryStatus)
+  }
+
   private func isSecure(_ status: FileStatus, path: String) -> Bool {
     (try? secure.checkOwnership(status, path: path)) != nil
   }
 
   /// Opens and checks the directory, the record and the lock file to keep them open; `nil`
   /// when any is missing or fails the checks of the locked path.
-  private func openKept() -> KeptMarkFiles.Kept? {
+  private func openKept() -> KeptMarkDescriptors? {
     guard let directory = try? secure.openDirectory(atPath: directoryPath, creating: false)
     else { return nil }
     guard let directoryStatus = try? system.fstat(directory.fd),
@@ -219,8 +248,10 @@ extension FileClockMarkStore {
       secure.close(directory)
       return nil
     }
-    return KeptMarkFiles.Kept(
+    // Set up before the first full check of what it watches (see `keptOpenRecord()`).
+    let watch = StoreChangeWatch.open(system, watching: [directory.fd, record, lock.fd])
+    return KeptMarkDescriptors(
       directory: directory, directoryStatus: directoryStatus, record: record,
-      recordStatus: recordStatus, lock: lock.fd, lockStatus: lock.status)
+      recordStatus: recordStatus, lock: lock.fd, lockStatus: lock.status, watch: watch)
   }
 }
