@@ -34,16 +34,7 @@ enum Read: Subcommand {
       (1, "expired: refused, or the item cannot be read (the reason is on stderr)."),
       (2, "unavailable: nothing is cached, or no item has that key."),
       (64, "usage error (an invalid key included)."),
-      (
-        74,
-        "the store cannot be used: its directory (or its cache directory, or the mark's lock"
-          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
-          + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
-          + " may write it, or a file of it is hard-linked); or, with --backend secret-service,"
-          + " the keyring cannot be reached (store_unusable: no_session_bus, no_provider,"
-          + " collection_locked, ...; the decision, expired, is still printed); or standard"
-          + " output cannot be written."
-      ),
+      (74, StoreCommandSupport.unusableStoreExitHelp),
     ],
     examples: [
       ("read --store /var/tmp/app-cache --max-age 7d token", "Writes the item token to stdout.")
