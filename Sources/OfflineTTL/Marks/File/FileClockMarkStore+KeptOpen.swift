@@ -21,6 +21,11 @@ final class KeptMarkHandles: Sendable {
   /// Whether `record` was opened read-write (else the writing observation takes the full path).
   let recordWritable: Bool
   let lockStatus: FileStatus
+  /// The change watch of the directory, the record and the lock file and the record its last
+  /// full check read (`validatedKeptRecord(_:)`); no watch where none can be relied on.
+  /// Every read through the watch runs under this lock, so a thread never reuses a record while
+  /// another has drained the events that outdate it.
+  let watched: Mutex<WatchedMarkRecord>
   /// Lock-file descriptors no operation is using, each its own open file description, none
   /// holding a lock.
   let idleLocks: Mutex<[FileDescriptor]>
@@ -32,8 +37,9 @@ final class KeptMarkHandles: Sendable {
   init(
     directory: StoreDirectory, directoryStatus: FileStatus, record: FileDescriptor,
     recordStatus: FileStatus, recordWritable: Bool, lock: FileDescriptor, lockStatus: FileStatus,
-    system: Syscalls
+    watch: StoreChangeWatch?, system: Syscalls
   ) {
+    self.watched = Mutex(WatchedMarkRecord(watch: watch))
     self.directory = directory
     self.directoryStatus = directoryStatus
     self.record = record
@@ -45,6 +51,7 @@ final class KeptMarkHandles: Sendable {
   }
 
   deinit {
+    watched.withLock { $0.watch?.close(system) }
     for lock in idleLocks.withLock({ $0 }) { system.closeIgnoringErrors(lock) }
     system.closeIgnoringErrors(record)
     system.closeIgnoringErrors(directory.fd)
@@ -87,6 +94,16 @@ final class KeptMarkHandles: Sendable {
   }
 }
 
+/// A kept mark store's change watch and the record its last full check read.
+struct WatchedMarkRecord: Sendable {
+  /// The watch; `nil` where none can be relied on, and once it failed (every read then takes
+  /// the full check).
+  var watch: StoreChangeWatch?
+  /// The record the last full check read under the non-blocking shared lock, and the effective
+  /// user it was checked for; reused while the watch reports nothing.
+  var validated: (record: RecordHint, user: UInt32)? = nil
+}
+
 extension KeptMarkHandles: KeptDescriptorSet {
   /// Nothing: the descriptors are closed when the last reference goes away (an operation may
   /// still be using them).
@@ -117,6 +134,17 @@ extension FileClockMarkStore {
   /// which reports the problem as before; a replaced file also drops the kept descriptors.
   ///
   /// System calls: `lstat`, 2 `fstatat`, 2 `flock`, 1 `pread`; no open, close, write or sync.
+  ///
+  /// **With a change watch** (``StoreChangeWatch``: a store on a local file system), set up
+  /// when the descriptors are opened, before their first check, watching the directory, the
+  /// record and the lock file: when nothing changed since the last check above read a record,
+  /// that record is returned again after one `lstat` of the directory path (still the
+  /// directory kept open) and the same effective user; the watch is read under
+  /// `flock(LOCK_SH | LOCK_NB)`, like the `pread` above (no writer holds the lock now, so none is
+  /// in flight). The record is durable: it was read under the shared lock, when no write was in
+  /// flight, and no write reached the record since (a write is an event at the time of the
+  /// write, before its `fdatasync`). Any event drains the watch and takes the checks above.
+  /// System calls: one `read`, one `lstat`, one `geteuid`, 2 `flock`.
   func keptOpenRecord() -> ClockMarkRecord? {
     guard let files = keptHandles(), let hint = validatedKeptRecord(files) else { return nil }
     return hint.record
@@ -125,6 +153,58 @@ extension FileClockMarkStore {
   /// As `keptOpenRecord()` through `files`, with the record's sequence
   /// (`RecordHint.isValidated` is `true`).
   func validatedKeptRecord(_ files: KeptMarkHandles) -> RecordHint? {
+    files.watched.withLock { watched -> RecordHint? in
+      guard let watch = watched.watch else { return fullyCheckedRecord(files) }
+      let poll: StoreChangeWatch.Poll?
+      if let validated = watched.validated, isKeptDirectory(files),
+        system.effectiveUserID() == validated.user
+      {
+        poll = pollHoldingTheSharedLock(files, watch)
+        if poll == .unchanged { return validated.record }
+      } else {
+        poll = watch.poll(system)  // drained before the full check below
+      }
+      if poll == .failed {
+        watch.close(system)
+        watched.watch = nil
+      }
+      watched.validated = nil
+      let record = fullyCheckedRecord(files)
+      if let record, watched.watch != nil {
+        watched.validated = (record, system.effectiveUserID())
+      }
+      return record
+    }
+  }
+
+  /// The watch read while holding `flock(LOCK_SH | LOCK_NB)` on a kept lock descriptor
+  /// (released at once), or `nil` when a writer holds the lock (the read then waits for the
+  /// lock as before, even when nothing was written yet). Read under the shared lock, "no event"
+  /// says what a `pread` under it would: no write is in flight, and the record is the one the
+  /// last full check read.
+  private func pollHoldingTheSharedLock(_ files: KeptMarkHandles, _ watch: StoreChangeWatch)
+    -> StoreChangeWatch.Poll?
+  {
+    guard let lock = files.takeLock() else { return nil }
+    do {
+      try system.flock(lock, LockOperation.shared.nonBlocking)
+    } catch {
+      files.giveBack(lock)
+      return nil
+    }
+    let poll = watch.poll(system)
+    files.unlockAndGiveBack(lock)
+    return poll
+  }
+
+  /// Whether the directory path still names the directory kept open (one `lstat`).
+  private func isKeptDirectory(_ files: KeptMarkHandles) -> Bool {
+    guard let directory = try? system.lstat(directoryPath) else { return false }
+    return directory.kind == .directory && directory.isSameFile(as: files.directoryStatus)
+  }
+
+  /// The record read through `files` after every check (`readKept(_:)`).
+  private func fullyCheckedRecord(_ files: KeptMarkHandles) -> RecordHint? {
     switch readKept(files) {
     case .record(let loaded):
       return RecordHint(record: loaded.record, sequence: loaded.sequence, isValidated: true)
@@ -274,9 +354,11 @@ extension FileClockMarkStore {
       secure.close(directory)
       return nil
     }
+    // Set up before the first full check of what it watches.
+    let watch = StoreChangeWatch.open(system, watching: [directory.fd, opened, lock.fd])
     return KeptMarkHandles(
       directory: directory, directoryStatus: directoryStatus, record: opened,
       recordStatus: recordStatus, recordWritable: recordWritable, lock: lock.fd,
-      lockStatus: lock.status, system: system)
+      lockStatus: lock.status, watch: watch, system: system)
   }
 }
