@@ -1,23 +1,8 @@
 import Synchronization
 
 /// Whether a ``FileClockMarkStore`` value keeps descriptors open between operations, and the
-/// descriptors it keeps. Shared by every copy of one store value.
-final class KeptMarkFiles: Sendable {
-  enum State: Sendable {
-    /// No operation has completed yet: the first one takes the lock and opens nothing extra.
-    case unused
-    /// An operation completed; the next one opens and keeps the descriptors.
-    case used
-    case kept(KeptMarkHandles)
-  }
-
-  let state = Mutex<State>(.unused)
-  let system: Syscalls
-
-  init(system: Syscalls) {
-    self.system = system
-  }
-}
+/// descriptors it keeps (`KeptMarkHandles`). Shared by every copy of one store value.
+typealias KeptMarkFiles = KeptStoreFiles<KeptMarkHandles>
 
 /// The descriptors a long-lived ``FileClockMarkStore`` keeps open: the store directory, the
 /// record (read-write where it can be opened so) and lock-file descriptors, with the identity
@@ -102,12 +87,13 @@ final class KeptMarkHandles: Sendable {
   }
 }
 
-extension FileStatus {
-  /// Whether `other` names the same file (device and inode).
-  func isSameFile(as other: FileStatus) -> Bool {
-    device == other.device && inode == other.inode
-  }
+extension KeptMarkHandles: KeptDescriptorSet {
+  /// Nothing: the descriptors are closed when the last reference goes away (an operation may
+  /// still be using them).
+  func close(_ system: Syscalls) {}
+}
 
+extension FileStatus {
   /// Whether `SecureStoreFiles.checkOwnership(_:path:)` would accept this file for `user`
   /// (the effective user id, read once by the caller): owned by `user`, writable by nobody
   /// else, and (unless a directory) of one name.
