@@ -10,6 +10,17 @@ import Foundation
 /// What `status`, `read`, `sign-in` and `demo` share: opening a store directory, formatting a
 /// decision as text or JSON, durations with units, key checks.
 enum StoreCommandSupport {
+  /// The help text of exit status 74 for the offline commands (`status`, `read`): the store
+  /// cannot be used, and the decision (expired) is still printed where it could be made.
+  static let unusableStoreExitHelp =
+    "the store cannot be used: its directory (or its cache directory, or the mark's lock"
+    + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
+    + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
+    + " may write it, or a file of it is hard-linked); or, with --backend secret-service,"
+    + " the keyring cannot be reached (store_unusable: no_session_bus, no_provider,"
+    + " collection_locked, ...; the decision, expired, is still printed); or standard"
+    + " output cannot be written."
+
   /// The store directory's path after checking that it exists and can be opened.
   ///
   /// - Throws: ``CommandFailure`` with exit 74 and the real cause when it is a symbolic link,

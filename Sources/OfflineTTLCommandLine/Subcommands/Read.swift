@@ -12,8 +12,8 @@ enum Read: Subcommand {
     options: [
       .store, .maxAge,
       .json.with(
-        help: "Prints one JSON object: the decision, and the item's written_at and base64 payload;"
-          + " on a refusal, the decision."),
+        help: "Prints one JSON object: the item's written_at and base64 payload, then the"
+          + " decision and payload_complete; on a refusal, the decision."),
     ] + StoreCommandSupport.floorOptionSpecs + StoreBackend.optionSpecs
       + TrustedTimeOptions.tpmOptionSpecs,
     positionals: [
@@ -25,23 +25,16 @@ enum Read: Subcommand {
       The decision is made at this moment (never reused), and the read is refused when the
       cache is not fresh; no item is changed either way. The bytes are written exactly, with
       no newline added. With --json every refusal prints the decision's object too (an
-      unreadable item and a missing key included), and the reason goes to stderr.
+      unreadable item and a missing key included), and the reason goes to stderr. The item is
+      streamed: with --json the decision follows the payload, so an item changed in place
+      while it is written still ends the object, as a refusal with payload_complete false.
       """,
     exitStatus: [
       (0, "the item's bytes were written."),
       (1, "expired: refused, or the item cannot be read (the reason is on stderr)."),
       (2, "unavailable: nothing is cached, or no item has that key."),
       (64, "usage error (an invalid key included)."),
-      (
-        74,
-        "the store cannot be used: its directory (or its cache directory, or the mark's lock"
-          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
-          + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
-          + " may write it, or a file of it is hard-linked); or, with --backend secret-service,"
-          + " the keyring cannot be reached (store_unusable: no_session_bus, no_provider,"
-          + " collection_locked, ...; the decision, expired, is still printed); or standard"
-          + " output cannot be written."
-      ),
+      (74, StoreCommandSupport.unusableStoreExitHelp),
     ],
     examples: [
       ("read --store /var/tmp/app-cache --max-age 7d token", "Writes the item token to stdout.")
@@ -82,11 +75,12 @@ enum Read: Subcommand {
         start: { header in
           started = true
           guard json else { return }
-          var object = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+          // The item's members first and the payload left open; the decision follows the
+          // payload, once the read has ended (see ``jsonTail(_:)``).
+          var object = JSONObject()
           object["key"] = .string(key.rawValue)
           object.instant("written_at", header.writtenAt)
           object["size"] = .integer(Int64(header.size))
-          // The object with payload_base64 as its last member, left open for the payload.
           var bytes: [UInt8] = []
           object.write(to: &bytes)
           bytes.removeLast()
@@ -106,6 +100,14 @@ enum Read: Subcommand {
     } catch let error as OfflineReadError {
       if started {
         // Only an item changed in place while it was read gets here: part of it was written.
+        // The JSON object still ends, as a refusal that says the payload is incomplete.
+        if let encoder {
+          encoder.finish { output.writeUnbuffered($0) }
+          var tail = refusalObject(error, decision: reader.decision, key: key, maxAge: maxAge)
+          tail["key"] = nil
+          tail["payload_complete"] = .bool(false)
+          output.write(bytes: jsonTail(tail))
+        }
         throw CommandFailure(
           .expired, "refused: expired: \(refusalDetail(error)); the output is incomplete")
       }
@@ -134,10 +136,24 @@ enum Read: Subcommand {
     }
     if let encoder {
       encoder.finish { output.writeUnbuffered($0) }
-      output.write(bytes: #""}"#.utf8)
-      output.write(byte: UInt8(ascii: "\n"))
+      var tail = StoreCommandSupport.json(reader.decision, maxAge: maxAge)
+      tail["payload_complete"] = .bool(true)
+      output.write(bytes: jsonTail(tail))
     }
     return .success
+  }
+
+  /// The end of a streamed `--json` object after its payload's last base64 byte: the closing
+  /// quote, `members`' members (the decision, or the refusal that ended the read), the closing
+  /// brace and a newline. The decision comes after the payload so that the object says
+  /// `fresh` only when every byte was served, and is valid JSON either way.
+  static func jsonTail(_ members: JSONObject) -> [UInt8] {
+    var object: [UInt8] = []
+    members.write(to: &object)
+    var bytes: [UInt8] = Array(#"","#.utf8)
+    bytes.append(contentsOf: object.dropFirst())
+    bytes.append(UInt8(ascii: "\n"))
+    return bytes
   }
 
   /// A refused decision (at open, or of a newer sign-in's set met by the reader): its JSON object

@@ -45,16 +45,7 @@ enum Status: Subcommand {
       ),
       (2, "unavailable: nothing is cached."),
       (64, "usage error."),
-      (
-        74,
-        "the store cannot be used: its directory (or its cache directory, or the mark's lock"
-          + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
-          + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
-          + " may write it, or a file of it is hard-linked); or, with --backend secret-service,"
-          + " the keyring cannot be reached (store_unusable: no_session_bus, no_provider,"
-          + " collection_locked, ...; the decision, expired, is still printed); or standard"
-          + " output cannot be written."
-      ),
+      (74, StoreCommandSupport.unusableStoreExitHelp),
     ],
     examples: [
       ("status --store /var/tmp/app-cache --max-age 7d", "Says whether the cache is fresh."),
