@@ -48,14 +48,14 @@
  *                      on the page, without taking the lock: it can find a write in flight, not
  *                      yet durable, and grant without writing.
  *
- * Group commit (GROUPERS processes, FileClockMarkStore.observe with its read before the lock):
- * read the two slots with no lock at all (a hint: a torn slot, or one whose write is in flight,
- * can be seen), read the clock after it, take the exclusive lock, load the record. If it is the
- * hint (same sequence), use the clock already read; if another write made the sequence higher
- * and its mark covers the clock read (same generation, mark >= now), grant without writing or
- * syncing; otherwise read the clock again and observe as an Observer. A record loaded under the
- * exclusive lock is durable because every writer holds the lock from its read until its
- * fdatasync returned.
+ * Group commit (GROUPERS processes, FileClockMarkStore.observeKept): try the exclusive lock
+ * without waiting; when it is granted, observe as an Observer. Else read the two slots with no
+ * lock at all (a hint: a torn slot, or one whose write is in flight, can be seen), read the clock
+ * after it, wait for the exclusive lock, load the record. If another write made the sequence
+ * higher and its mark covers the clock read (same generation, mark >= now), grant without
+ * writing or syncing; otherwise read the clock again under the lock and observe as an Observer.
+ * A record loaded under the exclusive lock is durable because every writer holds the lock from
+ * its read until its fdatasync returned.
  */
 
 #ifndef OBSERVERS
@@ -314,14 +314,26 @@ next:
   } unless { crashed }
 }
 
-/* FileClockMarkStore.observe with group commit: the hint (no lock), the clock, the exclusive
-   lock, then settle (FileClockMarkStore.settle): the same record -> the clock already read;
-   a newer record that covers it -> grant, no write; else the clock again, as Observer. */
+/* FileClockMarkStore.observeKept, group commit: try flock(LOCK_EX | LOCK_NB); granted -> load,
+   clock, write as Observer. Else (a writer holds the lock) the hint (no lock), the clock, the
+   blocking exclusive lock, load; a newer record that covers the clock read -> grant on the hint,
+   no write, no sync; else the clock again, under the lock (even when the record is unchanged:
+   the later reading covers every observer that waited meanwhile), and write as Observer. */
 proctype GroupObserver() {
-  Slot a; Slot b; Slot h; byte hi; Slot r; byte ri; byte now; byte fl; byte n = 0;
+  Slot a; Slot b; Slot h; byte hi; Slot r; byte ri; byte now; byte fl; byte n = 0; bit nb;
   {
     do
     :: n < ROUNDS ->
+       atomic {
+         if
+         :: lockholder == 0 && sharers == 0 -> lockholder = _pid; nb = 1
+         :: else -> nb = 0
+         fi
+       }
+       if
+       :: nb -> goto held                        /* no writer: everything under the lock */
+       :: else -> skip
+       fi;
        d_step { beginRead(fl) }
        /* one pread: each slot at its own instant, whole (the checksum fails on any mixture,
           which the model shows as valid = 0 while a pwrite is in flight) */
@@ -342,15 +354,10 @@ proctype GroupObserver() {
           goto next
        :: else -> skip
        fi;
-       lock();
-       d_step { newest(r, ri, page[0], page[1]); assert(r.valid) };
-#else
-       lock();
-       d_step { newest(r, ri, page[0], page[1]); assert(r.valid) };
 #endif
+       lock();
+       d_step { newest(r, ri, page[0], page[1]); assert(r.valid) };
        if
-       :: r.seq == h.seq && r.gen == h.gen && r.mark == h.mark && r.fast == h.fast ->
-          skip                                   /* unchanged: the clock already read */
        :: r.seq > h.seq && r.gen == h.gen && r.mark >= now ->
           /* covered by a durable write: grant on the hint, no write, no sync */
           d_step {
@@ -362,24 +369,13 @@ proctype GroupObserver() {
        :: else ->
           atomic { beginRead(fl); checkRead(r, fl); readClock(now) }
        fi;
-       d_step { checkRead(r, fl) };
-       assert(r.fast || now >= r.mark);          /* P5 */
-       if
-       :: now >= r.mark + RES -> writeSlot(1 - ri, r.seq + 1, r.gen, now, 0)
-       :: else -> skip
-       fi;
-       d_step {
-         if
-         :: now >= r.mark -> grant(r.gen, now)
-         :: else -> skip
-         fi
-       }
-       unlock();
-       goto next;
+       goto judged;
 plain:
        lock();
+held:
        loadThenClocks(r, ri, fl, now);
-       assert(r.fast || now >= r.mark);
+judged:
+       assert(r.fast || now >= r.mark);          /* P5 */
        if
        :: now >= r.mark + RES -> writeSlot(1 - ri, r.seq + 1, r.gen, now, 0)
        :: else -> skip
@@ -393,7 +389,7 @@ plain:
        unlock();
 next:
        skip;
-       d_step { n++; forget(r, ri, now, fl); forget(h, hi, now, fl) }
+       d_step { n++; forget(r, ri, now, fl); forget(h, hi, now, fl); nb = 0 }
     :: else -> break
     od
   } unless { crashed }

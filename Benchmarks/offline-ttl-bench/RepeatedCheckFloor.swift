@@ -19,7 +19,12 @@ import Foundation
 ///   of `index` and of `items`, and the `pread` of the index header;
 /// - **all checks**: both, and the two clock readings a decision takes (`CLOCK_REALTIME`,
 ///   `CLOCK_BOOTTIME`): the least a repeated check costs while every call re-checks the
-///   identity, owner and mode of what it reads (the second floor).
+///   identity, owner and mode of what it reads (the second floor);
+/// - **watched calls**: the system calls a repeated check makes when the stores' change
+///   watches report nothing: for each store one `read` of an inotify descriptor with nothing
+///   queued (`EAGAIN`), one `lstat` of the store path and one `geteuid`; for the mark,
+///   `flock(LOCK_SH | LOCK_NB)` and `flock(LOCK_UN)` around its read of the watch; and the two
+///   clock readings.
 final class RepeatedCheckFloor {
   private let directory: String
   private let store: Int32
@@ -27,6 +32,7 @@ final class RepeatedCheckFloor {
   private let record: Int32
   private let lock: Int32
   private let index: Int32
+  private let watch: Int32
   private var recordBuffer = [UInt8](repeating: 0, count: 8192)
   private var indexBuffer = [UInt8](repeating: 0, count: 72)
 
@@ -37,13 +43,39 @@ final class RepeatedCheckFloor {
     record = open(directory + "/clock-mark", O_RDONLY | O_CLOEXEC)
     lock = open(directory + "/clock-mark.lock", O_RDONLY | O_CLOEXEC)
     index = open(directory + "/cache/index", O_RDONLY | O_CLOEXEC)
-    guard store >= 0, cache >= 0, record >= 0, lock >= 0, index >= 0 else {
+    watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    guard store >= 0, cache >= 0, record >= 0, lock >= 0, index >= 0, watch >= 0,
+      inotify_add_watch(watch, directory, UInt32(IN_MODIFY)) >= 0
+    else {
       throw BenchError.failed("cannot open the store's files in \(directory): errno \(errno)")
     }
   }
 
   deinit {
-    for fd in [store, cache, record, lock, index] where fd >= 0 { Glibc.close(fd) }
+    for fd in [store, cache, record, lock, index, watch] where fd >= 0 { Glibc.close(fd) }
+  }
+
+  /// `count` samples of the watched calls, nanoseconds each.
+  func watchedChecks(_ count: Int) -> [UInt64] {
+    var time = timespec()
+    var status = stat()
+    return indexBuffer.withUnsafeMutableBytes { buffer in
+      (0..<count).map { _ in
+        BenchClock.time {
+          var sum = 0
+          for _ in 0..<2 {
+            sum += read(watch, buffer.baseAddress, buffer.count)
+            sum += Int(lstat(directory, &status))
+            sum += Int(geteuid())
+          }
+          sum += Int(flock(lock, LOCK_SH | LOCK_NB))
+          sum += Int(flock(lock, LOCK_UN))
+          sum += Int(clock_gettime(CLOCK_REALTIME, &time))
+          sum += Int(clock_gettime(CLOCK_BOOTTIME, &time))
+          blackHole(sum)
+        }
+      }
+    }
   }
 
   /// `count` samples of the two reads, nanoseconds each.

@@ -1,46 +1,32 @@
 import Synchronization
 
 /// The descriptors a long-lived unsealed ``DirectoryCacheStore`` keeps open for its repeated
-/// summaries: the store directory, `cache/` and the index, with what `fstat` said about each
-/// when it was opened and checked by the secure open. Shared by every copy of one store value;
-/// closed when the last copy goes away.
-final class KeptCacheFiles: Sendable {
-  struct Kept: Sendable {
-    let store: StoreDirectory
-    let storeStatus: FileStatus
-    let cache: StoreDirectory
-    let cacheStatus: FileStatus
-    let index: FileDescriptor
-    let indexStatus: FileStatus
-  }
+/// summaries.
+typealias KeptCacheFiles = KeptStoreFiles<KeptCacheDescriptors>
 
-  enum State: Sendable {
-    /// No summary has been served from a consistent index yet: the next one takes the full path
-    /// and keeps nothing.
-    case unused
-    /// A summary was served from a consistent index: the next one opens and keeps the
-    /// descriptors.
-    case used
-    case kept(Kept)
-  }
+/// The store directory, `cache/` and the index, with what `fstat` said about each when it was
+/// opened and checked by the secure open; the store path as `lstat` names it; and, where the
+/// store is on a local file system, a change watch and the summary the last full check served.
+struct KeptCacheDescriptors: KeptDescriptorSet {
+  let store: StoreDirectory
+  let storeStatus: FileStatus
+  let cache: StoreDirectory
+  let cacheStatus: FileStatus
+  let index: FileDescriptor
+  let indexStatus: FileStatus
+  /// The store path with any trailing `/` and `/.` removed (``DirectoryCacheStore/unfollowedPath(_:)``).
+  let unfollowedPath: String
+  /// The watch of the store directory, `cache/`, `items/` and the index, or `nil`.
+  var watch: StoreChangeWatch?
+  /// The summary the last full check served, and the effective user it was checked for;
+  /// reused while the watch reports nothing. `nil` without a watch.
+  var validated: (summary: ItemTimeSummary, user: UInt32)?
 
-  let state = Mutex<State>(.unused)
-  let system: Syscalls
-
-  init(system: Syscalls) {
-    self.system = system
-  }
-
-  deinit {
-    state.withLock { state in
-      if case .kept(let kept) = state { Self.close(kept, system) }
-    }
-  }
-
-  static func close(_ kept: Kept, _ system: Syscalls) {
-    system.closeIgnoringErrors(kept.index)
-    system.closeIgnoringErrors(kept.cache.fd)
-    system.closeIgnoringErrors(kept.store.fd)
+  func close(_ system: Syscalls) {
+    watch?.close(system)
+    system.closeIgnoringErrors(index)
+    system.closeIgnoringErrors(cache.fd)
+    system.closeIgnoringErrors(store.fd)
   }
 }
 
@@ -50,7 +36,10 @@ extension DirectoryCacheStore {
   ///
   /// Only for an unsealed store, and only once a summary of this store value was served from a
   /// consistent index (a one-shot process opens nothing beyond the full path's descriptors).
-  /// The descriptors stay open between calls; every call checks, before it trusts them:
+  /// The descriptors stay open between calls.
+  ///
+  /// **The full check** (every call without a change watch, and with one whenever it reports a
+  /// change): before it trusts the descriptors, the call checks
   /// - `lstat` of the store directory's path (its last name never followed): a directory, the
   ///   one kept open (a directory renamed into its place is noticed), owned by this user and
   ///   writable by nobody else;
@@ -65,13 +54,25 @@ extension DirectoryCacheStore {
   /// the full path does. A header that does not decode or a stamp that differs sends the call to
   /// the full path (which rebuilds in memory or refuses, as before); a replaced or changed file
   /// or directory also closes the kept descriptors, and the next call reopens them.
+  /// System calls: `lstat`, 4 `fstatat`, 1 `pread`; no open, close, lock, write or sync.
+  ///
+  /// **With a change watch** (``StoreChangeWatch``: a store on a local file system), set up
+  /// when the descriptors are opened and before their first full check, watching the store
+  /// directory, `cache/`, `items/` and the index: a call first reads the watch once, without
+  /// waiting. When nothing changed since the last full check that served a summary, that
+  /// summary is served again after one `lstat` of the store path (still the directory kept
+  /// open, so a store replaced by renaming any directory above it is noticed) and the same
+  /// effective user: every file and directory that check looked at is as it was then (same
+  /// inode, same bytes, same owner and mode: any write, change of owner, mode or link count,
+  /// name created, removed or renamed in a watched directory, or watched directory moved, is an
+  /// event). Any event drains the watch and takes the full check. System calls: one `read`,
+  /// one `lstat`, one `geteuid`.
   ///
   /// Reading through a descriptor whose file is, at the time of the check, the one the path
   /// names is the same as opening it by name then: the inode cannot be reused while it is open.
-  ///
-  /// System calls: `lstat`, 4 `fstatat`, 1 `pread`; no open, close, lock, write or sync.
   func keptSummary() -> ItemTimeSummary? {
     guard sealing == nil else { return nil }
+    let sys = files.sys
     return kept.state.withLock { state -> ItemTimeSummary? in
       switch state {
       case .unused:
@@ -84,12 +85,31 @@ extension DirectoryCacheStore {
         state = .kept(opened)
       case .kept: break
       }
-      guard case .kept(let files) = state else { return nil }
+      guard case .kept(var files) = state else { return nil }
+      if let watch = files.watch {
+        let poll = watch.poll(sys)
+        if poll == .unchanged, let validated = files.validated,
+          isKeptStoreDirectory(files), sys.effectiveUserID() == validated.user
+        {
+          return validated.summary
+        }
+        if poll == .failed {
+          watch.close(sys)
+          files.watch = nil
+        }
+        files.validated = nil
+        state = .kept(files)
+      }
       switch readKept(files) {
-      case .summary(let summary): return summary
+      case .summary(let summary):
+        if files.watch != nil {
+          files.validated = (summary, sys.effectiveUserID())
+          state = .kept(files)
+        }
+        return summary
       case .fullPath: return nil
       case .replaced:
-        KeptCacheFiles.close(files, kept.system)
+        files.close(sys)
         state = .used
         return nil
       }
@@ -100,9 +120,7 @@ extension DirectoryCacheStore {
   /// descriptors open).
   func noteConsistentIndex() {
     guard sealing == nil else { return }
-    kept.state.withLock { state in
-      if case .unused = state { state = .used }
-    }
+    kept.noteUsed()
   }
 
   private enum KeptRead {
@@ -114,9 +132,15 @@ extension DirectoryCacheStore {
     case replaced
   }
 
-  private func readKept(_ kept: KeptCacheFiles.Kept) -> KeptRead {
+  /// Whether the store path still names the directory kept open (one `lstat`).
+  private func isKeptStoreDirectory(_ kept: KeptCacheDescriptors) -> Bool {
+    guard let store = try? files.sys.lstat(kept.unfollowedPath) else { return false }
+    return store.kind == .directory && store.isSameFile(as: kept.storeStatus)
+  }
+
+  private func readKept(_ kept: KeptCacheDescriptors) -> KeptRead {
     let sys = files.sys
-    guard let store = try? sys.lstat(Self.unfollowedPath(directory)),
+    guard let store = try? sys.lstat(kept.unfollowedPath),
       store.kind == .directory, store.isSameFile(as: kept.storeStatus),
       isSecure(store, kept.store.path),
       let cache = try? sys.fstatat(kept.store.fd, Self.cacheName),
@@ -154,8 +178,9 @@ extension DirectoryCacheStore {
   }
 
   /// Opens and checks the store directory, `cache/` and the index the way the full path does,
-  /// to keep them open; `nil` when any is missing or fails a check.
-  private func openKept() -> KeptCacheFiles.Kept? {
+  /// to keep them open, and sets up the change watch (before the first full check of what it
+  /// watches); `nil` when any is missing or fails a check.
+  private func openKept() -> KeptCacheDescriptors? {
     guard let store = try? files.openStore(directory, creating: false) else { return nil }
     guard let storeStatus = try? files.sys.fstat(store.fd),
       let cache = try? files.openDirectory(store, Self.cacheName)
@@ -170,8 +195,12 @@ extension DirectoryCacheStore {
       files.close(store)
       return nil
     }
-    return KeptCacheFiles.Kept(
+    let watch = StoreChangeWatch.open(
+      files.sys, watching: [store.fd, cache.fd, index.fd], subdirectories: [Self.itemsName],
+      in: cache.fd)
+    return KeptCacheDescriptors(
       store: store, storeStatus: storeStatus, cache: cache, cacheStatus: cacheStatus,
-      index: index.fd, indexStatus: index.status)
+      index: index.fd, indexStatus: index.status, unfollowedPath: Self.unfollowedPath(directory),
+      watch: watch, validated: nil)
   }
 }

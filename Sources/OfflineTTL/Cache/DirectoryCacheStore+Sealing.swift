@@ -136,13 +136,19 @@ extension DirectoryCacheStore {
   /// While `pending` exists, a staging `next-<g>` whose sealed index authenticates, is bound to
   /// exactly `g` = `generation` and names the mark's store is that set (a committed sign-in whose
   /// roll forward is not finished). Otherwise the live index must authenticate and be bound to
-  /// `generation` and the mark's store. A store with no index and no items is empty.
+  /// `generation` and the mark's store. A store with no index and no item in `items/` is empty.
   ///
   /// The mark's generation and store id are read from the record (under its shared lock) unless
   /// the caller passes `known`: the binding of a decision that observed the record under its
   /// lock (the offline reader's), whose generation the caller confirms after the read. When the
   /// set is not bound to `known`, the record is read and the set judged against it as without
   /// `known`, so a binding that went stale only costs that read.
+  ///
+  /// The mark is read first and the index after it, without the item store's lock; when they
+  /// disagree (another generation, or no index while items exist), a commit may have fallen
+  /// between the two reads, so both are read again holding `cache/lock` shared
+  /// (``withSharedCacheLock(_:_:)``), and only a disagreement found there is refused.
+  /// `locked`: the caller holds that lock already (one look, against the record).
   ///
   /// - Returns: The header, the index (entries only when `withBody`) and the staging's name when
   ///   the set is staged; `nil` for an empty store.
@@ -151,15 +157,51 @@ extension DirectoryCacheStore {
   ///   index, `items/` or the staging of `generation` another user's or writable by others).
   /// - Complexity: One read of the mark record (none with `known`), one `fstatat` of `items/` and
   ///   one read of the index header (O(1)); O(index) with its body; while `pending` exists, one
-  ///   directory listing more.
+  ///   directory listing more; all of it twice, plus one `flock`, on a disagreement.
   func sealedSet(
     _ cache: StoreDirectory, keys: SealKeys, generation: UInt64?, known: MarkBinding? = nil,
-    withBody: Bool
+    withBody: Bool, locked: Bool = false
   ) throws(StoreError)
     -> (header: CacheSeal.Header, index: CacheSeal.Index, staging: String?)?
   {
+    if locked {
+      // The caller holds the shared lock already: one look is the answer.
+      switch try sealedSetOnce(
+        cache, keys: keys, generation: generation, known: nil, withBody: withBody)
+      {
+      case .set(let header, let index, let staging): return (header, index, staging)
+      case .empty: return nil
+      case .disagreement(let error): throw error
+      }
+    }
+    var look = try sealedSetOnce(
+      cache, keys: keys, generation: generation, known: known, withBody: withBody)
+    if case .disagreement = look, known != nil {
+      // A binding the caller held may be stale: judge the set against the record itself.
+      look = try sealedSetOnce(
+        cache, keys: keys, generation: generation, known: nil, withBody: withBody)
+    }
+    if case .disagreement = look {
+      look = try withSharedCacheLock(cache) { () throws(StoreError) in
+        try sealedSetOnce(cache, keys: keys, generation: generation, known: nil, withBody: withBody)
+      }
+    }
+    switch look {
+    case .set(let header, let index, let staging): return (header, index, staging)
+    case .empty: return nil
+    case .disagreement(let error): throw error
+    }
+  }
+
+  /// One look at the set of ``sealedSet(_:keys:generation:known:withBody:locked:)``, with no lock of
+  /// the item store: a disagreement is returned, not thrown.
+  func sealedSetOnce(
+    _ cache: StoreDirectory, keys: SealKeys, generation: UInt64?, known: MarkBinding?,
+    withBody: Bool
+  ) throws(StoreError) -> SealedSetRead {
     let binding: MarkBinding
     if let known { binding = known } else { binding = try markBinding(keys: keys) }
+    reachSealedRead(.afterMarkBinding)
     let generation = generation ?? binding.generation
     try checkSealedItemsDirectory(cache)
     if (try? files.exists(cache, Self.pendingName)) == true, let candidates = try? stagings(cache) {
@@ -184,26 +226,52 @@ extension DirectoryCacheStore {
         if let staged, staged.header.generation == generation,
           staged.header.storeID == binding.storeID
         {
-          return (staged.header, staged.index, staging.name)
+          return .set(header: staged.header, index: staged.index, staging: staging.name)
         }
       }
     }
     guard let (header, index) = try loadSealedIndex(cache, keys: keys, withBody: withBody) else {
-      if (try? itemsStamp(cache)) == DirectoryStamp() { return nil }
-      throw indexFailure(.unauthentic("it is missing while items exist"))
+      guard let stored = storedItemCount(cache) else {
+        return .disagreement(
+          indexFailure(
+            .unauthentic("it is missing and \(cache.path(of: Self.itemsName)) cannot be listed")))
+      }
+      if stored == 0 { return .empty }
+      return .disagreement(
+        indexFailure(
+          .unauthentic(
+            "it is missing while \(stored) item file\(stored == 1 ? " is" : "s are") in "
+              + cache.path(of: Self.itemsName))))
     }
     guard header.generation == generation, header.storeID == binding.storeID else {
-      // A binding the caller held may be stale: judge the set against the record itself.
-      if known != nil {
-        return try sealedSet(cache, keys: keys, generation: generation, withBody: withBody)
-      }
-      throw indexFailure(
-        .unauthentic(
-          header.storeID == binding.storeID
-            ? "it belongs to generation \(header.generation), the clock mark to \(generation)"
-            : "it belongs to another store"))
+      return .disagreement(
+        indexFailure(
+          .unauthentic(
+            header.storeID != binding.storeID
+              ? "it belongs to another store"
+              : known == nil && generation == binding.generation
+                ? "it belongs to generation \(header.generation), the clock mark to \(generation)"
+                : "it belongs to generation \(header.generation), not to generation "
+                  + "\(generation) that this read was judged at")))
     }
-    return (header, index, nil)
+    return .set(header: header, index: index, staging: nil)
+  }
+
+  /// How many entries of `items/` are named like items (`0` when it is missing or empty), or
+  /// `nil` when it cannot be listed.
+  ///
+  /// - Complexity: One directory listing.
+  func storedItemCount(_ cache: StoreDirectory) -> Int? {
+    let items: StoreDirectory
+    do {
+      items = try files.openDirectory(cache, Self.itemsName)
+    } catch  where error.errno == .noSuchFileOrDirectory {
+      return 0
+    } catch {
+      return nil
+    }
+    defer { files.close(items) }
+    return (try? files.names(in: items))?.filter { CacheItemKey.problem(with: $0) == nil }.count
   }
 
   /// ``summary()`` of a sealed store (for `generation`, or the mark's current one): the verified
@@ -235,12 +303,13 @@ extension DirectoryCacheStore {
       // No index, or an empty one: nothing to observe the mark for; checked as before.
       return (try sealedSummary(cache, generation: nil), nil)
     }
+    reachSealedRead(.afterDeferredIndex)
     return (header.summary, MarkBinding(generation: header.generation, storeID: header.storeID))
   }
 
   /// ``item(forKey:)`` of a sealed store (of the set of `generation`, or of the mark's current
   /// one; bound to `known` when the caller holds a confirmed binding, see
-  /// ``sealedSet(_:keys:generation:known:withBody:)``): decrypts the item and checks it against
+  /// ``sealedSet(_:keys:generation:known:withBody:locked:)``): decrypts the item and checks it against
   /// the index entry (so an older or another store's copy of the item fails). A staged set's
   /// item is read from the staging while it is there, else from `items/` (renamed by the roll
   /// forward).
@@ -250,14 +319,40 @@ extension DirectoryCacheStore {
     _ cache: StoreDirectory, _ key: CacheItemKey, generation: UInt64?, known: MarkBinding? = nil
   ) throws(StoreError) -> CacheItem? {
     let keys = try sealKeys(creating: false)
+    if case .item(let item) = try sealedItemOnce(
+      cache, key, keys: keys, generation: generation, known: known, locked: false)
+    {
+      return item
+    }
+    // The mark, the index and the item disagree: a commit may have fallen between their reads.
+    // Read all three again where no commit can (under the shared lock) before refusing.
+    let locked = try withSharedCacheLock(cache) { () throws(StoreError) in
+      try sealedItemOnce(cache, key, keys: keys, generation: generation, known: nil, locked: true)
+    }
+    switch locked {
+    case .item(let item): return item
+    case .disagreement(let error): throw error
+    }
+  }
+
+  /// One read of ``sealedItem(_:_:generation:known:)``: a disagreement between the index and
+  /// the item file (another generation's copy, a listed key with no file, a file the index does
+  /// not list) is returned, not thrown, unless `locked` (the caller holds the shared lock, and
+  /// it is the answer).
+  func sealedItemOnce(
+    _ cache: StoreDirectory, _ key: CacheItemKey, keys: SealKeys, generation: UInt64?,
+    known: MarkBinding?, locked: Bool
+  ) throws(StoreError) -> SealedItemRead {
+    // The set is judged under the shared lock by sealedSet itself when it disagrees.
     guard
       let (_, index, staging) = try sealedSet(
-        cache, keys: keys, generation: generation, known: known, withBody: true)
-    else { return nil }
+        cache, keys: keys, generation: generation, known: known, withBody: true, locked: locked)
+    else { return .item(nil) }
+    reachSealedRead(.beforeItemFile)
     let expected = index.entries[key.rawValue]
     // A staged set's index is the whole set: a key it does not list is absent, even while the
     // roll forward has not yet removed its old file from `items/`.
-    if staging != nil, expected == nil { return nil }
+    if staging != nil, expected == nil { return .item(nil) }
     var opened: (payload: Data, entry: CacheSeal.Entry)?
     if let staging {
       let next: StoreDirectory?
@@ -275,25 +370,35 @@ extension DirectoryCacheStore {
       }
     }
     if opened == nil {
-      opened = try openSealedItem(
-        key, in: cache, listed: expected != nil, storeID: index.storeID, keys: keys)
+      do {
+        opened = try openSealedItem(
+          key, in: cache, listed: expected != nil, storeID: index.storeID, keys: keys)
+      } catch  where !locked && expected == nil && error.code == .itemUnauthentic {
+        // A file the index does not list: a roll forward may have renamed it in after the
+        // index was read.
+        return .disagreement(error)
+      }
     }
     guard let opened else {
       guard expected == nil else {
-        throw StoreError(
+        let error = StoreError(
           code: .itemUnauthentic, key: key,
           message: "item \(key) is in the sealed index but its file is missing")
+        if locked { throw error }
+        return .disagreement(error)
       }
-      return nil
+      return .item(nil)
     }
     guard opened.entry == expected else {
-      throw StoreError(
+      let error = StoreError(
         code: .itemUnauthentic, key: key,
         message: "item \(key) is from generation \(opened.entry.generation), the index expects "
           + "\(expected.map { "\($0.generation)" } ?? "none") (a copy from another commit); left alone"
       )
+      if locked { throw error }
+      return .disagreement(error)
     }
-    return CacheItem(key: key, payload: opened.payload, writtenAt: opened.entry.writtenAt)
+    return .item(CacheItem(key: key, payload: opened.payload, writtenAt: opened.entry.writtenAt))
   }
 
   /// Reads, authenticates and decrypts `<set>/items/<key>`, or `nil` when there is no such

@@ -39,7 +39,7 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
-    for _ in 0..<3 {
+    for attempt in 0..<3 {
       let settled = Result { () throws(StoreError) in
         try cache.summaryIfSettledDeferringBinding()
       }
@@ -55,6 +55,14 @@ extension OfflineAccessGate {
         if case .observed(let transition) = mark, required.isConfirmed(by: transition) {
           return decision(items: .success(summary), mark: mark)
         }
+        // A sign-in committed between the summary and the observation: its items may be dated
+        // after the clocks just read, so judge its set from the start (summary, then the clocks
+        // under the lock) rather than pair it with this reading.
+        if case .observed(let transition) = mark, transition.sealedStoreID == required.storeID,
+          transition.previous.generation != required.generation, attempt < 2
+        {
+          continue
+        }
         return decision(items: Result { () throws(StoreError) in try cache.summary() }, mark: mark)
       case .failure(let error):
         // Unreadable items: the clock is still observed (so the time is seen), never a first mark.
@@ -69,7 +77,9 @@ extension OfflineAccessGate {
         let items = Result { () throws(StoreError) in
           try cache.summary(forGeneration: generation)
         }
-        if case .success = items, (try? marks.read().generation) != generation { continue }
+        // A sign-in that committed meanwhile may have replaced the set of `generation` (which a
+        // sealed store then no longer has): judge the new one.
+        if (try? marks.read().generation) != generation { continue }
         return decision(items: items, mark: mark)
       }
     }

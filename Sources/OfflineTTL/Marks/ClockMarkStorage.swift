@@ -75,19 +75,6 @@ public protocol ClockMarkStorage: ClockMarkStore {
   func sealedStoreID(in access: inout Access) -> [UInt8]?
 }
 
-/// How an observation under the exclusive lock starts, once the stored record is loaded
-/// (`ClockMarkStorage.observeUnderLock`).
-enum LockedObservationStart {
-  /// Read the clocks now, after the record (the usual start).
-  case readClocks
-  /// Use these clocks: they were read after a read of the record that the lock now finds
-  /// unchanged, so they were read after the stored mark, as if under the lock.
-  case observed(ClockObservation)
-  /// Nothing to write: a record at least as high as this observation's is durable (another
-  /// observation's write, group commit). The transition to return.
-  case covered(ClockMarkTransition)
-}
-
 /// Which state-machine operation a ``ClockMarkStorage`` lock is taken for.
 public enum ClockMarkStorageOperation: Sendable, Hashable {
   /// ``ClockMarkStore/observe(resolution:readingClocks:)``: creates nothing.
@@ -121,44 +108,58 @@ extension ClockMarkStorage {
     try observeUnderLock(resolution: resolution, readingClocks: clocks)
   }
 
-  /// ``observe(resolution:readingClocks:)`` under the exclusive lock, for a backend that tries
-  /// another read first.
+  /// ``observe(resolution:readingClocks:)`` under the exclusive lock: load the record, read the
+  /// clocks after it, advance and write (`advance(_:observation:resolution:sealedStoreID:write:)`).
   ///
   /// - Parameters:
   ///   - resolution: As ``observe(resolution:readingClocks:)``.
-  ///   - clocks: Reads the clocks; called under the lock after the record loaded, unless
-  ///     `settle` says otherwise.
-  ///   - settle: Called under the lock with the record just loaded, before any clock is read:
-  ///     what the backend read before the lock may make this observation's write unnecessary
-  ///     (`LockedObservationStart.covered`) or supply clocks read after a record that is
-  ///     still the stored one (`LockedObservationStart.observed`). `nil`: read the clocks.
+  ///   - clocks: Reads the clocks; called once, under the lock, after the record loaded.
   func observeUnderLock(
-    resolution: Duration, readingClocks clocks: () -> ClockObservation,
-    settle: ((ClockMarkRecord, inout Access) -> LockedObservationStart)? = nil
+    resolution: Duration, readingClocks clocks: () -> ClockObservation
   ) throws(StoreError) -> ClockMarkTransition {
     try withExclusiveAccess(for: .observe) { access throws(StoreError) in
       let previous = try loadRecord(in: &access, forWriting: true)
-      let observation: ClockObservation
-      switch settle?(previous, &access) ?? .readClocks {
-      case .covered(let transition): return transition
-      case .observed(let early): observation = early
-      case .readClocks: observation = clocks()
+      let observation = clocks()
+      let storeID = sealedStoreID(in: &access)
+      return try advance(
+        previous, observation: observation, resolution: resolution, sealedStoreID: storeID
+      ) { next throws(StoreError) in
+        try writeObserved(next, in: &access)
       }
-      // Evidence of another machine is never advanced here (nothing is written).
-      if let refusal = previous.machineRefusal(for: observation) { throw refusal }
-      let next = previous.observing(observation)
-      guard previous.needsWrite(becoming: next, resolution: resolution) else {
-        return ClockMarkTransition(
-          previous: previous, current: next, wrote: false, observation: observation,
-          sealedStoreID: sealedStoreID(in: &access))
-      }
-      assert(next.mark >= previous.mark, "an observation lowered the mark")
-      assert(next.generation == previous.generation, "an observation changed the generation")
-      try writeObserved(next, in: &access)
-      return ClockMarkTransition(
-        previous: previous, current: next, wrote: true, observation: observation,
-        sealedStoreID: sealedStoreID(in: &access))
     }
+  }
+
+  /// The one advance of an observation, under the exclusive lock, given the record loaded under
+  /// it and clocks read after that record: refuses another machine's record (nothing written),
+  /// computes ``ClockMarkRecord/observing(_:)``, and calls `write` only when
+  /// ``ClockMarkRecord/needsWrite(becoming:resolution:)`` says so.
+  ///
+  /// - Parameters:
+  ///   - previous: The record loaded under the lock.
+  ///   - observation: Clocks read after `previous` was loaded.
+  ///   - resolution: The smallest rise worth a durable write.
+  ///   - sealedStoreID: The sealed record's store id, or `nil`.
+  ///   - write: Makes the advanced record durable.
+  /// - Returns: The transition.
+  /// - Throws: ``StoreError``: `store_from_another_machine`, or what `write` throws.
+  func advance(
+    _ previous: ClockMarkRecord, observation: ClockObservation, resolution: Duration,
+    sealedStoreID: [UInt8]?, write: (ClockMarkRecord) throws(StoreError) -> Void
+  ) throws(StoreError) -> ClockMarkTransition {
+    // Evidence of another machine is never advanced here (nothing is written).
+    if let refusal = previous.machineRefusal(for: observation) { throw refusal }
+    let next = previous.observing(observation)
+    guard previous.needsWrite(becoming: next, resolution: resolution) else {
+      return ClockMarkTransition(
+        previous: previous, current: next, wrote: false, observation: observation,
+        sealedStoreID: sealedStoreID)
+    }
+    assert(next.mark >= previous.mark, "an observation lowered the mark")
+    assert(next.generation == previous.generation, "an observation changed the generation")
+    try write(next)
+    return ClockMarkTransition(
+      previous: previous, current: next, wrote: true, observation: observation,
+      sealedStoreID: sealedStoreID)
   }
 
   /// Creates generation 0 at the wall reading when no record exists; an existing record,

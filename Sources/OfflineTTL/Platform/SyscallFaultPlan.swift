@@ -74,11 +74,20 @@ public final class SyscallFaultPlan: Sendable {
 
   private let state: Mutex<State>
 
+  /// Whether a store using this plan may keep a change watch (`StoreChangeWatch`) for its
+  /// repeated reads. Off by default, so that a plan traces and fails the checks those reads make
+  /// without one (every check by path and descriptor); on, to trace and fail the watched reads.
+  public let allowsChangeWatch: Bool
+
   /// Creates a plan.
   ///
-  /// - Parameter faults: The failures to inject; default none (the plan then only traces).
-  public init(_ faults: [Fault] = []) {
+  /// - Parameters:
+  ///   - faults: The failures to inject; default none (the plan then only traces).
+  ///   - allowsChangeWatch: Whether stores using the plan may keep a change watch; default
+  ///     `false`.
+  public init(_ faults: [Fault] = [], allowsChangeWatch: Bool = false) {
     state = Mutex(State(faults: faults))
+    self.allowsChangeWatch = allowsChangeWatch
   }
 
   /// Adds a failure.

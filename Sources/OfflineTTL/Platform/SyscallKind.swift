@@ -48,6 +48,11 @@ public enum SyscallKind: String, Sendable, Hashable, CaseIterable, CustomStringC
   case syncfs
   /// Listing a directory (`fdopendir` + `readdir(3)`, counted once per listing).
   case readdir
+  /// `inotify_init1(2)` and `inotify_add_watch(2)` (a change watch is set up; its reads are
+  /// ``read``).
+  case inotify
+  /// `fstatfs(2)` (which file system holds a store).
+  case fstatfs
 
   /// The C name, e.g. `"fdatasync"`.
   public var description: String { rawValue }

@@ -371,7 +371,70 @@ public struct Syscalls: Sendable {
   public func flock(_ fd: FileDescriptor, _ operation: LockOperation) throws(Errno) {
     _ = try call(.flock) { system_flock(fd.rawValue, operation.rawValue) }
   }
+
+  // MARK: Watching for changes (Linux)
+
+  /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`: a new change-watch descriptor whose reads never
+  /// wait. Counted as ``SyscallKind/inotify``.
+  ///
+  /// - Returns: The descriptor.
+  /// - Throws: ``Errno``; `ENOSYS` where the platform has no inotify.
+  public func inotifyInit() throws(Errno) -> FileDescriptor {
+    #if os(Linux)
+      return FileDescriptor(
+        rawValue: try call(.inotify) { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) })
+    #else
+      throw Errno(rawValue: ENOSYS)
+    #endif
+  }
+
+  /// `inotify_add_watch(fd, path, mask)`. Counted as ``SyscallKind/inotify``.
+  ///
+  /// - Parameters:
+  ///   - fd: A descriptor from ``inotifyInit()``.
+  ///   - path: What to watch (`/proc/self/fd/N` watches the file an open descriptor names).
+  ///   - mask: The `IN_*` events (and options such as `IN_DONT_FOLLOW`).
+  /// - Returns: The watch descriptor.
+  /// - Throws: ``Errno``; `ENOSYS` where the platform has no inotify.
+  public func inotifyAddWatch(_ fd: FileDescriptor, _ path: String, mask: UInt32) throws(Errno)
+    -> Int32
+  {
+    #if os(Linux)
+      return try call(.inotify) { inotify_add_watch(fd.rawValue, path, mask) }
+    #else
+      throw Errno(rawValue: ENOSYS)
+    #endif
+  }
+
+  /// `fstatfs(fd)`'s `f_type`: the magic number of the file system that holds the open file
+  /// (`EXT4_SUPER_MAGIC`, `TMPFS_MAGIC`, …). Counted as ``SyscallKind/fstatfs``.
+  ///
+  /// - Parameter fd: An open file or directory.
+  /// - Returns: `f_type`.
+  /// - Throws: ``Errno``; `ENOSYS` where it is not available (not Linux on a 64-bit CPU).
+  public func fileSystemType(_ fd: FileDescriptor) throws(Errno) -> Int64 {
+    #if os(Linux) && (arch(x86_64) || arch(arm64))
+      // `struct statfs` is 120 bytes on these CPUs and begins with `f_type` (a `long`).
+      var buffer = (
+        UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
+        UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
+        UInt64(0)
+      )
+      _ = try call(.fstatfs) {
+        withUnsafeMutableBytes(of: &buffer) { system_fstatfs(fd.rawValue, $0.baseAddress!) }
+      }
+      return Int64(bitPattern: buffer.0)
+    #else
+      throw Errno(rawValue: ENOSYS)
+    #endif
+  }
 }
+
+#if os(Linux) && (arch(x86_64) || arch(arm64))
+  /// `fstatfs(2)`, which Swift's Glibc module does not import (`sys/vfs.h`).
+  @_silgen_name("fstatfs")
+  private func system_fstatfs(_ fd: Int32, _ buffer: UnsafeMutableRawPointer) -> Int32
+#endif
 
 // The C functions, under names that the seam's methods do not shadow. Only this file calls them.
 private func system_open(_ path: String, _ flags: Int32, _ mode: UInt32) -> Int32 {

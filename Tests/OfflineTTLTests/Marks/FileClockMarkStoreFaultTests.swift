@@ -22,6 +22,13 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
       store throws(ClockMarkStoreError) in try store.observe(now: instant(2_000)).current
     },
     FaultScenario(
+      name: "observe through the kept descriptors", startsWithRecord: true,
+      directoryExists: true, inPlace: true
+    ) { store throws(ClockMarkStoreError) in
+      _ = try store.read()
+      return try store.observe(now: instant(2_000)).current
+    },
+    FaultScenario(
       name: "reset over a record", startsWithRecord: true, directoryExists: true, inPlace: true
     ) { store throws(ClockMarkStoreError) in try store.resetAfterOnlineSignIn(now: instant(500)) },
     FaultScenario(
@@ -73,8 +80,10 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
     let cleanPath = try scenario.prepare(in: parent)
     let previous = try readBack(cleanPath)
     let tracer = SyscallFaultPlan()
-    let expected = try scenario.run(FileClockMarkStore(atPath: cleanPath, faults: tracer))
-    let steps = tracer.trace
+    let cleanStore = FileClockMarkStore(atPath: cleanPath, faults: tracer)
+    let expected = try scenario.run(cleanStore)
+    // The steps of the operations, not the closing of a store's kept descriptors when it goes.
+    let steps = withExtendedLifetime(cleanStore) { tracer.trace }
     #expect(steps.count >= 5)
     var injections = 0
     for index in steps.indices {

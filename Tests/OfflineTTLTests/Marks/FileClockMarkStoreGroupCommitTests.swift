@@ -143,7 +143,9 @@ import Testing
     #expect(try FileClockMarkStore(atPath: path).read().mark == Self.at(300).wall)
   }
 
-  @Test func anUnchangedRecordKeepsTheClocksReadBeforeTheLock() throws {
+  /// A waiter that is not covered writes with clocks read under the lock, even when nothing was
+  /// written since its read: the later reading covers every observation that waited meanwhile.
+  @Test func anUncoveredWaiterReadsItsClocksAgainUnderTheLock() throws {
     let (parent, path) = try Self.makeStore()
     defer { parent.remove() }
     let plan = SyscallFaultPlan()
@@ -151,10 +153,13 @@ import Testing
     let (transition, readings) = try Self.observeWhileLocked(
       store, path: path, value: 400, later: 999
     ) {}
-    #expect(readings == 1, "nothing was written since the read: its clocks are after the mark")
+    #expect(readings == 2, "once before the lock, once under it")
     #expect(transition.wrote)
-    #expect(transition.current.mark == Self.at(400).wall)
+    #expect(transition.coveringRecord == nil)
+    #expect(transition.observation == Self.at(999))
+    #expect(transition.current.mark == Self.at(999).wall)
     #expect(plan.count(of: .fdatasync) == 1)
+    #expect(try FileClockMarkStore(atPath: path).read().mark == Self.at(999).wall)
   }
 
   @Test func withNoWriterHoldingTheLockTheClocksAreReadUnderIt() throws {
@@ -201,10 +206,12 @@ import Testing
     #expect(!trusted.covers(next), "a record with trusted time is always written")
   }
 
-  /// Eight writers, each with its own store instance, observing a rising honest clock: every
+  /// Eight writers, each with its own store instance or all sharing one (each operation then
+  /// locks through a lock descriptor of its own), observing a rising honest clock: every
   /// acknowledged observation finds the durable record (read afterwards under the lock) at least
   /// as high as what it reported, and the final record is the highest one written.
-  @Test func eightConcurrentWritersNeverAcknowledgeAboveTheDurableMark() throws {
+  @Test(arguments: [false, true])
+  func eightConcurrentWritersNeverAcknowledgeAboveTheDurableMark(sharingOneInstance: Bool) throws {
     let (parent, path) = try Self.makeStore()
     defer { parent.remove() }
     let clock = Mutex<Int64>(0)
@@ -212,8 +219,9 @@ import Testing
     let written = Mutex<Int64>(0)
     let acknowledged = Mutex<Int64>(0)
     let rounds = 40
+    let shared = FileClockMarkStore(atPath: path)
     runConcurrently(8) { writer in
-      let store = FileClockMarkStore(atPath: path)
+      let store = sharingOneInstance ? shared : FileClockMarkStore(atPath: path)
       let check = FileClockMarkStore(atPath: path)
       for round in 0..<rounds {
         do {

@@ -15,12 +15,14 @@ import Foundation
 ///
 /// ## Guarantees (<doc:Rules#Clock-mark>, <doc:Rules#Fail-closed>, <doc:Rules#Durable-and-private-storage>)
 /// - Every operation that may write holds `flock` on the lock file for its whole read → advance
-///   → write (exclusive). The lock descriptor is opened afresh for each such operation, so
-///   threads sharing one instance exclude each other too (`flock` locks belong to an open file
-///   description). ``read()`` and an ``observe(resolution:readingClocks:)`` that needs no write
-///   read, from the second operation of a store value on, through descriptors kept open, under a
-///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`: what it checks on every
-///   call); while a writer holds the lock they wait for it as before.
+///   → write (exclusive). Each operation locks through a lock descriptor of its own (opened for
+///   it, or a kept one no other operation is using), so threads sharing one instance exclude
+///   each other too (`flock` locks belong to an open file description). From the second
+///   operation of an unsealed store value on, the directory, the record and lock descriptors
+///   stay open and are checked at every call (`checkKept`); ``read()`` and an
+///   ``observe(resolution:readingClocks:)`` that needs no write read under a
+///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`); while a writer holds the
+///   lock they wait for it as before.
 /// - Observations that arrive while another writer holds the lock share its write (group
 ///   commit, ``observe(resolution:readingClocks:)``): one whose result the record found under
 ///   the exclusive lock already covers (``ClockMarkRecord/covers(_:)``) writes and syncs
@@ -51,8 +53,9 @@ import Foundation
 /// `1 + the highest generation in any version-1 slot whose checksum holds` (read only from a
 /// regular file of at most 8,192 bytes), else 1; over an absent record, 1.
 ///
-/// Cost: an uncontended observation is about a dozen system calls and one `fdatasync` of one 4 KiB
-/// block (see `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
+/// Cost: a writing observation through the kept descriptors is eight system calls (two `flock`s,
+/// three checks, a `pread`, the `pwrite` and its `fdatasync` of one 4 KiB block); the first
+/// operation of a store value about twenty (see `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
 /// without its times and opened with `O_NOATIME`, so that neither a check nor a read makes the
 /// next write change the inode (which would cost the `fdatasync` a second block).
 public struct FileClockMarkStore: ClockMarkStorage {
@@ -79,8 +82,8 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// The sealing subkeys, already loaded and checked by the caller (the sealed item store reading
   /// the mark it is bound to), so that one operation loads the key once; `nil`: load them.
   var presetSealKeys: SealKeys? = nil
-  /// The descriptors kept open between operations for reads that do not wait for the lock
-  /// (`keptOpenRecord()`), shared by every copy of this value.
+  /// The descriptors kept open between operations (`keptOpenRecord()`, `observeKept`), shared
+  /// by every copy of this value.
   let kept: KeptMarkFiles
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
@@ -166,24 +169,26 @@ public struct FileClockMarkStore: ClockMarkStorage {
   }
 
   /// Advances the mark: the shared state machine of ``ClockMarkStorage`` under the exclusive
-  /// lock, except for a repeated observation of an unsealed store, and sharing one durable write
-  /// among observations that arrive together (group commit).
+  /// lock, through descriptors kept open from the second operation of an unsealed store value
+  /// on, and sharing one durable write among observations that arrive together (group commit).
   ///
-  /// From the second operation of an unsealed store value on, the record is first read through
-  /// descriptors kept open (`recordBeforeLock(validating:)`) and the clocks are read after it:
-  /// with a positive `resolution` always, with resolution zero only while another writer holds
-  /// the lock (else the observation takes the lock and reads everything under it, as before).
-  /// - With a positive `resolution`, when the read validated (every check, a non-blocking shared
-  ///   lock so that no write is in flight) and ``ClockMarkRecord/needsWrite(becoming:resolution:)``
+  /// - With a positive `resolution`, the record is first read without waiting for the lock
+  ///   (`keptOpenRecord()`: every check, a non-blocking shared lock so that no write is in
+  ///   flight) and the clocks after it; when ``ClockMarkRecord/needsWrite(becoming:resolution:)``
   ///   says no write is needed, the observation returns without taking the lock and without
   ///   writing.
-  /// - Otherwise the exclusive lock is taken and the record read again. If it is the record read
-  ///   before (same sequence, same content), the clocks read before are used: they were read
-  ///   after the stored mark. If another observation wrote since (a higher sequence) a record
-  ///   that ``ClockMarkRecord/covers(_:)`` this observation's result, nothing is written and no
-  ///   `fdatasync` is made: the answer is judged against the record read before, and the covering
-  ///   record is returned (``ClockMarkTransition/coveringRecord``). Otherwise the clocks are read
-  ///   again and the observation runs as before.
+  /// - Otherwise the exclusive lock is taken on a kept lock descriptor (`observeKept`). When
+  ///   another writer holds it, the observation first reads the record (a hint) and its clocks
+  ///   after it, then waits. Under the lock the kept files are checked and the record read
+  ///   again. If another observation wrote since (a higher sequence) a record that
+  ///   ``ClockMarkRecord/covers(_:)`` this observation's result, nothing is written and no
+  ///   `fdatasync` is made: the answer is judged against the record read before and this
+  ///   observation's own clocks, and the covering record is returned
+  ///   (``ClockMarkTransition/coveringRecord``). Otherwise the clocks are read (again) under the
+  ///   lock and the observation runs as the shared state machine's.
+  /// - The first operation of a store value, a sealed store, and any check of the kept files
+  ///   that fails take the full locked path (open the directory, the lock file and the record,
+  ///   as ``ClockMarkStorage`` describes), which reports any problem.
   ///
   /// **Why a covering record is durable.** Every write holds the exclusive lock from its read
   /// of the record until its `fdatasync` has returned (``withExclusiveAccess(for:_:)``; a reset
@@ -195,43 +200,48 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// observers; the negative model that checks coverage without the lock loses a granted mark
   /// at a power loss).
   ///
-  /// A leader (the observation whose write the others find) reads its clocks under the lock,
-  /// after every waiting observation read theirs, so with honest clocks the mark it writes is the
-  /// maximum of what is pending.
+  /// **Why most waiters are covered.** A writer reads its clocks under the lock, after every
+  /// observation that waited for the lock meanwhile read theirs; so with honest clocks the mark
+  /// it writes covers all of them, and each of them then only checks, reads and releases.
+  /// A waiter is never given another writer's reading as its own: its answer is judged on its
+  /// own clocks (a writer whose clock was behind writes a record without its wall reading,
+  /// which covers nothing above it).
   ///
   /// - Parameters:
   ///   - resolution: The smallest rise worth a durable write; zero or less writes every rise.
-  ///   - clocks: Reads the clocks; called after the record was read, once, or twice when the
-  ///     record read under the lock is not the one read before and does not cover the result.
+  ///   - clocks: Reads the clocks; called after the record was read, once, or twice when it was
+  ///     read before the lock and the record under the lock does not cover the result.
   /// - Returns: The record before and after, and the observation used.
   /// - Throws: As ``ClockMarkStorage``'s observe: `absent`, `unreadable`,
   ///   `store_from_another_machine`, `writeFailed`, `lockFailed`, `storeUnusable`.
   public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkTransition
   {
+    guard let files = keptHandles() else {
+      let transition = try observeUnderLock(resolution: resolution, readingClocks: clocks)
+      noteOperation()
+      return transition
+    }
     var pending: PendingObservation? = nil
-    if let hint = recordBeforeLock(validating: resolution > .zero) {
+    if resolution > .zero, let hint = validatedKeptRecord(files) {
       let observation = clocks()
       let next = hint.record.observing(observation)
-      let refusal = hint.record.machineRefusal(for: observation)
       // Another machine's record, or a write that is needed: the locked path decides.
-      if hint.isValidated, resolution > .zero, refusal == nil,
-        !hint.record.needsWrite(becoming: next, resolution: resolution)
-      {
+      guard hint.record.machineRefusal(for: observation) == nil else {
+        return try observeUnderLock(resolution: resolution, readingClocks: clocks)
+      }
+      if !hint.record.needsWrite(becoming: next, resolution: resolution) {
         return ClockMarkTransition(
           previous: hint.record, current: next, wrote: false, observation: observation)
       }
-      if refusal == nil {
-        pending = PendingObservation(hint: hint, observation: observation, next: next)
-      }
+      pending = PendingObservation(hint: hint, observation: observation, next: next)
     }
-    let transition = try observeUnderLock(
-      resolution: resolution, readingClocks: clocks,
-      settle: pending.map { pending in
-        { stored, access in settle(pending, stored: stored, sequence: access.loaded?.sequence) }
-      })
-    noteOperation()
-    return transition
+    if let transition = try observeKept(
+      files, resolution: resolution, readingClocks: clocks, pending: pending)
+    {
+      return transition
+    }
+    return try observeUnderLock(resolution: resolution, readingClocks: clocks)
   }
 
   // observe(readingClocks:), createFirstMark(_:) and resetAfterOnlineSignIn(_:) are the shared

@@ -1,0 +1,149 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One inotify descriptor (Linux) that a long-lived store keeps beside its kept descriptors, so
+/// that a repeated read can learn with one non-blocking `read` that nothing in the store changed
+/// since the last read it fully checked, and reuse that read's result instead of checking every
+/// file again.
+///
+/// What it watches: the inodes of the descriptors it is given (through `/proc/self/fd/N`, so it
+/// is the very file or directory that was opened and checked, whatever its name is later) and
+/// named subdirectories of a watched directory (never following a link), for every event that
+/// can change what a read would find: a write or truncation (`IN_MODIFY`), a change of owner,
+/// mode, link count or times (`IN_ATTRIB`), a name created, removed or renamed in or out
+/// (`IN_CREATE`, `IN_DELETE`, `IN_MOVED_FROM`, `IN_MOVED_TO`), and a watched file or directory
+/// itself removed or renamed (`IN_DELETE_SELF`, `IN_MOVE_SELF`). A full queue (`IN_Q_OVERFLOW`)
+/// is an event too. `IN_CLOSE_WRITE` is not asked for: every write through a descriptor is an
+/// `IN_MODIFY` already, and other processes' locked reads open the mark record for writing and
+/// close it without writing, which would send every repeated read to the full check. (A write
+/// through a shared memory mapping reports nothing at all; no OfflineTTL store maps its files,
+/// and a process of the same user that does can change the store in any way it likes.) The kernel queues an event during the system call that makes the change
+/// (before a writer's `fdatasync`, and whichever process or name made it), so:
+///
+/// - *No event* (`EAGAIN`) means: no watched file or directory changed since the events were
+///   last drained. A read that was fully checked after that drain is still what a new read would
+///   find, byte for byte and status for status.
+/// - *Any event* is "changed": ``poll(_:)`` drains the queue before it returns, so a full check
+///   made after it sees every change made before it, and any change after it shows up at the
+///   next poll.
+///
+/// Only on local file systems (ext2/3/4, XFS, btrfs, tmpfs: `fstatfs`'s `f_type`), all on one
+/// device: inotify does not see changes another machine makes on a network file system. Where
+/// it is not available (another platform, another file system, no `/proc`, the per-user limit
+/// of inotify instances reached), ``open(_:watching:subdirectories:in:)`` returns `nil` and the
+/// store checks every file on every read as before.
+struct StoreChangeWatch: Sendable {
+  /// The inotify descriptor (non-blocking).
+  let fd: FileDescriptor
+
+  /// What a ``poll(_:)`` found.
+  enum Poll: Sendable, Equatable {
+    /// No event since the last drain.
+    case unchanged
+    /// Events were read and the queue drained.
+    case changed
+    /// The descriptor failed: close the watch and check every file from now on.
+    case failed
+  }
+
+  #if os(Linux)
+    /// Every event that can change what a read finds.
+    static let events: UInt32 =
+      UInt32(IN_MODIFY) | UInt32(IN_ATTRIB) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
+      | UInt32(IN_MOVED_FROM) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE_SELF)
+      | UInt32(IN_MOVE_SELF)
+    static let subdirectoryOptions: UInt32 = UInt32(IN_DONT_FOLLOW) | UInt32(IN_ONLYDIR)
+  #endif
+
+  /// `f_type` of the file systems where every change is made by this machine's kernel and
+  /// reported: ext2/3/4 (`0xEF53`), XFS (`0x58465342`), btrfs (`0x9123683E`), tmpfs
+  /// (`0x01021994`).
+  static let localFileSystems: Set<Int64> = [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994]
+
+  /// Sets up a watch of the files and directories open as `descriptors` (each checked by the
+  /// caller), and of the subdirectories `subdirectories` of the directory `parent` (names that
+  /// are absent are skipped: the parent's watch sees them created).
+  ///
+  /// - Parameters:
+  ///   - system: The seam (a ``SyscallFaultPlan`` that does not allow change watches gets `nil`).
+  ///   - descriptors: Open files and directories, all on one local file system.
+  ///   - subdirectories: Names of directories in `parent` to watch too.
+  ///   - parent: One of `descriptors`, a directory.
+  /// - Returns: The watch, or `nil` where no watch can be relied on.
+  static func open(
+    _ system: Syscalls, watching descriptors: [FileDescriptor], subdirectories: [String] = [],
+    in parent: FileDescriptor? = nil
+  ) -> StoreChangeWatch? {
+    #if os(Linux)
+      if let faults = system.faults, !faults.allowsChangeWatch { return nil }
+      guard let first = descriptors.first,
+        let type = try? system.fileSystemType(first), localFileSystems.contains(type),
+        let device = try? system.fstat(first).device
+      else { return nil }
+      for fd in descriptors.dropFirst() {
+        guard (try? system.fstat(fd).device) == device else { return nil }
+      }
+      guard let inotify = try? system.inotifyInit() else { return nil }
+      let watch = StoreChangeWatch(fd: inotify)
+      for fd in descriptors {
+        guard
+          (try? system.inotifyAddWatch(inotify, "/proc/self/fd/\(fd.rawValue)", mask: events))
+            != nil
+        else {
+          watch.close(system)
+          return nil
+        }
+      }
+      if let parent {
+        for name in subdirectories {
+          if let status = try? system.fstatat(parent, name), status.kind == .directory,
+            status.device != device
+          {
+            watch.close(system)
+            return nil
+          }
+          do {
+            _ = try system.inotifyAddWatch(
+              inotify, "/proc/self/fd/\(parent.rawValue)/\(name)",
+              mask: events | subdirectoryOptions)
+          } catch  where error == .noSuchFileOrDirectory {
+            continue
+          } catch {
+            watch.close(system)
+            return nil
+          }
+        }
+      }
+      return watch
+    #else
+      return nil
+    #endif
+  }
+
+  /// One non-blocking read of the queue; when it holds events, reads until it is empty.
+  ///
+  /// System calls: one `read` when nothing changed.
+  func poll(_ system: Syscalls) -> Poll {
+    withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
+      var result = Poll.unchanged
+      while true {
+        do throws(Errno) {
+          guard try system.read(fd, into: buffer) > 0 else { return .failed }
+          result = .changed
+        } catch  where error == .wouldBlock {
+          return result
+        } catch {
+          return .failed
+        }
+      }
+    }
+  }
+
+  /// Closes the inotify descriptor (its watches go with it).
+  func close(_ system: Syscalls) {
+    system.closeIgnoringErrors(fd)
+  }
+}

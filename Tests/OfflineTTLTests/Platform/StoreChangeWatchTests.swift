@@ -1,0 +1,295 @@
+import Foundation
+import OfflineTTLTesting
+import Testing
+
+@_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The change watch of a long-lived store (``StoreChangeWatch``): a repeated read that finds no
+/// event reuses the last fully checked read with one `read` of the watch and one `lstat`, and
+/// every kind of change between two repeated reads sends the next one to the full check, which
+/// answers exactly as a store value opened afresh.
+@Suite struct StoreChangeWatchTests {
+  /// Whether this machine's temporary directory can hold a watched store (Linux, a local file
+  /// system, inotify instances left).
+  static let watchAvailable: Bool = {
+    guard let parent = try? TemporaryStoreDirectory(prefix: "watch-probe") else { return false }
+    defer { parent.remove() }
+    let system = Syscalls()
+    guard let fd = try? system.open(parent.path, .readOnly) else { return false }
+    defer { system.closeIgnoringErrors(fd) }
+    guard let watch = StoreChangeWatch.open(system, watching: [fd]) else { return false }
+    watch.close(system)
+    return true
+  }()
+
+  static func t(_ nanoseconds: Int64) -> WallClockInstant {
+    WallClockInstant(nanosecondsSinceEpoch: nanoseconds)
+  }
+
+  /// A store with `count` items and a mark, and its path.
+  static func makeStore(count: Int = 3) throws -> (TemporaryStoreDirectory, String) {
+    let parent = try TemporaryStoreDirectory(prefix: "watch")
+    let path = parent.appending("store")
+    try FileManager.default.createDirectory(
+      atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    try DirectoryCacheStoreKeptOpenTests.commit(path, count: count)
+    _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(readingClocks: {
+      FileClockMarkStoreKeptOpenTests.at(0)
+    })
+    return (parent, path)
+  }
+
+  /// A cache store whose third summary was served from the watch (the first notes a consistent
+  /// index, the second opens, arms the watch and checks everything).
+  static func watchedCache(_ path: String, _ plan: SyscallFaultPlan) throws -> DirectoryCacheStore {
+    let store = DirectoryCacheStore(atPath: path, faults: plan)
+    for _ in 0..<3 { _ = try store.summary() }
+    return store
+  }
+
+  static func fresh(_ path: String) -> Result<ItemTimeSummary, StoreError> {
+    DirectoryCacheStoreKeptOpenTests.fresh(path)
+  }
+
+  static func answer(_ store: DirectoryCacheStore) -> Result<ItemTimeSummary, StoreError> {
+    DirectoryCacheStoreKeptOpenTests.answer(store)
+  }
+
+  /// Whether the next summary of `store` was served from the watch (no `pread`), and its answer.
+  static func summaryFromWatch(_ store: DirectoryCacheStore, _ plan: SyscallFaultPlan) -> (
+    Bool, Result<ItemTimeSummary, StoreError>
+  ) {
+    plan.resetCounts()
+    let answer = Self.answer(store)
+    return (plan.count(of: .pread) == 0 && plan.count(of: .openat) == 0, answer)
+  }
+
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aWatchedRepeatedSummaryReadsTheWatchAndOneLstatOnly() throws {
+    let (parent, path) = try Self.makeStore(count: 7)
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedCache(path, plan)
+    plan.resetCounts()
+    for _ in 1...5 {
+      let summary = try store.summary()
+      #expect(summary == (try Self.fresh(path).get()))
+      #expect(summary.count == 7)
+      #expect(try store.summaryIfSettled() == summary)
+      #expect(try store.summary(forGeneration: 1) == summary)
+    }
+    #expect(plan.count(of: .read) == 15, "one read of the watch per summary")
+    #expect(plan.count(of: .fstatat) == 15, "one lstat of the store path per summary")
+    #expect(plan.count(of: .pread) == 0)
+    #expect(plan.count(of: .openat) == 0 && plan.count(of: .open) == 0)
+    #expect(plan.count(of: .close) == 0 && plan.count(of: .flock) == 0)
+    #expect(plan.count(of: .write) == 0 && plan.count(of: .pwrite) == 0)
+    #expect(plan.count(of: .fsync) == 0 && plan.count(of: .fdatasync) == 0)
+  }
+
+  /// One change to the store between two repeated summaries.
+  struct Change: Sendable, CustomTestStringConvertible {
+    let testDescription: String
+    let make: @Sendable (_ parent: TemporaryStoreDirectory, _ path: String) throws -> Void
+  }
+
+  static func chmodChange(_ name: String, _ mode: mode_t) -> Change {
+    Change(testDescription: "chmod \(name.isEmpty ? "store" : name) \(String(mode, radix: 8))") {
+      _, path in
+      #expect(chmod(name.isEmpty ? path : path + "/" + name, mode) == 0)
+    }
+  }
+
+  static let changes: [Change] = [
+    Change(testDescription: "a commit by another store value") { _, path in
+      try DirectoryCacheStoreKeptOpenTests.commit(path, count: 4, prefix: "new", offset: 500)
+    },
+    Change(testDescription: "an item renamed in") { parent, path in
+      let other = parent.appending("other")
+      try FileManager.default.createDirectory(
+        atPath: other, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+      try DirectoryCacheStoreKeptOpenTests.commit(other, count: 1, prefix: "late", offset: 9_000)
+      #expect(rename(other + "/cache/items/late-0", path + "/cache/items/late-0") == 0)
+    },
+    Change(testDescription: "an item unlinked") { _, path in
+      #expect(unlink(path + "/cache/items/item-0") == 0)
+    },
+    Change(testDescription: "the index written in place") { _, path in
+      let handle = try #require(FileHandle(forWritingAtPath: path + "/cache/index"))
+      try handle.write(contentsOf: Data(repeating: 0, count: 16))
+      try handle.close()
+    },
+    Change(testDescription: "a pending marker") { _, path in
+      let pending = path + "/cache/pending"
+      #expect(FileManager.default.createFile(atPath: pending, contents: Data()))
+      #expect(chmod(pending, 0o600) == 0)
+    },
+    Change(testDescription: "the store directory replaced by rename") { parent, path in
+      let copy = parent.appending("copy")
+      try FileManager.default.createDirectory(
+        atPath: copy, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+      try DirectoryCacheStoreKeptOpenTests.commit(copy, count: 6, prefix: "copy")
+      #expect(rename(path, parent.appending("moved")) == 0)
+      #expect(rename(copy, path) == 0)
+    },
+    Change(testDescription: "cache/ replaced by rename") { parent, path in
+      let copy = parent.appending("copy")
+      try FileManager.default.createDirectory(
+        atPath: copy, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+      try DirectoryCacheStoreKeptOpenTests.commit(copy, count: 5, prefix: "copy")
+      #expect(rename(path + "/cache", parent.appending("old-cache")) == 0)
+      #expect(rename(copy + "/cache", path + "/cache") == 0)
+    },
+    Change(testDescription: "items/ replaced by rename") { parent, path in
+      let copy = parent.appending("copy")
+      try FileManager.default.createDirectory(
+        atPath: copy, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+      try DirectoryCacheStoreKeptOpenTests.commit(copy, count: 5, prefix: "copy")
+      #expect(rename(path + "/cache/items", parent.appending("old-items")) == 0)
+      #expect(rename(copy + "/cache/items", path + "/cache/items") == 0)
+    },
+    chmodChange("", 0o777),
+    chmodChange("cache", 0o770),
+    chmodChange("cache/index", 0o666),
+    chmodChange("cache/items", 0o777),
+    chmodChange("cache/items/item-1", 0o644),
+  ]
+
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"),
+    arguments: changes)
+  func everyChangeBetweenTwoRepeatedSummariesIsNoticed(_ change: Change) throws {
+    let (parent, path) = try Self.makeStore()
+    defer {
+      for name in ["", "cache", "cache/items"] { _ = chmod(path + "/" + name, 0o700) }
+      parent.remove()
+    }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedCache(path, plan)
+    let (watched, before) = Self.summaryFromWatch(store, plan)
+    #expect(watched, "served from the watch before the change")
+    #expect(before == Self.fresh(path))
+    try change.make(parent, path)
+    let (stillWatched, after) = Self.summaryFromWatch(store, plan)
+    #expect(!stillWatched, "the change sent the summary to the full check")
+    #expect(after == Self.fresh(path))
+    #expect(Self.answer(store) == Self.fresh(path), "and the next one agrees too")
+  }
+
+  /// A directory above the store replaced by rename (no watched inode changes): the `lstat` of
+  /// the store path that every watched summary makes sees another directory.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aDirectoryAboveTheStoreReplacedByRenameIsNoticed() throws {
+    let parent = try TemporaryStoreDirectory(prefix: "watch-above")
+    defer { parent.remove() }
+    for name in ["a", "b"] {
+      try FileManager.default.createDirectory(
+        atPath: parent.appending(name), withIntermediateDirectories: false,
+        attributes: [.posixPermissions: 0o700])
+      try FileManager.default.createDirectory(
+        atPath: parent.appending(name + "/store"), withIntermediateDirectories: false,
+        attributes: [.posixPermissions: 0o700])
+    }
+    try DirectoryCacheStoreKeptOpenTests.commit(parent.appending("a/store"), count: 2)
+    try DirectoryCacheStoreKeptOpenTests.commit(parent.appending("b/store"), count: 5)
+    let path = parent.appending("a/store")
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedCache(path, plan)
+    #expect(Self.summaryFromWatch(store, plan).0)
+    #expect(rename(parent.appending("a"), parent.appending("old-a")) == 0)
+    #expect(rename(parent.appending("b"), parent.appending("a")) == 0)
+    let (watched, after) = Self.summaryFromWatch(store, plan)
+    #expect(!watched)
+    #expect(try after.get().count == 5)
+    #expect(after == Self.fresh(path))
+  }
+
+  /// Another user's ownership (root only: `chown` to another user needs it).
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"),
+    .enabled(if: geteuid() == 0, "chown to another user needs root"),
+    arguments: ["", "cache", "cache/index", "cache/items"])
+  func aChownIsNoticed(_ name: String) throws {
+    let (parent, path) = try Self.makeStore()
+    let target = name.isEmpty ? path : path + "/" + name
+    defer {
+      _ = chown(target, 0, 0)
+      parent.remove()
+    }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedCache(path, plan)
+    #expect(Self.summaryFromWatch(store, plan).0)
+    #expect(chown(target, 4_242, 4_242) == 0)
+    let (watched, after) = Self.summaryFromWatch(store, plan)
+    #expect(!watched)
+    guard case .failure(let error) = after else {
+      Issue.record("another user's \(name) was read")
+      return
+    }
+    #expect(error.code == .insecureStore)
+    #expect(after == Self.fresh(path))
+  }
+
+  /// More events than the kernel queues (`max_queued_events`): the queue overflows, and the
+  /// overflow is an event like any other. Nothing that changes an answer happens here
+  /// (permissions set to what they were), so only the path taken shows it.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aQueueOverflowSendsTheSummaryToTheFullCheck() throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let limit =
+      (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
+      .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedCache(path, plan)
+    #expect(Self.summaryFromWatch(store, plan).0)
+    // Alternating targets: consecutive identical events would be merged into one. (Not
+    // `items/`: a change of its status makes the index stale, a full check every time.)
+    var failures = 0
+    for _ in 0...(limit / 2 + 1) {
+      if chmod(path, 0o700) != 0 { failures += 1 }
+      if chmod(path + "/cache", 0o700) != 0 { failures += 1 }
+    }
+    #expect(failures == 0)
+    let (watched, after) = Self.summaryFromWatch(store, plan)
+    #expect(!watched)
+    #expect(after == Self.fresh(path))
+    #expect(Self.summaryFromWatch(store, plan).0, "watched again after the full check")
+  }
+
+  /// A watch that fails to read is closed: every later summary takes the full check.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aFailingWatchIsDroppedForTheFullCheck() throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedCache(path, plan)
+    plan.resetCounts()
+    plan.fail(.read, occurrence: 1, with: .ioError)
+    #expect(Self.answer(store) == Self.fresh(path))
+    #expect(plan.count(of: .pread) == 1, "the full check")
+    plan.resetCounts()
+    #expect(Self.answer(store) == Self.fresh(path))
+    #expect(plan.count(of: .read) == 0 && plan.count(of: .pread) == 1, "no watch any more")
+  }
+}
