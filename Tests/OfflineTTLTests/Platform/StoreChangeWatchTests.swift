@@ -85,7 +85,8 @@ import Testing
       #expect(try store.summaryIfSettled() == summary)
       #expect(try store.summary(forGeneration: 1) == summary)
     }
-    #expect(plan.count(of: .read) == 15, "one read of the watch per summary")
+    #expect(plan.count(of: .poll) == 15, "one poll of the watch per summary")
+    #expect(plan.count(of: .read) == 0, "nothing to drain")
     #expect(plan.count(of: .fstatat) == 15, "one lstat of the store path per summary")
     #expect(plan.count(of: .pread) == 0)
     #expect(plan.count(of: .openat) == 0 && plan.count(of: .open) == 0)
@@ -285,12 +286,12 @@ import Testing
     let plan = SyscallFaultPlan(allowsChangeWatch: true)
     let store = try Self.watchedCache(path, plan)
     plan.resetCounts()
-    plan.fail(.read, occurrence: 1, with: .ioError)
+    plan.fail(.poll, occurrence: 1, with: .ioError)
     #expect(Self.answer(store) == Self.fresh(path))
     #expect(plan.count(of: .pread) == 1, "the full check")
     plan.resetCounts()
     #expect(Self.answer(store) == Self.fresh(path))
-    #expect(plan.count(of: .read) == 0 && plan.count(of: .pread) == 1, "no watch any more")
+    #expect(plan.count(of: .poll) == 0 && plan.count(of: .pread) == 1, "no watch any more")
   }
 
   // MARK: The mark store
@@ -306,7 +307,7 @@ import Testing
     .enabled(
       if: watchAvailable,
       "needs inotify (Linux) and a local file system for the temporary directory"))
-  func aWatchedRepeatedObservationReadsTheWatchOneLstatAndTheLockOnly() throws {
+  func aWatchedRepeatedObservationReadsTheWatchAndOneLstatOnly() throws {
     let (parent, path) = try Self.makeStore()
     defer { parent.remove() }
     let plan = SyscallFaultPlan(allowsChangeWatch: true)
@@ -320,10 +321,11 @@ import Testing
       #expect(kept == locked)
       #expect(!kept.wrote)
     }
-    #expect(plan.count(of: .read) == 5, "one read of the watch per observation")
+    #expect(plan.count(of: .poll) == 5, "one poll of the watch per observation")
+    #expect(plan.count(of: .read) == 0)
     #expect(plan.count(of: .fstatat) == 5, "one lstat of the directory per observation")
     #expect(plan.count(of: .pread) == 0)
-    #expect(plan.count(of: .flock) == 10, "a non-blocking shared lock and its release each")
+    #expect(plan.count(of: .flock) == 0, "no lock: the record reused was read under it")
     #expect(plan.count(of: .openat) == 0 && plan.count(of: .close) == 0)
     #expect(plan.count(of: .pwrite) == 0 && plan.count(of: .fdatasync) == 0)
     #expect(plan.count(of: .write) == 0 && plan.count(of: .fsync) == 0)
@@ -431,5 +433,29 @@ import Testing
     close(record)
     #expect(store.keptOpenRecord() == nil, "never the watch while a write may be in flight")
     #expect(flock(lock, LOCK_UN) == 0)
+  }
+
+  /// A writer that holds the lock but has written nothing yet changes nothing a reader relies
+  /// on: the watched read reuses the durable record without waiting and without the lock, and
+  /// it is the record a locked read finds once the writer lets go.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aWriterThatHasNotWrittenYetDoesNotHoldUpTheWatchedRead() throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedMarks(path, plan)
+    let before = try #require(store.keptOpenRecord())
+    let lock = open(path + "/clock-mark.lock", O_RDONLY | O_CLOEXEC)
+    try #require(lock >= 0)
+    defer { close(lock) }
+    #expect(flock(lock, LOCK_EX) == 0)
+    plan.resetCounts()
+    #expect(store.keptOpenRecord() == before)
+    #expect(plan.count(of: .flock) == 0 && plan.count(of: .pread) == 0)
+    #expect(flock(lock, LOCK_UN) == 0)
+    #expect(try FileClockMarkStore(atPath: path).read() == before)
   }
 }

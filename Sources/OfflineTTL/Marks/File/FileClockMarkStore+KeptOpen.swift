@@ -99,8 +99,9 @@ struct WatchedMarkRecord: Sendable {
   /// The watch; `nil` where none can be relied on, and once it failed (every read then takes
   /// the full check).
   var watch: StoreChangeWatch?
-  /// The record the last full check read under the non-blocking shared lock, and the effective
-  /// user it was checked for; reused while the watch reports nothing.
+  /// The record the last full check read under the non-blocking shared lock (after the watch
+  /// was drained), and the effective user it was checked for; reused, without a lock, while the
+  /// watch reports nothing.
   var validated: (record: RecordHint, user: UInt32)? = nil
 }
 
@@ -147,13 +148,26 @@ extension FileClockMarkStore {
   /// **With a change watch** (``StoreChangeWatch``: a store on a local file system), set up
   /// when the descriptors are opened, before their first check, watching the directory, the
   /// record and the lock file: when nothing changed since the last check above read a record,
-  /// that record is returned again after one `lstat` of the directory path (still the
-  /// directory kept open) and the same effective user; the watch is read under
-  /// `flock(LOCK_SH | LOCK_NB)`, like the `pread` above (no writer holds the lock now, so none is
-  /// in flight). The record is durable: it was read under the shared lock, when no write was in
-  /// flight, and no write reached the record since (a write is an event at the time of the
-  /// write, before its `fdatasync`). Any event drains the watch and takes the checks above.
-  /// System calls: one `read`, one `lstat`, one `geteuid`, 2 `flock`.
+  /// that record is returned again, without any lock, after one `lstat` of the directory path
+  /// (still the directory kept open), the same effective user, and one read of the watch that
+  /// finds no event. This is correct without the lock because of what the reused record is and
+  /// what the kernel reports:
+  /// - it was read under `flock(LOCK_SH | LOCK_NB)` after every check above, so no write was in
+  ///   flight then and it is durable (a writer holds the exclusive lock until its `fdatasync`
+  ///   returned);
+  /// - the watch was drained *before* that read, and the kernel queues an event during the
+  ///   system call that changes a watched file (a `pwrite` of the record, a rename over it, a
+  ///   change of owner, mode or links), before the writer's `fdatasync` and so before any
+  ///   writer acknowledges anything. No event now means no such call completed since the
+  ///   drain: the record on disk and in the page cache is still the one reused, and every
+  ///   acknowledged write (a sign-in's reset included) is in it.
+  /// - A writer that holds the lock but has not written yet (or is inside its `pwrite`) has
+  ///   changed nothing a reader could rely on: the reused record is what a read before its
+  ///   write finds, and that write is not acknowledged yet. The clocks are read after this
+  ///   read, so a mark read here is never compared with an older clock.
+  /// Any event drains the watch and takes the checks above (with the shared lock); a writer
+  /// holding the lock then sends the caller to the locked path as before. System calls: one
+  /// `lstat`, one `geteuid`, one `read` of the watch; no lock, no `pread`.
   func keptOpenRecord() -> ClockMarkRecord? {
     guard let files = keptHandles(), let hint = validatedKeptRecord(files) else { return nil }
     return hint.record
@@ -164,14 +178,14 @@ extension FileClockMarkStore {
   func validatedKeptRecord(_ files: KeptMarkHandles) -> RecordHint? {
     files.watched.withLock { watched -> RecordHint? in
       guard let watch = watched.watch else { return fullyCheckedRecord(files) }
-      let poll: StoreChangeWatch.Poll?
-      if let validated = watched.validated, isKeptDirectory(files),
-        system.effectiveUserID() == validated.user
-      {
-        poll = pollHoldingTheSharedLock(files, watch)
-        if poll == .unchanged { return validated.record }
-      } else {
-        poll = watch.poll(system)  // drained before the full check below
+      let reusable =
+        watched.validated.map { isKeptDirectory(files) && system.effectiveUserID() == $0.user }
+        ?? false
+      // Read (and so drained) before any full check below: a change after it is an event at
+      // the next read of the watch.
+      let poll = watch.poll(system)
+      if poll == .unchanged, reusable, let validated = watched.validated {
+        return validated.record
       }
       if poll == .failed {
         watch.close(system)
@@ -184,26 +198,6 @@ extension FileClockMarkStore {
       }
       return record
     }
-  }
-
-  /// The watch read while holding `flock(LOCK_SH | LOCK_NB)` on a kept lock descriptor
-  /// (released at once), or `nil` when a writer holds the lock (the read then waits for the
-  /// lock as before, even when nothing was written yet). Read under the shared lock, "no event"
-  /// says what a `pread` under it would: no write is in flight, and the record is the one the
-  /// last full check read.
-  private func pollHoldingTheSharedLock(_ files: KeptMarkHandles, _ watch: StoreChangeWatch)
-    -> StoreChangeWatch.Poll?
-  {
-    guard let lock = files.takeLock() else { return nil }
-    do {
-      try system.flock(lock, LockOperation.shared.nonBlocking)
-    } catch {
-      files.giveBack(lock)
-      return nil
-    }
-    let poll = watch.poll(system)
-    files.unlockAndGiveBack(lock)
-    return poll
   }
 
   /// Whether the directory path still names the directory kept open (one `lstat`).
