@@ -2,7 +2,7 @@
 /// the owner's bits that the online path gives back to a directory of this user.
 extension SecureStoreFiles {
   /// The error for a failed open (or `mkdirat`) of a directory: the wrong type or a link
-  /// (`ENOTDIR`, `ELOOP`) as ``wrongType(_:in:expectingDirectory:errno:)`` finds it, else the
+  /// (`ENOTDIR`, `ELOOP`) as `wrongType(_:in:expectingDirectory:errno:)` finds it, else the
   /// system error.
   func openFailure(_ error: Errno, _ name: String, in parent: StoreDirectory)
     -> StoreFileError
