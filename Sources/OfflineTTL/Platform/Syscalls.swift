@@ -125,6 +125,20 @@ public struct Syscalls: Sendable {
     try call(.read) { system_read(fd.rawValue, buffer.baseAddress, buffer.count) }
   }
 
+  /// `poll` of one descriptor for input with a zero timeout: whether it has anything to read
+  /// now, without waiting and without reading it.
+  ///
+  /// - Parameter fd: The descriptor.
+  /// - Returns: `true` when a read would return data (`POLLIN`), `false` when it would wait.
+  /// - Throws: ``Errno``; `EBADF` when the descriptor is not open or reports an error
+  ///   (`POLLNVAL`, `POLLERR`, `POLLHUP` without `POLLIN`).
+  public func hasInput(_ fd: FileDescriptor) throws(Errno) -> Bool {
+    var entry = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+    guard try call(.poll, { system_poll(&entry) }) > 0 else { return false }
+    if entry.revents & Int16(POLLIN) != 0 { return true }
+    throw Errno(rawValue: EBADF)
+  }
+
   /// `pread(fd, buffer, count, offset)`.
   ///
   /// - Returns: Bytes read; `0` at end of file.
@@ -218,6 +232,19 @@ public struct Syscalls: Sendable {
   /// `fchmod(fd, mode)`.
   public func fchmod(_ fd: FileDescriptor, mode: UInt32) throws(Errno) {
     _ = try call(.fchmod) { system_fchmod(fd.rawValue, mode_t(mode)) }
+  }
+
+  /// `fchmodat(directory, name, mode, AT_SYMLINK_NOFOLLOW)`: sets the mode of the entry `name`
+  /// without opening it (so it works on a directory whose owner bits the umask removed, which
+  /// cannot be opened) and without following a symbolic link under that name (`EOPNOTSUPP`:
+  /// a link's own mode cannot be changed on Linux). On Linux the C library does this through
+  /// `/proc/self/fd` (glibc 2.32 and later) or `fchmodat2(2)`; where neither is available it
+  /// fails with `EOPNOTSUPP` (or `ENOSYS`), and the caller falls back to opening the entry and
+  /// ``fchmod(_:mode:)``.
+  public func fchmodat(_ directory: FileDescriptor, _ name: String, mode: UInt32) throws(Errno) {
+    _ = try call(.fchmodat) {
+      system_fchmodat(directory.rawValue, name, mode_t(mode), AT_SYMLINK_NOFOLLOW)
+    }
   }
 
   /// `linkat(directory, from, directory, to, 0)`: gives the file `from` a second name `to`,
@@ -456,6 +483,9 @@ private func system_openat(_ dir: Int32, _ name: String, _ flags: Int32, _ mode:
   openat(dir, name, flags, mode_t(mode))
 }
 private func system_close(_ fd: Int32) -> Int32 { close(fd) }
+private func system_poll(_ entry: UnsafeMutablePointer<pollfd>) -> Int32 {
+  poll(entry, 1, 0)
+}
 private func system_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ count: Int) -> Int {
   read(fd, buf, count)
 }
@@ -498,6 +528,10 @@ private func system_mkdirat(_ dir: Int32, _ name: String, _ mode: mode_t) -> Int
   mkdirat(dir, name, mode)
 }
 private func system_fchmod(_ fd: Int32, _ mode: mode_t) -> Int32 { fchmod(fd, mode) }
+private func system_fchmodat(_ dir: Int32, _ name: String, _ mode: mode_t, _ flags: Int32) -> Int32
+{
+  fchmodat(dir, name, mode, flags)
+}
 private func system_fstat(_ fd: Int32, _ status: inout stat) -> Int32 { fstat(fd, &status) }
 private func system_fstatat(
   _ dir: Int32, _ name: String, _ status: inout stat, _ flags: Int32
