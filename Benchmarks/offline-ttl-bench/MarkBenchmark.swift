@@ -51,6 +51,7 @@ enum MarkBenchmark {
     }
     try designs(report, work: work.path, iterations: iterations)
     try observeLatency(report, work: work.path, iterations: iterations)
+    try systemCallsPerObserve(report, work: work.path)
     try GroupCommitBenchmark.run(
       report, work: work.path, perWorker: Swift.max(iterations / 4, 50))
   }
@@ -96,6 +97,45 @@ enum MarkBenchmark {
     report.record(
       "temp + fsync + rename + fsync(dir) p99", BenchStats.quantile(renameSamples, 0.99),
       unit: "ns")
+  }
+
+  // MARK: System calls of one writing observe
+
+  /// Counts with `strace -c -f` the system calls of a long-lived store's writing observations
+  /// (`mark --worker`, a rising clock), by difference between a child making 1 and one making
+  /// 201 (the first operation of a store value takes the full path), beside the floor's 2
+  /// (`pwrite` + `fdatasync`). Skipped with a note when strace is missing.
+  static func systemCallsPerObserve(_ report: BenchReport, work: String) throws {
+    guard let strace = SyncProbe.strace else {
+      report.note("strace is not installed: system calls per writing observe not counted")
+      return
+    }
+    func traced(_ count: Int) throws -> [String: Int] {
+      let dir = work + "/strace-\(count)"
+      _ = try FileClockMarkStore(atPath: dir).resetAfterOnlineSignIn(
+        now: GroupCommitBenchmark.base)
+      let output = work + "/strace-\(count).txt"
+      try BenchProcess.run(
+        executable: strace,
+        arguments: [
+          "-f", "-c", "-o", output, BenchProcess.selfExecutable, "mark", "--worker", dir,
+          String(count),
+        ])
+      return SyncProbe.parse(try String(contentsOfFile: output, encoding: .utf8))
+    }
+    let one = try traced(1)
+    let many = try traced(201)
+    func perObserve(_ names: [String]) -> Double {
+      Double(names.reduce(0) { $0 + (many[$1] ?? 0) - (one[$1] ?? 0) }) / 200
+    }
+    let names = Set(one.keys).union(many.keys).subtracting(["total"]).sorted()
+    let breakdown = names.compactMap { name -> String? in
+      let calls = perObserve([name])
+      return calls >= 0.01 ? "\(name) \(BenchFormat.number(calls))" : nil
+    }
+    report.record(
+      "system calls per writing observe (strace)", perObserve(names), unit: "calls",
+      floor: ("pwrite + fdatasync", 2), note: breakdown.joined(separator: ", "))
   }
 
   // MARK: 2. Uncontended observe latency

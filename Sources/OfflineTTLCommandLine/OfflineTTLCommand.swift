@@ -16,6 +16,10 @@ public enum OfflineTTLCommand {
   public static func main(_ arguments: [String]) -> Never {
     // A closed pipe must give a write error, not kill the process.
     signal(SIGPIPE, SIG_IGN)
+    // What the tool creates is private whatever the caller's umask: one that removed the
+    // owner's bits (umask 777) made a store directory of mode 0000 that no later sign-in could
+    // open. The store's own modes (0700 directories, 0600 files) are within 077.
+    umask(0o077)
     var environment: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {

@@ -240,7 +240,7 @@
     public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
       try SecretServiceLockFile.withLock(
         path: configuration.lockFilePath(for: "items"), timeout: configuration.lockTimeout,
-        failure: { StoreError(code: .lockFailed, errno: $0.errno, message: $0.message) }
+        failure: SecretServiceLockFile.storeError
       ) { () throws(StoreError) -> Result in body() }
     }
 
@@ -255,7 +255,7 @@
     ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
         configuration, lock: locked ? "items" : nil, fault: Self.mapped,
-        lockFailure: { StoreError(code: .lockFailed, errno: $0.errno, message: $0.message) },
+        lockFailure: SecretServiceLockFile.storeError,
         body)
     }
 

@@ -148,9 +148,7 @@
     ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
         configuration, lock: locked ? "marks" : nil, fault: Self.mapped,
-        lockFailure: {
-          StoreError(code: .lockFailed, errno: $0.errno, message: $0.message)
-        },
+        lockFailure: SecretServiceLockFile.storeError,
         body)
     }
 

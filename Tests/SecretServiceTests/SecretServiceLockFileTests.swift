@@ -4,6 +4,10 @@
   import OfflineTTLSecretService
   import Testing
 
+  #if canImport(Glibc)
+    import Glibc
+  #endif
+
   /// The lock file: four processes observing through the store with random clocks never lower
   /// the mark; the lock directory is refused when it is unsafe.
   @Suite struct SecretServiceLockFileTests {
@@ -44,8 +48,47 @@
         _ = try store.observe(now: .at(1))
         Issue.record("observed with an unsafe lock directory")
       } catch {
-        #expect(error.code == .lockFailed)
+        #expect(error.code == .insecureStore, "\(error)")
+        #expect(error.reason.contains("mode 0700"), "\(error)")
       }
+    }
+
+    /// The lock file itself goes through the secure open: a FIFO, a directory or a symbolic link
+    /// in its place is refused at once (never waited on or followed, `lock_failed`); a lock file
+    /// that group or others may write, one with a second name (a hard link) or another user's is
+    /// `insecure_store`; each message names the path. Nothing outside the lock directory changes.
+    @Test(arguments: ["fifo", "directory", "symbolic link", "mode 0666", "hard link", "owner"])
+    func aHostileLockFileIsRefusedWithoutWaiting(_ kind: String) throws {
+      if kind == "owner" && geteuid() != 0 { return }
+      let directory = try SecretServiceTestSupport.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      let configuration = try SecretServiceStoreConfiguration(
+        applicationID: "org.offlinettl.tests.lockfile", lockDirectory: directory)
+      let lock = directory + "/secret-service.org.offlinettl.tests.lockfile.marks.lock"
+      let outside = directory + "-outside"
+      try Data("outside".utf8).write(to: URL(fileURLWithPath: outside))
+      defer { try? FileManager.default.removeItem(atPath: outside) }
+      switch kind {
+      case "fifo": #expect(mkfifo(lock, 0o600) == 0)
+      case "directory": #expect(mkdir(lock, 0o700) == 0)
+      case "symbolic link": #expect(symlink(outside, lock) == 0)
+      case "hard link": #expect(link(outside, lock) == 0 && chmod(lock, 0o600) == 0)
+      default:
+        try Data().write(to: URL(fileURLWithPath: lock))
+        #expect(chmod(lock, kind == "owner" ? 0o600 : 0o666) == 0)
+        if kind == "owner" { #expect(chown(lock, 65534, 65534) == 0) }
+      }
+      let store = SecretServiceClockMarkStore(configuration: configuration)
+      do {
+        _ = try store.resetAfterOnlineSignIn(now: .at(1))
+        Issue.record("\(kind): used a hostile lock file")
+      } catch {
+        let insecure = ["mode 0666", "hard link", "owner"].contains(kind)
+        #expect(error.code == (insecure ? .insecureStore : .lockFailed), "\(kind): \(error)")
+        #expect(error.reason.contains(lock), "\(kind): \(error)")
+      }
+      #expect(
+        (try? String(contentsOfFile: outside, encoding: .utf8)) == "outside", "\(kind)")
     }
 
     @Test func aSymbolicLinkLockDirectoryIsNotFollowed() throws {

@@ -114,7 +114,34 @@ extension DirectoryCacheStore {
     } catch {
       throw failure(error, .lockFailed)
     }
+    try refuseUnrepairableDirectories(cache)
     return try body(cache)
+  }
+
+  /// Refuses, before the online path writes anything, an `items/` or `tmp/` directory that
+  /// another user owns or that group or others may write: the online path repairs what stands
+  /// in the wrong place inside the store, but never a directory someone else controls (its
+  /// entries may not even be removable), so a sign-in or commit over it would leave a store that
+  /// every reader refuses, or a staging that no later sign-in can reclaim. The store directory,
+  /// `cache/` and `cache/lock` are checked as they are opened; anything of the wrong type under
+  /// these names is still replaced.
+  ///
+  /// - Throws: ``CacheStoreError``: `insecure_store` naming the directory (nothing was
+  ///   written), or `store_unusable` when it cannot be examined.
+  /// - Complexity: O(1): two `fstatat`.
+  private func refuseUnrepairableDirectories(_ cache: StoreDirectory) throws(CacheStoreError) {
+    do throws(StoreFileError) {
+      for name in [Self.itemsName, Self.tmpName] {
+        try files.secure.refuseInsecureDirectory(name, in: cache)
+      }
+    } catch  where error.isInsecure {
+      throw CacheStoreError(
+        code: .insecureStore,
+        reason: "\(error); nothing was written (the online path does not repair a directory"
+          + " another user controls)" + Self.insecureAdvice)
+    } catch {
+      throw failure(error, .storeUnusable)
+    }
   }
 
   /// The lock file, for the online path: anything but a regular file under its name (a FIFO, a

@@ -277,7 +277,8 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// What to advise for an insecure store.
   static let insecureAdvice =
     "; a store must be owned by this user and writable by nobody else: check its contents,"
-    + " then remove the write access (chmod go-w), or remove the store and sign in online again"
+    + " then remove the write access (chmod go-w; chown it back first if another user owns it),"
+    + " or remove the store and sign in online again"
 
   /// The store error for a failed open or call: `insecure_store` for an owner or mode,
   /// `not_a_regular_file` for a wrong type where a file belongs (`store_unusable` when `code`

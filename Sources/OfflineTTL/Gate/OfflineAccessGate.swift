@@ -246,6 +246,13 @@ public struct OfflineAccessGate: Sendable {
         throw OnlineSessionError(.tpmUnavailable, reason: error.description)
       }
     }
+    do throws(StoreError) {
+      // What the reset could never repair (a lock file or store directory of another user) is
+      // refused here, before the item store stages anything.
+      try marks.checkBeforeOnlineSignIn()
+    } catch {
+      throw OnlineSessionError(markError: error)
+    }
     var reset: Result<ClockMarkRecord, StoreError>?
     var tpmError: TPMClockError?
     do {

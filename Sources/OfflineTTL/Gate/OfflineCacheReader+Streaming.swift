@@ -17,9 +17,12 @@ extension OfflineCacheReader {
   ///    through the same buffer.
   ///
   /// A refusal in steps 1-3 calls neither `start` nor `handler`. As ``item(forKey:)`` does, a
-  /// newer sign-in's set is judged first, and once the item's file is open the mark's generation
-  /// is read again: when a sign-in committed meanwhile, the read starts over before anything is
-  /// handed out (the open file keeps the bytes of the set it was found in). Step 4 checks the checksum of
+  /// newer sign-in's set is judged first, and once the item's file is open (before step 2) the
+  /// recheck runs again: when a sign-in committed meanwhile, the read starts over before anything
+  /// is handed out (the open file keeps the bytes of the set it was found in); when the time spent
+  /// finding the item passed the deadline, or another process raised the mark past the clock,
+  /// the read is refused. The decision holds from that moment: a stream that passed it is served
+  /// to its end however slowly the caller takes the chunks. Step 4 checks the checksum of
   /// the bytes it hands out once more: an item changed in place while it was read (only another
   /// tool could do that) ends the read with `item_unreadable` after some chunks, so a caller
   /// that must not act on part of an item keeps the chunks until this returns.
@@ -54,21 +57,29 @@ extension OfflineCacheReader {
   ) throws -> CacheItemHeader? {
     var datedAfterNow: OfflineReadError?
     for _ in 0..<Self.maximumAttempts {
-      guard let (decision, now) = try recheck() else { return nil }
+      guard let (decision, _) = try recheck() else { return nil }
       var accepted: CacheItemHeader?
       var started = false
       let header: CacheItemHeader?
       do {
         func accept(_ header: CacheItemHeader) throws {
           // The file is open now, so its bytes stay those of the set it was found in; that
-          // set is the one `decision` judged only while no sign-in committed since.
-          guard isCurrent(decision) else { throw Superseded() }
+          // set is the one `decision` judged only while no sign-in committed since, and the
+          // time spent finding it may have passed the deadline: judge again before serving.
+          let confirmed: WallClockInstant?
           do {
-            try checkServed(header.key, writtenAt: header.writtenAt, now: now, decision: decision)
+            confirmed = try confirm(decision)
+          } catch {
+            throw Passed(error: error)
+          }
+          guard let confirmed else { throw Superseded() }
+          do {
+            try checkServed(
+              header.key, writtenAt: header.writtenAt, now: confirmed, decision: decision)
           } catch {
             // Written after this read's clocks were taken, perhaps by an online session of
             // this generation: judge again with a later reading (nothing was handed out yet).
-            if header.writtenAt > now { throw DatedAfterNow(error: error) }
+            if header.writtenAt > confirmed { throw DatedAfterNow(error: error) }
             throw Passed(error: error)
           }
           accepted = header

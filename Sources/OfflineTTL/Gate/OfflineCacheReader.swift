@@ -72,9 +72,11 @@ public struct OfflineCacheReader: Sendable {
   /// Blocks the calling thread on `flock` (a shared lock of the mark store, then the item
   /// store's reads; the mark store's lock again, exclusive, when a newer sign-in's set is
   /// judged); from Swift concurrency use ``itemAsync(forKey:)``.
-  /// - Complexity: Two reads of the mark record (the recheck's and the generation's after the
-  ///   item; a sealed store reads it no third time: the item set is checked against the record
-  ///   the decision observed) plus O(payload size).
+  /// - Complexity: Two reads of the mark record and the clocks (the recheck before the item,
+  ///   and the same judgement again once the item was read, before it is returned: time spent
+  ///   reading it cannot carry the read past the deadline or past a raised mark; a sealed store
+  ///   reads the record no third time: the item set is checked against the record the decision
+  ///   observed) plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     // A sealed store's key is read once for the whole read.
     try SealingKeyScope.run { () throws(OfflineReadError) -> CacheItem? in
@@ -85,7 +87,7 @@ public struct OfflineCacheReader: Sendable {
   private func itemInKeyScope(_ key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     var datedAfterNow: OfflineReadError?
     for _ in 0..<Self.maximumAttempts {
-      guard let (decision, now) = try recheck() else { return nil }
+      guard let (decision, _) = try recheck() else { return nil }
       let item: CacheItem?
       do {
         // The set this decision judged, also while a sign-in is between its commit point and
@@ -101,15 +103,16 @@ public struct OfflineCacheReader: Sendable {
         guard isCurrent(decision) else { continue }
         throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
       }
-      // A sign-in that committed during the read may have put its own set in place.
-      guard isCurrent(decision) else { continue }
+      // A sign-in that committed during the read may have put its own set in place; time
+      // spent reading may have passed the deadline or met a raised mark: judge again.
+      guard let confirmed = try confirm(decision) else { continue }
       guard let item else { return nil }
       do {
-        try checkServed(item, now: now, decision: decision)
+        try checkServed(item, now: confirmed, decision: decision)
       } catch {
         // An online session of this generation may have written the item after this read's
         // clocks were taken: judge again with a later reading before refusing it.
-        guard item.writtenAt > now else { throw error }
+        guard item.writtenAt > confirmed else { throw error }
         datedAfterNow = error
         continue
       }
@@ -234,15 +237,43 @@ public struct OfflineCacheReader: Sendable {
   /// wall clock); `nil` when a newer sign-in left nothing cached.
   func recheck() throws(OfflineReadError) -> (OfflineAccessDecision, WallClockInstant)? {
     let decision = self.decision
-    let stored: ClockMarkRecord
-    do {
-      stored = try gate.marks.read()
-    } catch {
-      throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
-    }
+    let stored = try storedRecord()
     if let generation = decision.generation, stored.generation != generation {
       return try reopen()
     }
+    return (decision, try judge(decision, stored: stored))
+  }
+
+  /// The recheck again once the item was found, just before anything of it is served: the
+  /// stored mark read again, the clocks after it, and `decision` judged as ``recheck()`` judges
+  /// it, so that time spent finding and reading the item (a slow disk, a paused process, a mark
+  /// that another process raised meanwhile) cannot carry a read past the deadline or past a
+  /// clock set behind the mark. `nil` when a sign-in committed since (the stored generation is
+  /// not `decision`'s): the read starts over.
+  ///
+  /// - Parameter decision: The decision the item was read for.
+  /// - Returns: The effective time of this confirmation, or `nil`.
+  /// - Throws: ``OfflineReadError``, as ``recheck()``.
+  func confirm(_ decision: OfflineAccessDecision) throws(OfflineReadError) -> WallClockInstant? {
+    let stored = try storedRecord()
+    if let generation = decision.generation, stored.generation != generation { return nil }
+    return try judge(decision, stored: stored)
+  }
+
+  /// The stored mark record, or the refusal for an unreadable one.
+  private func storedRecord() throws(OfflineReadError) -> ClockMarkRecord {
+    do {
+      return try gate.marks.read()
+    } catch {
+      throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
+    }
+  }
+
+  /// Judges `decision` against `stored` and the clocks read now (after it): the recheck's rules
+  /// (see ``checkStillFresh()``). Returns the effective time it judged by.
+  private func judge(_ decision: OfflineAccessDecision, stored: ClockMarkRecord)
+    throws(OfflineReadError) -> WallClockInstant
+  {
     let reading = gate.clocks.readForDecision()
     if let refusal = stored.machineRefusal(for: reading) {
       throw OfflineReadError(
@@ -273,7 +304,7 @@ public struct OfflineCacheReader: Sendable {
         reasons: reasons,
         reason: Self.explain(reasons, reading: reading, mark: previous, evaluation: evaluation))
     }
-    return (decision, evaluation.effectiveNow)
+    return evaluation.effectiveNow
   }
 
   /// A newer sign-in's set, judged as a new open would judge it: a fresh decision becomes this

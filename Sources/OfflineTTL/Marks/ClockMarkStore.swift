@@ -73,9 +73,23 @@ public protocol ClockMarkStore: Sendable {
   ///   failure.
   func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
+
+  /// Checks, writing nothing, what would make ``resetAfterOnlineSignIn(readingClocks:)`` fail
+  /// in a way no online sign-in repairs (for the file store: a store directory or lock file that
+  /// another user owns or that group or others may write), so that a sign-in refuses before it
+  /// stages anything. What the reset repairs (a missing record or lock, one of the wrong type,
+  /// an unreadable record, a record with another name, owner or mode) passes. The default does
+  /// nothing.
+  ///
+  /// - Throws: ``StoreError``: `insecure_store` naming the path.
+  /// - Complexity: O(1): a few opens and `fstat`s, no lock taken.
+  func checkBeforeOnlineSignIn() throws(StoreError)
 }
 
 extension ClockMarkStore {
+  /// The default: nothing to check (a store whose reset refuses nothing it cannot repair).
+  public func checkBeforeOnlineSignIn() throws(StoreError) {}
+
   /// ``observe(resolution:readingClocks:)`` writing every rise.
   ///
   /// - Parameter clocks: Reads the clocks now, under the lock.

@@ -306,6 +306,33 @@ public struct SecureStoreFiles: Sendable {
     }
   }
 
+  /// Refuses, before an online path writes anything, a directory of the store that it could not
+  /// repair: when a directory stands under `name` (never followed), it must be owned by the
+  /// effective user and not writable by group or others. A missing name, or anything else under
+  /// it (a file, a FIFO, a link: the online path replaces it), passes; so nothing is read, and
+  /// nothing waits.
+  ///
+  /// - Parameters:
+  ///   - name: The directory's name in `parent` (`items`, `tmp`).
+  ///   - parent: An open directory of the store.
+  /// - Throws: ``StoreFileError/Problem/insecure(ownerID:permissions:effectiveUserID:)`` naming
+  ///   the path, or a `system` error of `fstatat` other than `ENOENT`.
+  /// - Complexity: O(1): one `fstatat`.
+  public func refuseInsecureDirectory(_ name: String, in parent: StoreDirectory)
+    throws(StoreFileError)
+  {
+    let info: FileStatus
+    do {
+      info = try system.fstatat(parent.fd, name)
+    } catch  where error == .noSuchFileOrDirectory {
+      return
+    } catch {
+      throw StoreFileError(.system(error), path: parent.path(of: name))
+    }
+    guard info.kind == .directory else { return }
+    try checkOwnership(info, path: parent.path(of: name))
+  }
+
   /// Refuses a file or directory that is not owned by the effective user, or that group or
   /// others may write, and a file (not a directory) that has other names besides its own.
   ///
@@ -326,6 +353,26 @@ public struct SecureStoreFiles: Sendable {
     }
     guard !status.hasOtherNames else {
       throw StoreFileError(.hardLinked(linkCount: status.linkCount), path: path)
+    }
+  }
+
+  /// ``checkOwnership(_:path:)``, and also refuses a file that group or others may read: for a
+  /// file that holds this user's evidence only and is always created 0600 (the clock mark
+  /// record), any access of group or others is the same kind of problem as a write access.
+  ///
+  /// - Parameters:
+  ///   - status: Its `fstat`.
+  ///   - path: Its path, for the error.
+  /// - Throws: As ``checkOwnership(_:path:)``; `insecure` also for a mode with any group or
+  ///   other bit (0640, 0644, 0604, ...).
+  public func checkPrivate(_ status: FileStatus, path: String) throws(StoreFileError) {
+    try checkOwnership(status, path: path)
+    guard !status.isAccessibleByOthers else {
+      throw StoreFileError(
+        .insecure(
+          ownerID: status.ownerID, permissions: status.permissions,
+          effectiveUserID: system.effectiveUserID()),
+        path: path)
     }
   }
 

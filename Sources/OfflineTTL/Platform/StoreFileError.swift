@@ -16,7 +16,8 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
     case notRegularFile(FileStatus.Kind)
     /// Something other than a directory stands where a directory belongs.
     case notDirectory(FileStatus.Kind)
-    /// The file or directory is owned by another user, or group or others may write it.
+    /// The file or directory is owned by another user, or group or others may write it (or,
+    /// for a file that must be private, read it: ``SecureStoreFiles/checkPrivate(_:path:)``).
     case insecure(ownerID: UInt32, permissions: UInt32, effectiveUserID: UInt32)
     /// A file of the store has other names besides its own (`st_nlink` is this count, more than
     /// 1): a hard link made into the store or out of it. Whoever holds the other name could read
@@ -97,6 +98,11 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
     case .insecure(let owner, let permissions, let user):
       if owner != user {
         return "\(path) is owned by uid \(owner), not by this user (uid \(user))"
+      }
+      if permissions & 0o022 == 0 {
+        return
+          "\(path) has mode 0\(String(permissions, radix: 8)): group or others may read it"
+          + " (it must be 0600)"
       }
       return
         "\(path) has mode 0\(String(permissions, radix: 8)): group or others may write it"

@@ -153,14 +153,21 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     }
   }
 
-  /// Refuses a key file inside `directory` (or the directory itself), comparing both paths with
-  /// symbolic links in their parents resolved. Nothing is remembered here:
+  /// Refuses a key file inside `directory` (or the directory itself). Two checks: the paths,
+  /// with symbolic links in their parents resolved (the message for the usual case, and a store
+  /// or key that does not exist yet); then the directories themselves, by device and inode: the
+  /// key's directory and each directory above it (opened one `..` at a time, up to the root) is
+  /// compared with the opened store directory, so no spelling of either path and no bind mount
+  /// (which shows the same directory under another path) hides a key inside the store. A key
+  /// file with a second name inside the store (a hard link) is not refused: the file outside is
+  /// the key, and replacing the store does not replace it. Nothing is remembered here:
   /// ``loadKey(forStoreAt:)`` skips this check only while the key it remembers is unchanged, so a
   /// symbolic link swapped in that makes the path reach another file is checked again.
   ///
   /// - Parameter directory: The store directory's path.
   /// - Throws: ``SealingKeyError`` with code `key_inside_store`.
-  /// - Complexity: One lookup per path component of both paths.
+  /// - Complexity: One lookup per path component of both paths, and one `open` and `fstat` per
+  ///   directory from the key's up to the root.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {
     let store = Self.resolved(directory)
     let keyDirectory = Self.resolved((path as NSString).deletingLastPathComponent)
@@ -168,12 +175,54 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
       keyDirectory == "/"
       ? "/" + (path as NSString).lastPathComponent
       : keyDirectory + "/" + (path as NSString).lastPathComponent
-    if key == store || key.hasPrefix(store == "/" ? "/" : store + "/") {
+    if key == store || key.hasPrefix(store == "/" ? "/" : store + "/")
+      || keyDirectoryChainHolds(storeDirectory: directory)
+    {
       throw SealingKeyError(
         code: .insideStore,
         reason: "key file \(path) is inside the store directory \(directory) it seals; keep it "
           + "outside, where replacing the store cannot replace the key")
     }
+  }
+
+  /// The deepest directory chain ``keyDirectoryChainHolds(storeDirectory:)`` walks.
+  static let maximumDirectoryDepth = 4096
+
+  /// Whether the key file's directory, or any directory above it up to the root, is the store
+  /// directory (the same device and inode, as `fstat` of the opened directories says). `false`
+  /// when the store directory or the key's directory cannot be opened (a store not made yet
+  /// holds no key; a missing key directory is reported by the load).
+  func keyDirectoryChainHolds(storeDirectory directory: String) -> Bool {
+    // `<path>/.`: a symbolic link as the last name is followed here (the store refuses one on
+    // its own; the key's directory may be reached through one).
+    guard
+      let storeFD = try? system.open(
+        (directory.isEmpty ? "." : directory) + "/.", [.readOnly, .directory, .nonBlocking])
+    else { return false }
+    defer { system.closeIgnoringErrors(storeFD) }
+    guard let store = try? system.fstat(storeFD) else { return false }
+    let parent = (path as NSString).deletingLastPathComponent
+    guard
+      var current = try? system.open(
+        (parent.isEmpty ? "." : parent) + "/.", [.readOnly, .directory, .nonBlocking])
+    else { return false }
+    defer { system.closeIgnoringErrors(current) }
+    for _ in 0..<Self.maximumDirectoryDepth {
+      guard let here = try? system.fstat(current) else { return false }
+      if here.device == store.device && here.inode == store.inode { return true }
+      guard let up = try? system.openat(current, "..", [.readOnly, .directory, .nonBlocking])
+      else { return false }
+      guard let above = try? system.fstat(up),
+        above.device != here.device || above.inode != here.inode
+      else {
+        // The root: its `..` is itself.
+        system.closeIgnoringErrors(up)
+        return false
+      }
+      system.closeIgnoringErrors(current)
+      current = up
+    }
+    return false
   }
 
   // MARK: - Private

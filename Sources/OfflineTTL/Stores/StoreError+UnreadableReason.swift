@@ -31,7 +31,9 @@ extension StoreError {
     public static let notRegularFile = UnreadableReason(.notRegularFile)
     /// A symbolic link stands where the record should be; it is never followed.
     public static let symbolicLink = UnreadableReason(.symbolicLink)
-    /// The file is readable or writable by others than its owner.
+    /// The file is readable or writable by others than its owner. No longer reported by the
+    /// file store: a record that group or others may read or write is `insecure_store`, as
+    /// every store file of that kind is. Kept so that code naming it still compiles.
     public static let insecureMode = UnreadableReason(.insecureMode)
     /// Reading failed with an I/O error (see ``StoreError/errno``).
     public static let io = UnreadableReason(.io)

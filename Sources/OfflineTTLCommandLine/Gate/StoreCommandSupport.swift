@@ -343,8 +343,10 @@ enum StoreCommandSupport {
   /// One line for standard error per floor reason, with the values it was judged on.
   static func floorRefusal(_ decision: OfflineAccessDecision) -> String {
     if decision.reasons.contains(.bootClockUnavailable) {
-      return "; the boot-clock floor is on but no boot clock can be read (now, or at the last"
-        + " sign-in); on a system without one, run with --no-boot-floor"
+      return "; the boot-clock floor is on but cannot be judged: no boot clock can be read now,"
+        + " or the mark record has no floor anchor (it was written by `mark reset`, or by a"
+        + " sign-in that could not read the boot clock; an online sign-in anchors it again);"
+        + " on a system without a boot clock, run with --no-boot-floor"
     }
     guard let check = decision.floorCheck, !check.reasons.isEmpty else { return "" }
     var text = ""

@@ -158,6 +158,8 @@ enum Mark: Subcommand {
   private static func reset(
     _ marks: any ClockMarkStore, items: any CacheItemStore, observation: ClockObservation
   ) throws(CommandFailure) -> ClockMarkRecord {
+    // As a sign-in: what the reset could never repair is refused before anything is written.
+    try perform { () throws(ClockMarkStoreError) in try marks.checkBeforeOnlineSignIn() }
     var reset: Result<ClockMarkRecord, ClockMarkStoreError>?
     var itemError: StoreError?
     do {

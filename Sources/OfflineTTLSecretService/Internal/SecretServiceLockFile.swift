@@ -10,10 +10,14 @@
   /// (the Rules article, "Clock mark"): the Secret Service has no transactions.
   ///
   /// Each acquisition opens its own file description, so two threads of one process exclude each
-  /// other too (POSIX `fcntl` locks would not). The directory is created 0700 when missing and
-  /// refused when it is a symbolic link, not a directory, not ours, or open to others; the file is
-  /// opened with `O_NOFOLLOW`, mode 0600. Every file-system and lock call goes through the
-  /// syscall seam (`Syscalls`); only the sleep between two tries stays outside it.
+  /// other too (POSIX `fcntl` locks would not). Both the directory and the file go through the
+  /// stores' secure open (`SecureStoreFiles`: non-blocking, never following a link, checked with
+  /// `fstat` on the descriptor): the directory is created 0700 when missing and refused when its
+  /// last name is a symbolic link, it is not a directory, not ours, or open to group or others;
+  /// the file (created 0600) is refused when it is not a regular file (a FIFO never makes it
+  /// wait), not ours, writable by group or others, or has a second name (a hard link). Every
+  /// file-system and lock call goes through the syscall seam (`Syscalls`); only the sleep
+  /// between two tries stays outside it.
   enum SecretServiceLockFile {
     /// Why the lock could not be taken.
     struct Failure: Error {
@@ -21,6 +25,16 @@
       var errno: Int32?
       /// A sentence for people.
       var message: String
+      /// Whether the directory or file is another user's, open to others, or has a second name:
+      /// the store reports `insecure_store` then, else `lock_failed`.
+      var insecure = false
+    }
+
+    /// The store error for a lock failure: `insecure_store` or `lock_failed`.
+    static func storeError(_ failure: Failure) -> StoreError {
+      StoreError(
+        code: failure.insecure ? .insecureStore : .lockFailed, errno: failure.errno,
+        message: failure.message)
     }
 
     /// Runs `body` holding the lock, taken within at most `timeout`.
@@ -49,13 +63,23 @@
     private static func acquire(path: String, timeout: Duration, _ system: Syscalls)
       throws(Failure) -> FileDescriptor
     {
-      let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-      try Self.prepareDirectory(directory.isEmpty ? "." : directory, system)
+      let secure = SecureStoreFiles(system: system)
+      let slash = path.lastIndex(of: "/")
+      let directoryPath = slash.map { String(path[..<$0]) } ?? "."
+      let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+      let directory = try Self.openDirectory(directoryPath.isEmpty ? "/" : directoryPath, secure)
+      defer { secure.close(directory) }
       let fd: FileDescriptor
       do {
-        fd = try system.open(path, [.readWrite, .create, .nonBlocking], mode: 0o600)
+        fd = try secure.openFile(name, in: directory, [.readWrite, .create]).fd
       } catch {
-        throw Failure(errno: error.rawValue, message: "cannot open the lock file \(path): \(error)")
+        throw Failure(
+          errno: error.errno?.rawValue,
+          message: "cannot use the lock file: \(error)"
+            + (error.isInsecure || error.isWrongType
+              ? "; it must be this user's regular file, mode 0600, with one name: remove it (it"
+                + " holds no data) and try again" : ""),
+          insecure: error.isInsecure)
       }
       let limit = timeout.exactNanoseconds ?? .max
       var waited: Int64 = 0
@@ -82,34 +106,39 @@
       }
     }
 
-    private static func prepareDirectory(_ directory: String, _ system: Syscalls) throws(Failure) {
+    /// Opens (creating, 0700) the lock directory with the secure open, and refuses one that
+    /// group or others may even read or enter.
+    private static func openDirectory(_ path: String, _ secure: SecureStoreFiles)
+      throws(Failure) -> StoreDirectory
+    {
+      let directory: StoreDirectory
       do {
-        try system.mkdir(directory, mode: 0o700)
-      } catch  where error == .fileExists {
-        // Already there: checked below.
+        directory = try secure.openDirectory(atPath: path, creating: true)
       } catch {
         throw Failure(
-          errno: error.rawValue,
-          message: "cannot create the lock directory \(directory): \(error)")
+          errno: error.errno?.rawValue,
+          message: error.problem == .symbolicLink
+            ? "the lock directory \(path) is a symbolic link; it is not followed"
+            : "cannot use the lock directory: \(error)"
+              + (error.isInsecure ? "; it must be owned by this user with mode 0700" : ""),
+          insecure: error.isInsecure)
       }
       let status: FileStatus
       do {
-        status = try system.lstat(directory)
+        status = try secure.system.fstat(directory.fd)
       } catch {
-        throw Failure(errno: error.rawValue, message: "cannot inspect \(directory): \(error)")
+        secure.close(directory)
+        throw Failure(errno: error.rawValue, message: "cannot inspect \(path): \(error)")
       }
-      guard status.kind == .directory else {
+      guard !status.isAccessibleByOthers else {
+        secure.close(directory)
         throw Failure(
           errno: nil,
-          message: status.kind == .symbolicLink
-            ? "the lock directory \(directory) is a symbolic link; it is not followed"
-            : "the lock directory \(directory) is not a directory")
+          message: "the lock directory \(path) has mode 0\(String(status.permissions, radix: 8)):"
+            + " it must be owned by this user with mode 0700",
+          insecure: true)
       }
-      guard status.ownerID == system.effectiveUserID(), !status.isAccessibleByOthers else {
-        throw Failure(
-          errno: nil,
-          message: "the lock directory \(directory) must be owned by this user with mode 0700")
-      }
+      return directory
     }
   }
 #endif

@@ -64,10 +64,8 @@ struct BadFile: CustomTestStringConvertible, Sendable {
         atPath: files.recordPath, withIntermediateDirectories: false,
         attributes: [.posixPermissions: 0o700])
     },
-    BadFile(name: "mode 0644", reason: .insecureMode) { files in
-      try FileManager.default.setAttributes(
-        [.posixPermissions: 0o644], ofItemAtPath: files.recordPath)
-    },
+    // A mode that lets group or others read the record is `insecure_store`, not unreadable:
+    // UnrepairableStoreTests.aRecordOthersMayReadOrWriteIsInsecureAndTheResetReplacesIt.
     BadFile(name: "FIFO", reason: .notRegularFile) { files in
       try FileManager.default.removeItem(atPath: files.recordPath)
       #expect(mkfifo(files.recordPath, 0o600) == 0)

@@ -93,6 +93,15 @@ extension KeptMarkHandles: KeptDescriptorSet {
   func close(_ system: Syscalls) {}
 }
 
+extension FileStatus {
+  /// Whether `SecureStoreFiles.checkOwnership(_:path:)` would accept this file for `user`
+  /// (the effective user id, read once by the caller): owned by `user`, writable by nobody
+  /// else, and (unless a directory) of one name.
+  func isPrivate(to user: UInt32) -> Bool {
+    ownerID == user && !isWritableByOthers && !hasOtherNames
+  }
+}
+
 extension FileClockMarkStore {
   /// The record, read without waiting for the lock, or `nil` when the caller must take the lock
   /// (``observe(resolution:readingClocks:)`` and ``read()`` then do exactly what they did before).
@@ -227,22 +236,20 @@ extension FileClockMarkStore {
   /// and pass the locked path's checks: `lstat` of the path, `fstatat` of the record (without
   /// its times) and of the lock file.
   func checkKept(_ files: KeptMarkHandles) -> Bool {
+    // One `geteuid` for the three checks.
+    let user = system.effectiveUserID()
     guard let directory = try? system.lstat(directoryPath),
       directory.kind == .directory, directory.isSameFile(as: files.directoryStatus),
-      isSecure(directory, path: directoryPath),
+      directory.isPrivate(to: user),
       let record = try? system.fstatatWithoutTimes(files.directory.fd, Self.recordFileName),
       record.kind == .regular, record.isSameFile(as: files.recordStatus),
-      isSecure(record, path: directoryPath), !record.isAccessibleByOthers,
+      record.isPrivate(to: user), !record.isAccessibleByOthers,
       record.size == Int64(MarkRecordCodec.fileSize),
       let lock = try? system.fstatat(files.directory.fd, Self.lockFileName),
       lock.kind == .regular, lock.isSameFile(as: files.lockStatus),
-      isSecure(lock, path: directoryPath)
+      lock.isPrivate(to: user)
     else { return false }
     return true
-  }
-
-  private func isSecure(_ status: FileStatus, path: String) -> Bool {
-    (try? secure.checkOwnership(status, path: path)) != nil
   }
 
   /// Opens and checks the directory, the record (read-write where it may be, for the writing

@@ -8,9 +8,10 @@ struct LoadedRecord {
   let record: ClockMarkRecord
   /// The seal of a sealed store (its subkeys and store id); `nil` when the store is not sealed.
   var seal: MarkSeal.Context? = nil
-  /// Whether the record file has another name (a hard link): loaded only for an online reset,
-  /// which then replaces the file instead of writing its slots in place.
-  var hasOtherNames = false
+  /// Whether the record file has another name (a hard link), another owner, or a mode that
+  /// lets group or others read or write it: loaded only for an online reset, which then
+  /// replaces the file (a new file of its own, 0600) instead of writing its slots in place.
+  var mustBeReplaced = false
 }
 
 extension FileClockMarkStore {
@@ -114,9 +115,10 @@ extension FileClockMarkStore {
   /// - Parameters:
   ///   - writable: Open read-write (for a write that may follow).
   ///   - creatingKey: Whether a sealed store may create a missing key (online sign-in only).
-  ///   - acceptingOtherNames: Whether a record with another name (a hard link) is loaded, with
-  ///     ``LoadedRecord/hasOtherNames`` set, instead of refused as `insecure_store`: only for the
-  ///     online reset, which then replaces the file and never writes through it.
+  ///   - acceptingOtherNames: Whether a record with another name (a hard link), another owner
+  ///     or an insecure mode is loaded, with ``LoadedRecord/mustBeReplaced`` set, instead of
+  ///     refused as `insecure_store`: only for the online reset, which reads it for its
+  ///     generation, then replaces the file and never writes through it.
   /// - Returns: The loaded record; the caller closes its descriptor.
   /// - Throws: `absent`, `unreadable` with its reason, `writeFailed` when a writable open is
   ///   refused by a read-only file system, or refused (`EPERM`, `EACCES`) for a record that can
@@ -184,18 +186,17 @@ extension FileClockMarkStore {
     guard status.kind == .regular else {
       throw unreadable(.notRegularFile, "the record is \(status.kind.phrase), not a regular file")
     }
+    var mustBeReplaced = false
     do {
-      try secure.checkOwnership(
+      // Any access of group or others, read or write, is the same problem (`insecure_store`):
+      // the record is this user's evidence, created 0600.
+      try secure.checkPrivate(
         status, path: StoreDirectory(fd: fd, path: directoryPath).path(of: Self.recordFileName))
-    } catch  where error.isHardLinked && acceptingOtherNames {
+    } catch  where error.isInsecure && acceptingOtherNames {
       // Read for the reset's generation only; the reset renames a new file over the name.
+      mustBeReplaced = true
     } catch {
-      throw insecure(error)
-    }
-    guard !status.isAccessibleByOthers else {
-      throw unreadable(
-        .insecureMode,
-        "the record has mode 0\(String(status.permissions, radix: 8)); it must be 0600")
+      throw insecure(error, isRecord: true)
     }
     guard status.size != 0 else { throw unreadable(.empty, "the record file is empty") }
     guard status.size <= Int64(MarkRecordCodec.fileSize) else {
@@ -219,7 +220,7 @@ extension FileClockMarkStore {
       throw unreadable(.truncated, "the record file ended after \(count) bytes")
     }
     var loaded = try Self.newest(in: bytes, fd: fd)
-    loaded.hasOtherNames = status.hasOtherNames
+    loaded.mustBeReplaced = mustBeReplaced
     return loaded
   }
 
@@ -257,16 +258,18 @@ extension FileClockMarkStore {
   }
 
   /// The highest generation among version-1 slots whose checksum holds, in a record that could
-  /// not be loaded (for ``resetAfterOnlineSignIn(_:)``); `nil` when none can be read. Reads only a
-  /// regular file of at most the record's size; never follows a link.
+  /// not be loaded (for ``resetAfterOnlineSignIn(_:)``); `nil` when none can be read. Opened with
+  /// the secure open (non-blocking, never following a link, checked on the descriptor): only a
+  /// regular file of this user, that nobody else may write, with one name and at most the
+  /// record's size, is read.
   func salvagedGeneration(inDirectory directory: FileDescriptor) -> UInt64? {
     guard
-      let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
+      let file = try? secure.openFile(
+        Self.recordFileName, in: StoreDirectory(fd: directory, path: directoryPath), .readOnly)
     else { return nil }
+    let fd = file.fd
     defer { system.closeIgnoringErrors(fd) }
-    guard let status = try? system.fstat(fd), status.kind == .regular,
-      status.size <= Int64(MarkRecordCodec.fileSize)
-    else { return nil }
+    guard file.status.size <= Int64(MarkRecordCodec.fileSize) else { return nil }
     var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
     guard let count = try? system.preadAll(fd, into: &bytes, at: 0) else { return nil }
     var highest: UInt64? = nil
@@ -321,15 +324,25 @@ extension FileClockMarkStore {
       reason: "cannot open \(Self.lockFileName) in \(directoryPath): \(error)")
   }
 
-  func insecure(_ error: StoreFileError) -> StoreError {
+  /// The `insecure_store` error for an owner, a mode or a second name, with what to do.
+  ///
+  /// - Parameters:
+  ///   - error: The check's error.
+  ///   - isRecord: Whether it is about the record itself, which an online sign-in replaces.
+  func insecure(_ error: StoreFileError, isRecord: Bool = false) -> StoreError {
     if error.isHardLinked {
       return StoreError(
         code: .insecureStore, reason: error.description + StoreFileError.hardLinkAdvice)
     }
+    if isRecord {
+      return StoreError(
+        code: .insecureStore,
+        reason: "\(error); the record must be this user's with mode 0600: sign in online (the"
+          + " sign-in writes a new record of its own), or check it and chmod 600 it (chown it"
+          + " back first if another user owns it)")
+    }
     return StoreError(
       code: .insecureStore,
-      reason: "\(error); a store must be owned by this user and writable by nobody else: check"
-        + " its contents, then remove the write access (chmod go-w), or remove the store and"
-        + " sign in online again")
+      reason: "\(error)" + DirectoryCacheStore.insecureAdvice)
   }
 }

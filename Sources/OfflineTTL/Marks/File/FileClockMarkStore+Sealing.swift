@@ -96,16 +96,19 @@ extension FileClockMarkStore {
         + "\(why)); left alone until an online sign-in")
   }
 
-  /// The store id and generation of any slot whose seal verifies with this key, in a record that
-  /// could not be loaded (for a sign-in over it). Never follows a link.
+  /// The store id of any slot whose seal verifies with this key, in a record that could not be
+  /// loaded (for a sign-in over it). Opened with the secure open (non-blocking, never following
+  /// a link, checked on the descriptor): a record of the wrong type or size, another user's, one
+  /// that group or others may write, or one with a second name gives `nil` (the sign-in then
+  /// takes the id of its authentic index or staging, else a new one).
   func salvagedSeal(in directory: FileDescriptor, keys: SealKeys) -> [UInt8]? {
     guard
-      let fd = try? system.openat(directory, Self.recordFileName, [.readOnly, .nonBlocking])
+      let file = try? secure.openFile(
+        Self.recordFileName, in: StoreDirectory(fd: directory, path: directoryPath), .readOnly)
     else { return nil }
+    let fd = file.fd
     defer { system.closeIgnoringErrors(fd) }
-    guard let status = try? system.fstat(fd), status.kind == .regular,
-      status.size == Int64(MarkRecordCodec.fileSize)
-    else { return nil }
+    guard file.status.size == Int64(MarkRecordCodec.fileSize) else { return nil }
     var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
     guard (try? system.preadAll(fd, into: &bytes, at: 0)) == MarkRecordCodec.fileSize else {
       return nil
@@ -143,25 +146,28 @@ extension FileClockMarkStore {
   /// (this store's reset) writes the record; when the record has no slot to take the id from (a
   /// first sign-in, or one over a forged or unsealed record), the reset takes the staging's, so
   /// that the committed items and the record name one store. The sign-in holds the cache's writer
-  /// lock and has removed every other staging, so at most one is found. Never follows a link.
+  /// lock and has removed every other staging, so at most one is found. Every directory and the
+  /// index are opened with the secure open: what is of the wrong type, another user's, writable
+  /// by group or others, or (the index) has a second name is skipped.
   ///
   /// - Complexity: One directory listing and one 128-byte read per staging (at most one).
   func stagedStoreID(in directory: FileDescriptor, keys: SealKeys) -> [UInt8]? {
     guard
-      let cache = try? system.openat(
-        directory, DirectoryCacheStore.cacheName, [.readOnly, .directory, .nonBlocking])
+      let cache = try? secure.openDirectory(
+        DirectoryCacheStore.cacheName, in: StoreDirectory(fd: directory, path: directoryPath),
+        creating: false)
     else { return nil }
-    defer { system.closeIgnoringErrors(cache) }
-    guard let names = try? system.directoryEntries(cache) else { return nil }
+    defer { secure.close(cache) }
+    guard let names = try? system.directoryEntries(cache.fd) else { return nil }
     for name in names where name.hasPrefix(DirectoryCacheStore.stagingPrefix) {
+      guard let next = try? secure.openDirectory(name, in: cache, creating: false) else {
+        continue
+      }
+      defer { secure.close(next) }
       guard
-        let next = try? system.openat(cache, name, [.readOnly, .directory, .nonBlocking])
+        let file = try? secure.openFile(DirectoryCacheStore.indexName, in: next, .readOnly)
       else { continue }
-      defer { system.closeIgnoringErrors(next) }
-      guard
-        let fd = try? system.openat(
-          next, DirectoryCacheStore.indexName, [.readOnly, .nonBlocking])
-      else { continue }
+      let fd = file.fd
       defer { system.closeIgnoringErrors(fd) }
       var bytes = [UInt8](repeating: 0, count: CacheSeal.indexHeaderSize)
       guard (try? system.preadAll(fd, into: &bytes, at: 0)) == CacheSeal.indexHeaderSize,
@@ -175,11 +181,10 @@ extension FileClockMarkStore {
   /// The store id of the record when one of its slots verifies with `keys`, read without the
   /// lock (every slot of a sealed record names the same store), or `nil`.
   func authenticStoreID(keys: SealKeys) -> [UInt8]? {
-    guard let directory = try? system.open(directoryPath, [.readOnly, .directory]) else {
-      return nil
-    }
-    defer { system.closeIgnoringErrors(directory) }
-    return salvagedSeal(in: directory, keys: keys)
+    guard let directory = try? secure.openDirectory(atPath: directoryPath, creating: false)
+    else { return nil }
+    defer { secure.close(directory) }
+    return salvagedSeal(in: directory.fd, keys: keys)
   }
 
   /// The record and the store id, read under the shared lock (for the sealed item store, which

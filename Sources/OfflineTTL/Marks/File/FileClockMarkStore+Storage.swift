@@ -59,12 +59,13 @@ extension FileClockMarkStore {
   }
 
   /// Over a loaded record, writes both slots in place, one after the other, each synced; else,
-  /// or when the loaded record has another name (a hard link), replaces the file (temporary
-  /// file and rename), so the other name keeps its bytes.
+  /// or when the loaded record has another name (a hard link), another owner or an insecure
+  /// mode, replaces the file (temporary file and rename), so the other name keeps its bytes and
+  /// the new record is this user's, 0600.
   public func writeReset(
     _ record: ClockMarkRecord, in access: inout Access, overLoadedRecord: Bool
   ) throws(StoreError) {
-    if overLoadedRecord, let loaded = access.loaded, !loaded.hasOtherNames {
+    if overLoadedRecord, let loaded = access.loaded, !loaded.mustBeReplaced {
       try writeBothSlots(record, over: loaded)
     } else {
       // The online path: a FIFO, directory or link in the record's place is removed first.
