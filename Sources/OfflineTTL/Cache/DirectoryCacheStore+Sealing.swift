@@ -297,6 +297,9 @@ extension DirectoryCacheStore {
   /// summary, its binding left to the caller; `nil` while `pending` exists; an empty or missing
   /// index is judged by ``sealedSummary(_:generation:)``, with no binding left.
   ///
+  /// A long-lived store value's next checks read through kept descriptors
+  /// (`keptSealedSummaryDeferringBinding()`).
+  ///
   /// - Complexity: O(1): one `fstatat` of `items/`, one 128-byte read and its MAC.
   func sealedSummaryDeferringBinding(_ cache: StoreDirectory) throws(StoreError)
     -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
@@ -311,6 +314,8 @@ extension DirectoryCacheStore {
       return (try sealedSummary(cache, generation: nil), nil)
     }
     reachSealedRead(.afterDeferredIndex)
+    // Served from a verified index: the next check of this store value may keep descriptors.
+    kept.noteUsed()
     return (header.summary, MarkBinding(generation: header.generation, storeID: header.storeID))
   }
 

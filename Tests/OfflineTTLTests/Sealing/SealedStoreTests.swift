@@ -381,10 +381,12 @@ import Testing
     try recovers(f)
   }
 
-  /// A repeated check on a sealed store reads the mark record once, under the observation's
-  /// lock (the index's binding is confirmed against that reading), and the key file, once
-  /// remembered, with one `lstat` per check and no open: the item store and the mark store use
-  /// the key the check loaded first (one key per operation).
+  /// A repeated check on a sealed store reads the mark record once, under a non-blocking shared
+  /// lock through the descriptors the store keeps open (the index's binding is confirmed against
+  /// that reading), opens no file, and reads the key file, once remembered, with one `lstat`
+  /// per check: the item store and the mark store use the key the check loaded first (one key
+  /// per operation). The first check marks the stores used; the second opens the descriptors
+  /// they keep.
   @Test func aRepeatedSealedCheckLocksTheMarkOnceAndKeepsTheKey() throws {
     let f = try Fixture()
     defer { f.root.remove() }
@@ -398,12 +400,15 @@ import Testing
       policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
       clock: f.clock)
     #expect(gate.checkEligibility().isFresh)
+    #expect(gate.checkEligibility().isFresh)
     for _ in 0..<3 {
       storeFaults.resetCounts()
       keyFaults.resetCounts()
       let decision = gate.checkEligibility()
       #expect(decision.isFresh)
-      #expect(storeFaults.count(of: .flock) == 1)
+      #expect(storeFaults.count(of: .flock) == 2, "shared, non-blocking, and its release")
+      #expect(storeFaults.count(of: .open) == 0 && storeFaults.count(of: .openat) == 0)
+      #expect(storeFaults.count(of: .pread) == 2, "the index header and the mark record")
       #expect(keyFaults.count(of: .open) == 0)
       #expect(keyFaults.count(of: .pread) == 0)
       #expect(keyFaults.count(of: .fstatat) == 1)
