@@ -300,7 +300,12 @@ extension FileClockMarkStore {
       let loaded = try? Self.newest(in: bytes, fd: files.record)
     else { return .retry }
     do {
-      _ = try checkSeals(bytes, creatingKey: false)
+      if let seal = try checkSeals(bytes, creatingKey: false) {
+        // A sealed store's kept read (`observeSealed`): which key verified it, for which store.
+        sealedMemo.remember(
+          loaded.record, sequence: loaded.sequence, markKey: seal.keys.mark,
+          storeID: seal.storeID)
+      }
     } catch {
       return .retry
     }
