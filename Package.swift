@@ -149,6 +149,14 @@ let package = Package(
       path: "Tests/SecretServiceProbe",
       swiftSettings: swiftSettings
     ),
+    // A child process for the umask tests: one library operation per run, under the umask and
+    // user the test starts it with (the library never sets the umask).
+    .executableTarget(
+      name: "offline-ttl-store-probe",
+      dependencies: ["OfflineTTL"],
+      path: "Tests/StoreProbe",
+      swiftSettings: swiftSettings
+    ),
     // Run against a real gnome-keyring-daemon by Scripts/test.sh; empty without the trait.
     .testTarget(
       name: "SecretServiceTests",
@@ -171,7 +179,7 @@ let package = Package(
     ),
     .testTarget(
       name: "EndToEndTests",
-      dependencies: ["OfflineTTL", "OfflineTTLTesting"],
+      dependencies: ["OfflineTTL", "OfflineTTLTesting", "offline-ttl-store-probe"],
       resources: [.copy("Support")],
       swiftSettings: swiftSettings
     ),

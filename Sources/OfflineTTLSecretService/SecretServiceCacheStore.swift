@@ -111,7 +111,8 @@
     public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
       throws(StoreError) -> Bool
     {
-      try run(locked: true) { session throws(StoreError) in
+      // A commit is online: it replaces a lock file it cannot use but may (a hard link).
+      try run(locked: true, repairing: true) { session throws(StoreError) in
         guard precondition() else { return false }
         guard !changes.isEmpty else { return true }
         let touched = Set(changes.entries.keys.map(\.rawValue))
@@ -240,7 +241,7 @@
     public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
       try SecretServiceLockFile.withLock(
         path: configuration.lockFilePath(for: "items"), timeout: configuration.lockTimeout,
-        failure: SecretServiceLockFile.storeError
+        repairing: true, failure: SecretServiceLockFile.storeError
       ) { () throws(StoreError) -> Result in body() }
     }
 
@@ -251,10 +252,11 @@
     }
 
     private func run<Result>(
-      locked: Bool, _ body: (SecretServiceSession) throws(StoreError) -> Result
+      locked: Bool, repairing: Bool = false,
+      _ body: (SecretServiceSession) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
-        configuration, lock: locked ? "items" : nil, fault: Self.mapped,
+        configuration, lock: locked ? "items" : nil, repairing: repairing, fault: Self.mapped,
         lockFailure: SecretServiceLockFile.storeError,
         body)
     }

@@ -63,7 +63,8 @@
       for operation: ClockMarkStorageOperation,
       _ body: (inout Access) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
-      try run(locked: true) { session throws(StoreError) in
+      // The online reset replaces a lock file it cannot use but may (a hard link, a FIFO).
+      try run(locked: true, repairing: operation == .reset) { session throws(StoreError) in
         var access = Access(session: session)
         return try body(&access)
       }
@@ -144,10 +145,11 @@
     // MARK: - Helpers
 
     private func run<Result>(
-      locked: Bool, _ body: (SecretServiceSession) throws(StoreError) -> Result
+      locked: Bool, repairing: Bool = false,
+      _ body: (SecretServiceSession) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
-        configuration, lock: locked ? "marks" : nil, fault: Self.mapped,
+        configuration, lock: locked ? "marks" : nil, repairing: repairing, fault: Self.mapped,
         lockFailure: SecretServiceLockFile.storeError,
         body)
     }

@@ -2,6 +2,7 @@
   import Foundation
   import OfflineTTL
   import OfflineTTLSecretService
+  import OfflineTTLTesting
   import Testing
 
   #if canImport(Glibc)
@@ -53,10 +54,11 @@
       }
     }
 
-    /// The lock file itself goes through the secure open: a FIFO, a directory or a symbolic link
-    /// in its place is refused at once (never waited on or followed, `lock_failed`); a lock file
-    /// that group or others may write, one with a second name (a hard link) or another user's is
-    /// `insecure_store`; each message names the path. Nothing outside the lock directory changes.
+    /// The lock file itself goes through the secure open: offline, a FIFO, a directory or a
+    /// symbolic link in its place is refused at once (never waited on or followed, `lock_failed`);
+    /// a lock file that group or others may write, one with a second name (a hard link) or another
+    /// user's is `insecure_store`; each message names the path. The online reset replaces the
+    /// first four and still refuses the last two. Nothing outside the lock directory changes.
     @Test(arguments: ["fifo", "directory", "symbolic link", "mode 0666", "hard link", "owner"])
     func aHostileLockFileIsRefusedWithoutWaiting(_ kind: String) throws {
       if kind == "owner" && geteuid() != 0 { return }
@@ -80,7 +82,7 @@
       }
       let store = SecretServiceClockMarkStore(configuration: configuration)
       do {
-        _ = try store.resetAfterOnlineSignIn(now: .at(1))
+        _ = try store.observe(now: .at(1))
         Issue.record("\(kind): used a hostile lock file")
       } catch {
         let insecure = ["mode 0666", "hard link", "owner"].contains(kind)
@@ -89,6 +91,65 @@
       }
       #expect(
         (try? String(contentsOfFile: outside, encoding: .utf8)) == "outside", "\(kind)")
+      // The online reset replaces what it may (a lock file holds no data): the wrong type or a
+      // second name gives a new regular file of this user, 0600, one name; another user's file
+      // or one others may write is still refused. The outside file keeps its bytes.
+      let replaced = ["fifo", "directory", "symbolic link", "hard link"].contains(kind)
+      do {
+        _ = try store.resetAfterOnlineSignIn(now: .at(2))
+        #expect(replaced, "\(kind): reset over a lock file it must refuse")
+      } catch {
+        #expect(
+          replaced
+            ? error.code != .insecureStore && error.code != .lockFailed
+            : error.code == .insecureStore, "\(kind): \(error)")
+      }
+      var info = stat()
+      if replaced {
+        #expect(lstat(lock, &info) == 0)
+        #expect(
+          info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o7777 == 0o600
+            && info.st_nlink == 1, "\(kind)")
+      }
+      #expect(
+        (try? String(contentsOfFile: outside, encoding: .utf8)) == "outside", "\(kind)")
+    }
+
+    /// The lock directory and lock files the library makes are 0700 and 0600 whatever the
+    /// caller's umask (777, 277, 022, 000), each store call made on a thread with a umask of its
+    /// own (``ThreadUmask``); with the keyring running, the calls also work, and a later call
+    /// under the usual umask does. Without it, the calls fail after the lock (nothing to reach),
+    /// which is enough for the modes.
+    @Test(
+      .enabled(if: ThreadUmask.isSupported, "a umask of one thread needs Linux unshare(CLONE_FS)"),
+      arguments: [UInt32(0o777), 0o277, 0o022, 0o000])
+    func theLockDirectoryAndFilesArePrivateWhateverTheUmask(mask: UInt32) throws {
+      let parent = try SecretServiceTestSupport.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(atPath: parent) }
+      let directory = parent + "/locks"
+      let configuration = try SecretServiceStoreConfiguration(
+        applicationID: SecretServiceTestSupport.uniqueApplicationID() + ".\(mask)",
+        lockDirectory: directory, timeout: .seconds(10))
+      let worked = try ThreadUmask.run(umask: mask) { () -> Bool in
+        let marks = SecretServiceClockMarkStore(configuration: configuration)
+        let cache = SecretServiceCacheStore(configuration: configuration)
+        let reset = (try? marks.resetAfterOnlineSignIn(now: .at(1))) != nil
+        let locked = (try? cache.withWriterLock { true }) == true
+        return reset && locked
+      }
+      var info = stat()
+      #expect(lstat(directory, &info) == 0 && info.st_mode & 0o7777 == 0o700, "\(directory)")
+      let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+      #expect(names.count == 2, "\(names)")
+      for name in names {
+        #expect(lstat(directory + "/" + name, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o600, "\(name)")
+      }
+      if SecretServiceTestSupport.keyringReady {
+        #expect(worked)
+        let marks = SecretServiceClockMarkStore(configuration: configuration)
+        #expect(throws: Never.self) { _ = try marks.observe(now: .at(2)) }
+      }
     }
 
     @Test func aSymbolicLinkLockDirectoryIsNotFollowed() throws {

@@ -91,7 +91,7 @@ extension DirectoryCacheStore {
     let store: StoreDirectory
     let cache: StoreDirectory
     do {
-      store = try files.openStore(directory, creating: true)
+      store = try files.openStore(directory, creating: true, repairing: true)
     } catch {
       throw failure(error, .storeUnusable)
     }
@@ -177,7 +177,7 @@ extension DirectoryCacheStore {
         catalog = indexed
         consistent = true
       } else {
-        catalog = try scanItems(cache, removingNonItems: true)
+        catalog = try scanItems(cache, removingNonItems: true, repairing: true)
       }
     }
     if changes.isEmpty && consistent { return }

@@ -218,14 +218,16 @@ extension DirectoryCacheStore {
   ///   readable items are listed in the catalog. `true` only on the online path: every entry
   ///   that is not a readable item of this user (a name that is not a key, a FIFO, socket,
   ///   device, directory or link, another user's file, a wrong header or size) is removed.
+  /// - Parameter repairing: `true` only on the online path: an `items/` of this user without
+  ///   the owner's bits (0000, 0500, left by a umask) gets them back before it is listed.
   /// - Complexity: O(n) opens and 28-byte reads.
-  func scanItems(_ cache: StoreDirectory, removingNonItems: Bool = false)
-    throws(StoreFileError) -> CacheCatalog
-  {
+  func scanItems(
+    _ cache: StoreDirectory, removingNonItems: Bool = false, repairing: Bool = false
+  ) throws(StoreFileError) -> CacheCatalog {
     var catalog = CacheCatalog()
     let items: StoreDirectory
     do {
-      items = try files.openDirectory(cache, Self.itemsName)
+      items = try files.openDirectory(cache, Self.itemsName, repairing: repairing)
     } catch  where error.errno == .noSuchFileOrDirectory {
       return catalog
     }
@@ -336,7 +338,7 @@ extension DirectoryCacheStore {
   func writeIndex(_ cache: StoreDirectory, _ catalog: CacheCatalog, stamp: DirectoryStamp)
     throws(StoreFileError)
   {
-    let tmp = try files.openDirectory(cache, Self.tmpName, creating: true)
+    let tmp = try files.openDirectory(cache, Self.tmpName, creating: true, repairing: true)
     defer { files.close(tmp) }
     try files.replaceDurably(
       Self.indexName, in: cache, with: Self.encodeIndex(catalog, stamp: stamp), through: tmp)

@@ -114,7 +114,7 @@ extension DirectoryCacheStore {
       // staging (an I/O error never drops the items it holds); a missing one, or something
       // other than a directory in its place, holds nothing.
       do throws(StoreFileError) {
-        let live = try files.openDirectory(cache, Self.itemsName)
+        let live = try files.openDirectory(cache, Self.itemsName, repairing: true)
         defer { files.close(live) }
         entries =
           try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID).entries

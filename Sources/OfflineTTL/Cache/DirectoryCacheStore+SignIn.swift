@@ -174,8 +174,9 @@ extension DirectoryCacheStore {
       } else {
         do {
           // Unreadable items and entries that are not items stay out of the catalog; the roll
-          // forward removes them.
-          catalog = try scanItems(cache)
+          // forward removes them. An `items/` of this user left without the owner's bits by a
+          // umask gets them back (this is the online path).
+          catalog = try scanItems(cache, repairing: true)
         } catch  where error.isWrongType {
           // `items/` is not a directory: no item is readable; the roll forward replaces it.
         }
@@ -183,7 +184,7 @@ extension DirectoryCacheStore {
     }
     let next = try files.openOrReplaceDirectory(cache, name)
     defer { files.close(next) }
-    let items = try files.openDirectory(next, Self.itemsName, creating: true)
+    let items = try files.openDirectory(next, Self.itemsName, creating: true, repairing: true)
     defer { files.close(items) }
     var deleted: [String] = []
     var written: [String] = []
@@ -422,7 +423,7 @@ extension DirectoryCacheStore {
     let pending = try files.exists(cache, Self.pendingName)
     let indexed = pending ? nil : readCatalog(cache)
     let stampBefore = try itemsStamp(cache)
-    let catalog = try scanItems(cache, removingNonItems: true)
+    let catalog = try scanItems(cache, removingNonItems: true, repairing: true)
     let stamp = try itemsStamp(cache)
     if staging != nil || indexed == nil || indexed?.entries != catalog.entries
       || stamp != stampBefore

@@ -55,6 +55,11 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
   public static let fileTooLarge = Errno(rawValue: EFBIG)
   /// `EINVAL`: invalid argument.
   public static let invalidArgument = Errno(rawValue: EINVAL)
+  /// `EOPNOTSUPP`: not supported (`fchmodat` without following, on a symbolic link or where
+  /// the C library cannot do it).
+  public static let notSupported = Errno(rawValue: EOPNOTSUPP)
+  /// `ENOSYS`: the system call does not exist here.
+  public static let notImplemented = Errno(rawValue: ENOSYS)
 
   /// The C name where known (`"EIO"`), else `"errno N"`; the message is ``message``.
   public var name: String {

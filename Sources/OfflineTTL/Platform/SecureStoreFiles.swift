@@ -41,8 +41,7 @@ public struct OpenedStoreFile: Sendable {
 /// - a FIFO, socket, device or directory where a file belongs is
 ///   ``StoreFileError/Problem/notRegularFile(_:)``, at once: nothing waits on it;
 /// - a file or directory owned by another user, or writable by group or others, is
-///   ``StoreFileError/Problem/insecure(ownerID:permissions:effectiveUserID:)``; only a
-///   directory this process has just created is tightened (to 0700);
+///   ``StoreFileError/Problem/insecure(ownerID:permissions:effectiveUserID:)``;
 /// - a file with another name besides its own (`st_nlink > 1`: a hard link made into the store
 ///   or out of it) is ``StoreFileError/Problem/hardLinked(linkCount:)``, so no write in place
 ///   (the clock mark's slots) reaches another name; ``openOrReplaceFile(_:in:_:)`` is how the
@@ -50,7 +49,15 @@ public struct OpenedStoreFile: Sendable {
 /// - the store directory is opened through its parent with `O_DIRECTORY | O_NOFOLLOW` on its
 ///   last name, after dropping trailing `/` and `/.`: no spelling (`link/`, `link/.`, `./link`)
 ///   follows a link in place of the store directory itself (its parents may be links);
-/// - a new file is created with `O_CREAT | O_EXCL`, mode 0600 (a new inode with one name).
+/// - a new file is created with `O_CREAT | O_EXCL` (a new inode with one name) and given mode
+///   0600 with `fchmod` on its descriptor; a new directory is given mode 0700 with `fchmodat`
+///   by name (never following a link) before it is opened. Both modes are exact whatever the
+///   caller's umask: a umask that removes the owner's bits (`umask 777`) would otherwise make
+///   a directory that its owner cannot open, and files of mode 0000;
+/// - only the online path (`repairing`) changes the mode of what it did not just create: it
+///   gives the owner's bits back to a directory of this user that nobody else may write
+///   (mode 0000 or 0500, left by a umask, cannot be opened or written), and read and write to
+///   a lock file of this user; the offline path never changes a mode.
 ///
 /// Every call goes through the ``Syscalls`` seam, so fault plans cover these steps too.
 @_spi(SystemCalls)
@@ -90,12 +97,17 @@ public struct SecureStoreFiles: Sendable {
   ///
   /// - Parameters:
   ///   - path: The store directory as the caller spells it.
-  ///   - creating: Whether a missing directory is created (mode 0700; its parent must exist).
+  ///   - creating: Whether a missing directory is created (mode exactly 0700, whatever the
+  ///     umask; its parent must exist).
+  ///   - repairing: Whether the owner's bits (`rwx`) are given back to a directory of this
+  ///     user that nobody else may write: online path only (see
+  ///     ``openDirectory(_:in:creating:repairing:)``).
   /// - Returns: The open directory; close it with ``close(_:)``.
   /// - Throws: ``StoreFileError``: `system(ENOENT)` when it is missing (and not created),
-  ///   `symbolicLink`, `notDirectory`, `insecure`, or another `system` error.
-  public func openDirectory(atPath path: String, creating: Bool) throws(StoreFileError)
-    -> StoreDirectory
+  ///   `symbolicLink`, `notDirectory`, `insecure`, or another `system` error (`EACCES` for a
+  ///   directory of this user that its owner's bits do not let it open, when not repairing).
+  public func openDirectory(atPath path: String, creating: Bool, repairing: Bool = false)
+    throws(StoreFileError) -> StoreDirectory
   {
     let (parentPath, name) = Self.split(path)
     guard let parentPath else {
@@ -107,7 +119,9 @@ public struct SecureStoreFiles: Sendable {
       }
       let directory = StoreDirectory(fd: fd, path: path)
       do {
-        try checkOwnership(try status(fd, path: path), path: path)
+        let info = try status(fd, path: path)
+        try checkOwnership(info, path: path)
+        if repairing { try restoreOwnerBits(fd, info, path: path) }
       } catch {
         close(directory)
         throw error
@@ -122,47 +136,80 @@ public struct SecureStoreFiles: Sendable {
     }
     defer { system.closeIgnoringErrors(parentFD) }
     let opened = try openDirectory(
-      name, in: StoreDirectory(fd: parentFD, path: parentPath), creating: creating)
+      name, in: StoreDirectory(fd: parentFD, path: parentPath), creating: creating,
+      repairing: repairing)
     return StoreDirectory(fd: opened.fd, path: path)
   }
 
   /// Opens (and, when `creating`, makes) a directory of the store inside `parent`.
   ///
+  /// A directory made here gets mode 0700 exactly, whatever the umask: `mkdirat(0700)`, then
+  /// `fchmodat(0700)` on its name (never following a link) *before* it is opened, since a
+  /// directory made under a umask that removes the owner's bits (mode 0000) cannot be opened by
+  /// a user other than root. The name cannot be swapped in between by another user: the parent
+  /// is a store directory of this user that nobody else may write, or (for the store directory
+  /// itself) `open` and `fstat` on the descriptor check what was opened. Where `fchmodat`
+  /// cannot work without following (no `/proc` on an old C library: `EOPNOTSUPP`), the
+  /// directory is opened first and `fchmod`ed, which works for every umask that leaves the
+  /// owner's read bit.
+  ///
   /// - Parameters:
   ///   - name: Its name in `parent`.
   ///   - parent: An open directory of the store.
-  ///   - creating: Whether a missing directory is created with mode 0700.
+  ///   - creating: Whether a missing directory is created (mode 0700).
+  ///   - repairing: Whether this is the online path, which gives the owner's bits back (adds
+  ///     `rwx` for the owner, keeps the other bits) to a directory of this user that nobody
+  ///     else may write: one it cannot open (mode 0000, `EACCES`) is changed by name first,
+  ///     one it can open (0500, or anything as root) on its descriptor. A directory of another
+  ///     user, or one that group or others may write, is still refused (`insecure`), never
+  ///     changed.
   /// - Returns: The open directory.
-  /// - Throws: ``StoreFileError`` as ``openDirectory(atPath:creating:)``.
-  public func openDirectory(_ name: String, in parent: StoreDirectory, creating: Bool)
-    throws(StoreFileError) -> StoreDirectory
-  {
+  /// - Throws: ``StoreFileError`` as ``openDirectory(atPath:creating:repairing:)``.
+  public func openDirectory(
+    _ name: String, in parent: StoreDirectory, creating: Bool, repairing: Bool = false
+  ) throws(StoreFileError) -> StoreDirectory {
     let path = parent.path(of: name)
-    var created = false
+    let flags: OpenFlags = [.readOnly, .directory, .nonBlocking]
+    // Made here, but its mode could not be set by name: set on the descriptor once opened.
+    var setModeOnDescriptor = false
     let fd: FileDescriptor
     do {
-      do {
-        fd = try system.openat(parent.fd, name, [.readOnly, .directory, .nonBlocking])
-      } catch  where error == .noSuchFileOrDirectory && creating {
+      fd = try system.openat(parent.fd, name, flags)
+    } catch {
+      if error == .noSuchFileOrDirectory && creating {
+        var created = false
         do {
           try system.mkdirat(parent.fd, name, mode: 0o700)
           created = true
-        } catch  where error == .fileExists {}
-        fd = try system.openat(parent.fd, name, [.readOnly, .directory, .nonBlocking])
+        } catch  where error == .fileExists {
+        } catch {
+          throw openFailure(error, name, in: parent)
+        }
+        if created {
+          setModeOnDescriptor = try !setMode(0o700, of: name, in: parent)
+        }
+      } else if error == .permissionDenied && repairing {
+        try restoreOwnerBits(name, in: parent)
+      } else {
+        throw openFailure(error, name, in: parent)
       }
-    } catch  where error == .notDirectory || error == .tooManySymbolicLinks {
-      throw wrongType(name, in: parent, expectingDirectory: true, errno: error)
-    } catch {
-      throw StoreFileError(.system(error), path: path)
+      do {
+        fd = try system.openat(parent.fd, name, flags)
+      } catch {
+        throw openFailure(error, name, in: parent)
+      }
     }
     let directory = StoreDirectory(fd: fd, path: path)
     do throws(StoreFileError) {
-      if created {
+      let info = try status(fd, path: path)
+      try checkOwnership(info, path: path)
+      if setModeOnDescriptor {
         do { try system.fchmod(fd, mode: 0o700) } catch {
           throw StoreFileError(.system(error), path: path)
         }
+      } else if repairing {
+        try restoreOwnerBits(fd, info, path: path)
       }
-      try checkOwnership(try status(fd, path: path), path: path)
     } catch {
       close(directory)
       throw error
@@ -171,6 +218,13 @@ public struct SecureStoreFiles: Sendable {
   }
 
   /// Opens a file of the store inside `parent` without waiting and checks it on the descriptor.
+  ///
+  /// A file this call creates gets mode 0600 exactly, whatever the umask: it is created with
+  /// `O_CREAT | O_EXCL` and `fchmod`ed on its descriptor before anything else. `.create`
+  /// without `.exclusive` (open or create, for lock files) is done as an open without `O_CREAT`
+  /// and, when the name is missing, an exclusive create (tried again, a bounded number of
+  /// times, when another process creates or removes the name in between), so that the file is
+  /// only `fchmod`ed when this call made it.
   ///
   /// - Parameters:
   ///   - name: Its name in `parent`.
@@ -183,6 +237,28 @@ public struct SecureStoreFiles: Sendable {
   ///   `insecure`, `hardLinked` (nothing was read or written through it), or another `system`
   ///   error.
   public func openFile(_ name: String, in parent: StoreDirectory, _ flags: OpenFlags)
+    throws(StoreFileError) -> OpenedStoreFile
+  {
+    guard flags.contains(.create), !flags.contains(.exclusive) else {
+      return try openFileOnce(name, in: parent, flags)
+    }
+    let existing = flags.subtracting(.create)
+    for _ in 0..<Self.maximumCreateAttempts {
+      do {
+        return try openFileOnce(name, in: parent, existing)
+      } catch  where error.errno == .noSuchFileOrDirectory {}
+      do {
+        return try openFileOnce(name, in: parent, flags.union(.exclusive))
+      } catch  where error.errno == .fileExists {}
+    }
+    return try openFileOnce(name, in: parent, existing)
+  }
+
+  /// How many times ``openFile(_:in:_:)`` tries "open, else create exclusively" while other
+  /// processes create and remove the name in between (each round needs both to happen).
+  static let maximumCreateAttempts = 8
+
+  private func openFileOnce(_ name: String, in parent: StoreDirectory, _ flags: OpenFlags)
     throws(StoreFileError) -> OpenedStoreFile
   {
     let path = parent.path(of: name)
@@ -198,6 +274,13 @@ public struct SecureStoreFiles: Sendable {
       throw StoreFileError(.system(error), path: path)
     }
     do throws(StoreFileError) {
+      if flags.contains([.create, .exclusive]) {
+        // Made by this call: its mode is 0600 whatever the umask.
+        do { try system.fchmod(fd, mode: 0o600) } catch {
+          try? system.unlinkat(parent.fd, name)
+          throw StoreFileError(.system(error), path: path)
+        }
+      }
       let info = try status(fd, path: path)
       guard info.kind == .regular else {
         throw StoreFileError(.notRegularFile(info.kind), path: path)
@@ -215,7 +298,9 @@ public struct SecureStoreFiles: Sendable {
   /// the file has other names (a hard link), the name is removed and a new file is created with
   /// `O_CREAT | O_EXCL` (mode 0600). The other name of a hard-linked file keeps its bytes: the
   /// old file is never opened for writing. Another user's file, or one that group or others may
-  /// write, is still refused (`insecure`).
+  /// write, is still refused (`insecure`). A file of this user that its owner's bits do not let
+  /// it open (`EACCES`: mode 0000, left by a umask) is replaced the same way, and one it can
+  /// open but whose owner lacks read or write (as root) gets those bits back with `fchmod`.
   ///
   /// - Parameters:
   ///   - name: Its name in `parent`.
@@ -226,17 +311,35 @@ public struct SecureStoreFiles: Sendable {
   public func openOrReplaceFile(_ name: String, in parent: StoreDirectory, _ flags: OpenFlags)
     throws(StoreFileError) -> OpenedStoreFile
   {
+    let opened: OpenedStoreFile
     do {
-      return try openFile(name, in: parent, flags)
+      opened = try openFile(name, in: parent, flags)
     } catch  where error.isWrongType || error.isHardLinked {
       try removeEntry(name, in: parent)
       return try openFile(name, in: parent, flags.union([.create, .exclusive]))
+    } catch  where error.errno == .permissionDenied {
+      // Another user's file, or one others may write, is `insecure` (never replaced); a file
+      // of this user that it may not open is replaced.
+      guard let info = try? system.fstatat(parent.fd, name), info.kind == .regular else {
+        throw error
+      }
+      try checkOwnership(info, path: parent.path(of: name))
+      try removeEntry(name, in: parent)
+      return try openFile(name, in: parent, flags.union([.create, .exclusive]))
     }
+    guard opened.status.permissions & 0o600 != 0o600 else { return opened }
+    do {
+      try system.fchmod(opened.fd, mode: opened.status.permissions | 0o600)
+    } catch {
+      system.closeIgnoringErrors(opened.fd)
+      throw StoreFileError(.system(error), path: parent.path(of: name))
+    }
+    return opened
   }
 
-  /// Creates a new private file with `O_CREAT | O_EXCL` (mode 0600), after removing whatever
-  /// stands under that name (a leftover temporary file, or anything else: only call it for names
-  /// that hold nothing but temporary files).
+  /// Creates a new private file with `O_CREAT | O_EXCL`, `fchmod`ed to mode 0600 (whatever the
+  /// umask), after removing whatever stands under that name (a leftover temporary file, or
+  /// anything else: only call it for names that hold nothing but temporary files).
   ///
   /// - Parameters:
   ///   - name: Its name in `parent`.
@@ -247,90 +350,21 @@ public struct SecureStoreFiles: Sendable {
     -> FileDescriptor
   {
     try removeEntry(name, in: parent)
+    let fd: FileDescriptor
     do {
-      return try system.openat(
+      fd = try system.openat(
         parent.fd, name, [.writeOnly, .create, .exclusive, .nonBlocking], mode: 0o600)
     } catch {
       throw StoreFileError(.system(error), path: parent.path(of: name))
     }
-  }
-
-  /// Removes whatever stands under `name` (a file, a link, a FIFO, or a directory tree up to
-  /// ``maximumRemovalDepth`` levels deep); a missing name is not an error. Links are removed,
-  /// never followed. Only the online path calls this.
-  ///
-  /// - Parameters:
-  ///   - name: The name in `parent`.
-  ///   - parent: An open directory of the store.
-  /// - Throws: ``StoreFileError``.
-  /// - Complexity: O(entries in the tree).
-  public func removeEntry(_ name: String, in parent: StoreDirectory) throws(StoreFileError) {
-    try removeEntry(name, in: parent, depth: 0)
-  }
-
-  private func removeEntry(_ name: String, in parent: StoreDirectory, depth: Int)
-    throws(StoreFileError)
-  {
-    let path = parent.path(of: name)
-    let info: FileStatus
     do {
-      info = try system.fstatat(parent.fd, name)
-    } catch  where error == .noSuchFileOrDirectory {
-      return
+      try system.fchmod(fd, mode: 0o600)
     } catch {
-      throw StoreFileError(.system(error), path: path)
-    }
-    do {
-      guard info.kind == .directory else {
-        try system.unlinkat(parent.fd, name)
-        return
-      }
-      guard depth < Self.maximumRemovalDepth else {
-        throw StoreFileError(.system(.invalidArgument), path: path)
-      }
-      let fd = try system.openat(parent.fd, name, [.readOnly, .directory, .nonBlocking])
-      let directory = StoreDirectory(fd: fd, path: path)
-      defer { close(directory) }
-      let names: [String]
-      do { names = try system.directoryEntries(fd) } catch {
-        throw StoreFileError(.system(error), path: path)
-      }
-      for entry in names { try removeEntry(entry, in: directory, depth: depth + 1) }
-      try system.removeDirectoryAt(parent.fd, name)
-    } catch let error as StoreFileError {
-      throw error
-    } catch let error as Errno {
-      throw StoreFileError(.system(error), path: path)
-    } catch {
-      throw StoreFileError(.system(.ioError), path: path)
-    }
-  }
-
-  /// Refuses, before an online path writes anything, a directory of the store that it could not
-  /// repair: when a directory stands under `name` (never followed), it must be owned by the
-  /// effective user and not writable by group or others. A missing name, or anything else under
-  /// it (a file, a FIFO, a link: the online path replaces it), passes; so nothing is read, and
-  /// nothing waits.
-  ///
-  /// - Parameters:
-  ///   - name: The directory's name in `parent` (`items`, `tmp`).
-  ///   - parent: An open directory of the store.
-  /// - Throws: ``StoreFileError/Problem/insecure(ownerID:permissions:effectiveUserID:)`` naming
-  ///   the path, or a `system` error of `fstatat` other than `ENOENT`.
-  /// - Complexity: O(1): one `fstatat`.
-  public func refuseInsecureDirectory(_ name: String, in parent: StoreDirectory)
-    throws(StoreFileError)
-  {
-    let info: FileStatus
-    do {
-      info = try system.fstatat(parent.fd, name)
-    } catch  where error == .noSuchFileOrDirectory {
-      return
-    } catch {
+      system.closeIgnoringErrors(fd)
+      try? system.unlinkat(parent.fd, name)
       throw StoreFileError(.system(error), path: parent.path(of: name))
     }
-    guard info.kind == .directory else { return }
-    try checkOwnership(info, path: parent.path(of: name))
+    return fd
   }
 
   /// Refuses a file or directory that is not owned by the effective user, or that group or
@@ -393,7 +427,7 @@ public struct SecureStoreFiles: Sendable {
 
   /// The error for an open that failed because of the file's type: what `fstatat` (never
   /// following) finds under the name.
-  private func wrongType(
+  func wrongType(
     _ name: String, in parent: StoreDirectory, expectingDirectory: Bool, errno: Errno
   ) -> StoreFileError {
     let path = parent.path(of: name)

@@ -44,6 +44,8 @@ public enum SyscallKind: String, Sendable, Hashable, CaseIterable, CustomStringC
   case ftruncate
   /// `fchmod(2)`.
   case fchmod
+  /// `fchmodat(2)` with `AT_SYMLINK_NOFOLLOW`.
+  case fchmodat
   /// `syncfs(2)` (Linux; on Darwin, `sync(2)`): one flush of a whole file system.
   case syncfs
   /// Listing a directory (`fdopendir` + `readdir(3)`, counted once per listing).

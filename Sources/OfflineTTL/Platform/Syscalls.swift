@@ -234,6 +234,19 @@ public struct Syscalls: Sendable {
     _ = try call(.fchmod) { system_fchmod(fd.rawValue, mode_t(mode)) }
   }
 
+  /// `fchmodat(directory, name, mode, AT_SYMLINK_NOFOLLOW)`: sets the mode of the entry `name`
+  /// without opening it (so it works on a directory whose owner bits the umask removed, which
+  /// cannot be opened) and without following a symbolic link under that name (`EOPNOTSUPP`:
+  /// a link's own mode cannot be changed on Linux). On Linux the C library does this through
+  /// `/proc/self/fd` (glibc 2.32 and later) or `fchmodat2(2)`; where neither is available it
+  /// fails with `EOPNOTSUPP` (or `ENOSYS`), and the caller falls back to opening the entry and
+  /// ``fchmod(_:mode:)``.
+  public func fchmodat(_ directory: FileDescriptor, _ name: String, mode: UInt32) throws(Errno) {
+    _ = try call(.fchmodat) {
+      system_fchmodat(directory.rawValue, name, mode_t(mode), AT_SYMLINK_NOFOLLOW)
+    }
+  }
+
   /// `linkat(directory, from, directory, to, 0)`: gives the file `from` a second name `to`,
   /// failing with `EEXIST` when `to` exists (never replacing it, unlike `renameat`). Used to
   /// publish a fully written file only if no other process published one first.
@@ -503,6 +516,10 @@ private func system_mkdirat(_ dir: Int32, _ name: String, _ mode: mode_t) -> Int
   mkdirat(dir, name, mode)
 }
 private func system_fchmod(_ fd: Int32, _ mode: mode_t) -> Int32 { fchmod(fd, mode) }
+private func system_fchmodat(_ dir: Int32, _ name: String, _ mode: mode_t, _ flags: Int32) -> Int32
+{
+  fchmodat(dir, name, mode, flags)
+}
 private func system_fstat(_ fd: Int32, _ status: inout stat) -> Int32 { fstat(fd, &status) }
 private func system_fstatat(
   _ dir: Int32, _ name: String, _ status: inout stat, _ flags: Int32

@@ -15,7 +15,10 @@
   /// `fstat` on the descriptor): the directory is created 0700 when missing and refused when its
   /// last name is a symbolic link, it is not a directory, not ours, or open to group or others;
   /// the file (created 0600) is refused when it is not a regular file (a FIFO never makes it
-  /// wait), not ours, writable by group or others, or has a second name (a hard link). Every
+  /// wait), not ours, writable by group or others, or has a second name (a hard link); the
+  /// online operations (the mark's reset, a cache commit or writer lock) replace a file of the
+  /// wrong type, one with a second name or one of this user that it may not open with a new one
+  /// (`SecureStoreFiles.openOrReplaceFile`), as the file stores do. Every
   /// file-system and lock call goes through the syscall seam (`Syscalls`); only the sleep
   /// between two tries stays outside it.
   enum SecretServiceLockFile {
@@ -45,24 +48,32 @@
     /// - Parameters:
     ///   - path: The lock file; its directory is created 0700 if missing.
     ///   - timeout: How long to wait for another holder.
+    ///   - repairing: Whether this is an online operation, which replaces a lock file of the
+    ///     wrong type, with a second name, or that this user may not open (it holds no data)
+    ///     instead of refusing it. Another user's lock file, or one others may write, is still
+    ///     refused.
     ///   - failure: Turns a lock `Failure` into the caller's error.
     ///   - body: The work to serialize.
     /// - Throws: `failure(…)` when the directory or file is unusable or the wait runs out; or what
     ///   `body` throws.
     static func withLock<Result, Failed: Error>(
-      path: String, timeout: Duration, failure: (Failure) -> Failed,
+      path: String, timeout: Duration, repairing: Bool = false, failure: (Failure) -> Failed,
       _ body: () throws(Failed) -> Result
     ) throws(Failed) -> Result {
       let system = Syscalls()
       let fd: FileDescriptor
-      do { fd = try acquire(path: path, timeout: timeout, system) } catch { throw failure(error) }
+      do {
+        fd = try acquire(path: path, timeout: timeout, repairing: repairing, system)
+      } catch {
+        throw failure(error)
+      }
       defer { system.closeIgnoringErrors(fd) }  // releases the flock
       return try body()
     }
 
-    private static func acquire(path: String, timeout: Duration, _ system: Syscalls)
-      throws(Failure) -> FileDescriptor
-    {
+    private static func acquire(
+      path: String, timeout: Duration, repairing: Bool, _ system: Syscalls
+    ) throws(Failure) -> FileDescriptor {
       let secure = SecureStoreFiles(system: system)
       let slash = path.lastIndex(of: "/")
       let directoryPath = slash.map { String(path[..<$0]) } ?? "."
@@ -71,14 +82,18 @@
       defer { secure.close(directory) }
       let fd: FileDescriptor
       do {
-        fd = try secure.openFile(name, in: directory, [.readWrite, .create]).fd
+        fd =
+          repairing
+          ? try secure.openOrReplaceFile(name, in: directory, [.readWrite, .create]).fd
+          : try secure.openFile(name, in: directory, [.readWrite, .create]).fd
       } catch {
         throw Failure(
           errno: error.errno?.rawValue,
           message: "cannot use the lock file: \(error)"
             + (error.isInsecure || error.isWrongType
               ? "; it must be this user's regular file, mode 0600, with one name: remove it (it"
-                + " holds no data) and try again" : ""),
+                + " holds no data) and try again, or sign in online (which replaces one of this"
+                + " user)" : ""),
           insecure: error.isInsecure)
       }
       let limit = timeout.exactNanoseconds ?? .max

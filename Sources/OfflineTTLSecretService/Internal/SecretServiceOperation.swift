@@ -8,12 +8,14 @@
     ///   - configuration: The store's configuration.
     ///   - lock: Which lock file to hold (`marks` for every read → advance → write, `items` for
     ///     every commit), or `nil` for none.
+    ///   - repairing: Whether this is an online operation, which replaces a lock file it
+    ///     cannot use but may (see `SecretServiceLockFile.withLock`).
     ///   - fault: Maps a service failure to the store's error.
     ///   - lockFailure: Maps a lock-file failure to the store's error.
     ///   - body: The operation's calls.
     /// - Throws: The store's error type only.
     static func run<Result, Failure: Error>(
-      _ configuration: SecretServiceStoreConfiguration, lock: String?,
+      _ configuration: SecretServiceStoreConfiguration, lock: String?, repairing: Bool = false,
       fault: (SecretServiceFault) -> Failure,
       lockFailure: (SecretServiceLockFile.Failure) -> Failure,
       _ body: (SecretServiceSession) throws(Failure) -> Result
@@ -21,7 +23,7 @@
       guard let lock else { return try connected(configuration, fault, body) }
       return try SecretServiceLockFile.withLock(
         path: configuration.lockFilePath(for: lock), timeout: configuration.lockTimeout,
-        failure: lockFailure
+        repairing: repairing, failure: lockFailure
       ) { () throws(Failure) -> Result in try connected(configuration, fault, body) }
     }
 

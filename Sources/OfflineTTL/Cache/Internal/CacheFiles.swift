@@ -22,28 +22,34 @@ struct CacheFiles: Sendable {
     }
   }
 
-  /// Opens the store directory (see ``SecureStoreFiles/openDirectory(atPath:creating:)``).
-  func openStore(_ path: String, creating: Bool) throws(StoreFileError) -> StoreDirectory {
-    try secure.openDirectory(atPath: path, creating: creating)
-  }
-
-  /// Opens (or creates, mode 0700) a directory of the store inside `parent`.
-  func openDirectory(_ parent: StoreDirectory, _ name: String, creating: Bool = false)
+  /// Opens the store directory (see
+  /// ``SecureStoreFiles/openDirectory(atPath:creating:repairing:)``; `repairing` is for the
+  /// online path only).
+  func openStore(_ path: String, creating: Bool, repairing: Bool = false)
     throws(StoreFileError) -> StoreDirectory
   {
-    try secure.openDirectory(name, in: parent, creating: creating)
+    try secure.openDirectory(atPath: path, creating: creating, repairing: repairing)
+  }
+
+  /// Opens (or creates, mode 0700 whatever the umask) a directory of the store inside `parent`;
+  /// `repairing` (online path only) gives the owner's bits back to a directory of this user.
+  func openDirectory(
+    _ parent: StoreDirectory, _ name: String, creating: Bool = false, repairing: Bool = false
+  ) throws(StoreFileError) -> StoreDirectory {
+    try secure.openDirectory(name, in: parent, creating: creating, repairing: repairing)
   }
 
   /// Opens a directory of the store for the online path: whatever stands under its name that is
-  /// not a directory of ours (a file, a FIFO, a link) is removed and the directory created.
+  /// not a directory of ours (a file, a FIFO, a link) is removed and the directory created, and
+  /// a directory of this user gets its owner's bits back (mode 0000 or 0500 left by a umask).
   func openOrReplaceDirectory(_ parent: StoreDirectory, _ name: String) throws(StoreFileError)
     -> StoreDirectory
   {
     do {
-      return try openDirectory(parent, name, creating: true)
+      return try openDirectory(parent, name, creating: true, repairing: true)
     } catch  where error.isWrongType {
       try remove(parent, name)
-      return try openDirectory(parent, name, creating: true)
+      return try openDirectory(parent, name, creating: true, repairing: true)
     }
   }
 

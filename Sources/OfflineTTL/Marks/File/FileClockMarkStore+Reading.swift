@@ -23,14 +23,16 @@ extension FileClockMarkStore {
   ///     new record). Otherwise a missing directory, or a missing lock file with no record, is
   ///     `absent` and nothing is created.
   ///   - lock: Shared or exclusive.
-  ///   - repairing: Whether a lock file that is not a regular file (a FIFO, a directory, a link)
-  ///     or that has another name (a hard link) is removed and created again: only the online
-  ///     sign-in's reset does this.
+  ///   - repairing: Whether a lock file that is not a regular file (a FIFO, a directory, a link),
+  ///     that has another name (a hard link) or that this user may not open (mode 0000) is
+  ///     removed and created again, and the store directory gets its owner's bits back (a
+  ///     directory of this user left at 0000 or 0500 by a umask): only the online sign-in's
+  ///     reset does this.
   func withLockedDirectory<R>(
     creating: Bool, repairing: Bool = false, lock: LockOperation,
     _ body: (FileDescriptor) throws(StoreError) -> R
   ) throws(StoreError) -> R {
-    let directory = try openDirectory(creating: creating)
+    let directory = try openDirectory(creating: creating, repairing: repairing)
     defer { system.closeIgnoringErrors(directory.fd) }
     let lockFD = try openLockFile(in: directory, creating: creating, repairing: repairing)
     defer { system.closeIgnoringErrors(lockFD) }
@@ -48,9 +50,12 @@ extension FileClockMarkStore {
   /// descriptor), shared with the cache store.
   var secure: SecureStoreFiles { SecureStoreFiles(system: system) }
 
-  private func openDirectory(creating: Bool) throws(StoreError) -> StoreDirectory {
+  private func openDirectory(creating: Bool, repairing: Bool) throws(StoreError)
+    -> StoreDirectory
+  {
     do {
-      return try secure.openDirectory(atPath: directoryPath, creating: creating)
+      return try secure.openDirectory(
+        atPath: directoryPath, creating: creating, repairing: repairing)
     } catch  where error.errno == .noSuchFileOrDirectory && !creating {
       throw StoreError(
         code: .absent, reason: "no clock mark record: \(directoryPath) does not exist")
@@ -69,6 +74,14 @@ extension FileClockMarkStore {
     // flock needs no write access: a read-only descriptor lets `read()` work on a read-only
     // mount.
     let flags: OpenFlags = .readOnly
+    if repairing {
+      do {
+        return try secure.openOrReplaceFile(Self.lockFileName, in: directory, flags.union(.create))
+          .fd
+      } catch {
+        throw lockFailed(error)
+      }
+    }
     do {
       return try secure.openFile(
         Self.lockFileName, in: directory, creating ? flags.union(.create) : flags
@@ -83,15 +96,6 @@ extension FileClockMarkStore {
       } catch {}
       do {
         return try secure.openFile(Self.lockFileName, in: directory, flags.union(.create)).fd
-      } catch {
-        throw lockFailed(error)
-      }
-    } catch  where (error.isWrongType || error.isHardLinked) && repairing {
-      do {
-        try secure.removeEntry(Self.lockFileName, in: directory)
-        return try secure.openFile(
-          Self.lockFileName, in: directory, flags.union([.create, .exclusive])
-        ).fd
       } catch {
         throw lockFailed(error)
       }
