@@ -22,7 +22,9 @@
  *     sign-in (FileClockMarkStore.resetAfterOnlineSignIn), READERS lock-free readers (the repeated
  *     check, FileClockMarkStore.keptOpenRecord: try flock(LOCK_SH | LOCK_NB), which never waits;
  *     read the slots, release it, validate the checksums; read the clocks after the mark; take
- *     the blocking lock only when a write is needed or the read did not validate), and a power loss that
+ *     the blocking lock only when a write is needed or the read did not validate; with WATCH,
+ *     reuse the last validated read without any lock while its change watch reports no event),
+ *     and a power loss that
  *     may strike between any two steps of any process (`unless { crashed }`): an unsynced slot
  *     is then old, new or torn on disk.
  *
@@ -47,6 +49,16 @@
  *   COVER_UNLOCKED     the group observer checks whether another write covers its observation
  *                      on the page, without taking the lock: it can find a write in flight, not
  *                      yet durable, and grant without writing.
+ *   DRAIN_AFTER_READ   (with WATCH) the watched reader drains its watch after its validated read
+ *                      instead of before it: an event of a write made in between is lost, and
+ *                      the stale record is reused after a reset was acknowledged.
+ *
+ * The change watch (WATCH; FileClockMarkStore.validatedKeptRecord with a StoreChangeWatch): each
+ * lock-free reader has an inotify queue `evt[i]`. The kernel queues the event during the system
+ * call that changes the record (modelled at the latest instant: after the pwrite's bytes are in
+ * the page cache, before its fdatasync). A reader that holds a record from an earlier validated
+ * read and finds no event reuses it, with no lock and no pread; otherwise it drains the queue,
+ * then reads as above (the non-blocking shared lock) and keeps what validated.
  *
  * Group commit (GROUPERS processes, FileClockMarkStore.observeKept): try the exclusive lock
  * without waiting; when it is granted, observe as an Observer. Else read the two slots with no
@@ -70,6 +82,9 @@
 #ifndef ROUNDS
 #define ROUNDS 1 /* observations per observer and reader */
 #endif
+#ifndef READER_ROUNDS
+#define READER_ROUNDS ROUNDS /* reads per lock-free reader (2 to reuse a watched read) */
+#endif
 #define RES 1 /* EligibilityPolicy.markResolution, in ticks */
 #ifndef MAXT
 #define MAXT 4 /* real time runs 0..MAXT */
@@ -89,6 +104,7 @@ byte sharers = 0;
 byte T = 0;
 byte lockholder = 0;
 bool crashed = false;
+bit evt[2]; /* each lock-free reader's change watch: an event is queued (WATCH) */
 
 /* ghosts: what was acknowledged or seen */
 byte ack_gen = 0;
@@ -189,6 +205,9 @@ inline loadThenClocks(r, ri, fl, now) {
 inline writeSlot(wt, wsq, wg, wm, wf) {
   d_step { page[wt].valid = 0 }
   d_step { page[wt].seq = wsq; page[wt].gen = wg; page[wt].mark = wm; page[wt].fast = wf; page[wt].valid = 1 }
+#ifdef WATCH
+  d_step { evt[0] = 1; evt[1] = 1 }              /* queued by the pwrite, before it returns */
+#endif
   d_step {
     disk[wt].valid = 1; disk[wt].seq = wsq; disk[wt].gen = wg; disk[wt].mark = wm; disk[wt].fast = wf;
     /* P1: the durable record never lowers the mark within a generation */
@@ -251,15 +270,28 @@ proctype SignIn() {
    the two slots (one 8 KiB pread, each slot at its own instant); release; use the newest valid
    slot only when the shared lock was had; read the clocks after it; take the blocking lock
    (FileClockMarkStore.observe) only when a write is needed or the read did not validate. */
-proctype LockFreeReader() {
+proctype LockFreeReader(byte me) {
   Slot a; Slot b; Slot r; byte ri; bit had; byte now; byte n = 0; byte fl;
+  Slot c; bit hasc = 0;                          /* the last validated read (WATCH) */
   {
     do
-    :: n < ROUNDS ->
+    :: n < READER_ROUNDS ->
 #ifdef CLOCK_BEFORE_MARK
        atomic { readClock(now) };
 #endif
        d_step { beginRead(fl) }
+#ifdef WATCH
+       if
+       :: hasc && !evt[me] ->                    /* no event: reuse it, no lock, no pread */
+          d_step { copySlot(r, c); checkRead(r, fl) };
+          goto judge
+       :: else -> skip
+       fi;
+       hasc = 0;
+#ifndef DRAIN_AFTER_READ
+       evt[me] = 0;                              /* drained before the validated read */
+#endif
+#endif
 #ifndef NO_VALIDATION
        atomic {
          if
@@ -281,6 +313,13 @@ proctype LockFreeReader() {
        :: else -> skip
        fi;
        d_step { checkRead(r, fl) }
+#ifdef WATCH
+#ifdef DRAIN_AFTER_READ
+       evt[me] = 0;
+#endif
+       d_step { copySlot(c, r); hasc = 1 }
+judge:
+#endif
 #ifndef CLOCK_BEFORE_MARK
        atomic { readClock(now) };                /* the clocks after the stored mark */
 #endif
@@ -450,7 +489,7 @@ init {
     od;
     k = 0;
     do
-    :: k < READERS -> run LockFreeReader(); k++
+    :: k < READERS -> run LockFreeReader(k); k++
     :: else -> break
     od;
     run PowerLoss()

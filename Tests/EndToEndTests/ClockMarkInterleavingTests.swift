@@ -88,16 +88,37 @@ struct ClockMarkInterleavingTests {
     #expect(delayedRun.elapsed >= .seconds(4), "strace delayed the lock")
   }
 
-  /// Which `flock` of `read` is delayed while a sign-in writes a new token. A `read` makes five:
-  /// 1 the open's observation (`LOCK_EX`), 2 the reader's recheck of the stored mark (the mark
-  /// store's read without waiting, `LOCK_SH|LOCK_NB`; the sign-in lands between the open and the
-  /// read), 3 its `LOCK_UN`, 4 the mark read after the item (`LOCK_SH|LOCK_NB`; the sign-in
-  /// lands after the item was read), 5 its `LOCK_UN`. Delaying 3 would hold the shared lock
-  /// and keep the sign-in out of the gap.
-  enum ReadLock: Int, CaseIterable, CustomStringConvertible {
-    case recheck = 2
-    case afterTheItem = 4
+  /// Which read of the stored mark by `read` is delayed while a sign-in writes a new token.
+  /// A `read` observes the mark when it opens (1 `flock(LOCK_EX)`), then reads it again before
+  /// the item (the recheck: the mark store's read without waiting, `flock(LOCK_SH|LOCK_NB)` as
+  /// its 2nd `flock`, released by the 3rd; the sign-in lands between the open and the read) and
+  /// once more after the item (the sign-in lands after the item was read). On a local file
+  /// system that last read reuses the recheck's record while the store's change watch reports
+  /// nothing: its only look at the store is one `poll` of the watch (the last `poll` of the
+  /// command), which is delayed; elsewhere it is the 4th `flock`, `LOCK_SH|LOCK_NB` (delaying
+  /// the 3rd would hold the shared lock and keep the sign-in out of the gap).
+  enum ReadLock: CaseIterable, CustomStringConvertible {
+    case recheck
+    case afterTheItem
     var description: String { self == .recheck ? "recheck" : "after the item" }
+  }
+
+  /// The system call and its number (`strace`'s `when=`) that `delayed` names in a `read` of
+  /// `store`, learned from one `read` under `strace` without a delay.
+  static func delayedCall(_ delayed: ReadLock, store: String, runner: BinaryRunner) throws
+    -> (call: String, number: Int)
+  {
+    if delayed == .recheck { return ("flock", 2) }
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-interleave-trace")
+    defer { scratch.remove() }
+    let trace = scratch.appending("trace")
+    let dry = try runner.run(
+      ["read", "--store", store, "--max-age", "1d", "token"],
+      launcher: ["strace", "-f", "-qq", "-o", trace, "-e", "trace=poll"])
+    #expect(dry.exitCode == 0, "\(dry.standardError)")
+    let polls = try String(contentsOfFile: trace, encoding: .utf8)
+      .split(separator: "\n").filter { $0.contains("poll(") }.count
+    return polls > 0 ? ("poll", polls) : ("flock", 4)
   }
 
   /// A `read` opened before a sign-in that replaced the token serves the new token with the new
@@ -116,9 +137,10 @@ struct ClockMarkInterleavingTests {
     let signIn = try runner.run(["sign-in", "--store", store, "--put", "token=\(old)"])
     #expect(signIn.exitCode == 0, "\(signIn.standardError)")
 
+    let (call, number) = try Self.delayedCall(delayed, store: store, runner: runner)
     let strace = [
-      "strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=flock", "-e",
-      "inject=flock:delay_enter=4000000:when=\(delayed.rawValue)",
+      "strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(call)", "-e",
+      "inject=\(call):delay_enter=4000000:when=\(number)",
     ]
     let result = Mutex<BinaryResult?>(nil)
     let done = DispatchSemaphore(value: 0)

@@ -5,7 +5,7 @@
 #endif
 
 /// One inotify descriptor (Linux) that a long-lived store keeps beside its kept descriptors, so
-/// that a repeated read can learn with one non-blocking `read` that nothing in the store changed
+/// that a repeated read can learn with one `poll` that never waits that nothing in the store changed
 /// since the last read it fully checked, and reuse that read's result instead of checking every
 /// file again.
 ///
@@ -23,7 +23,7 @@
 /// and a process of the same user that does can change the store in any way it likes.) The kernel queues an event during the system call that makes the change
 /// (before a writer's `fdatasync`, and whichever process or name made it), so:
 ///
-/// - *No event* (`EAGAIN`) means: no watched file or directory changed since the events were
+/// - *No event* (`poll` finds nothing to read) means: no watched file or directory changed since the events were
 ///   last drained. A read that was fully checked after that drain is still what a new read would
 ///   find, byte for byte and status for status.
 /// - *Any event* is "changed": ``poll(_:)`` drains the queue before it returns, so a full check
@@ -123,11 +123,19 @@ struct StoreChangeWatch: Sendable {
     #endif
   }
 
-  /// One non-blocking read of the queue; when it holds events, reads until it is empty.
+  /// Whether the queue holds events (one `poll` with a zero timeout); when it does, reads it
+  /// until it is empty (non-blocking `read`s up to `EAGAIN`).
   ///
-  /// System calls: one `read` when nothing changed.
+  /// System calls: one `poll` when nothing changed. (`poll` rather than a `read` that fails
+  /// with `EAGAIN`: the same cost, and a call that nothing else in a store process makes, so a
+  /// test can delay exactly this read of the watch with `strace`.)
   func poll(_ system: Syscalls) -> Poll {
-    withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
+    do throws(Errno) {
+      guard try system.hasInput(fd) else { return .unchanged }
+    } catch {
+      return .failed
+    }
+    return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
       var result = Poll.unchanged
       while true {
         do throws(Errno) {

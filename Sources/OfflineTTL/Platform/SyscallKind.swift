@@ -51,8 +51,10 @@ public enum SyscallKind: String, Sendable, Hashable, CaseIterable, CustomStringC
   /// Listing a directory (`fdopendir` + `readdir(3)`, counted once per listing).
   case readdir
   /// `inotify_init1(2)` and `inotify_add_watch(2)` (a change watch is set up; its reads are
-  /// ``read``).
+  /// ``poll`` and, once it holds events, ``read``).
   case inotify
+  /// `poll(2)` with a zero timeout: whether a descriptor has anything to read, without waiting.
+  case poll
   /// `fstatfs(2)` (which file system holds a store).
   case fstatfs
 

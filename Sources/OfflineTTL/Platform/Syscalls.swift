@@ -125,6 +125,20 @@ public struct Syscalls: Sendable {
     try call(.read) { system_read(fd.rawValue, buffer.baseAddress, buffer.count) }
   }
 
+  /// `poll` of one descriptor for input with a zero timeout: whether it has anything to read
+  /// now, without waiting and without reading it.
+  ///
+  /// - Parameter fd: The descriptor.
+  /// - Returns: `true` when a read would return data (`POLLIN`), `false` when it would wait.
+  /// - Throws: ``Errno``; `EBADF` when the descriptor is not open or reports an error
+  ///   (`POLLNVAL`, `POLLERR`, `POLLHUP` without `POLLIN`).
+  public func hasInput(_ fd: FileDescriptor) throws(Errno) -> Bool {
+    var entry = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+    guard try call(.poll, { system_poll(&entry) }) > 0 else { return false }
+    if entry.revents & Int16(POLLIN) != 0 { return true }
+    throw Errno(rawValue: EBADF)
+  }
+
   /// `pread(fd, buffer, count, offset)`.
   ///
   /// - Returns: Bytes read; `0` at end of file.
@@ -457,6 +471,9 @@ private func system_openat(_ dir: Int32, _ name: String, _ flags: Int32, _ mode:
   openat(dir, name, flags, mode_t(mode))
 }
 private func system_close(_ fd: Int32) -> Int32 { close(fd) }
+private func system_poll(_ entry: UnsafeMutablePointer<pollfd>) -> Int32 {
+  poll(entry, 1, 0)
+}
 private func system_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ count: Int) -> Int {
   read(fd, buf, count)
 }

@@ -85,7 +85,8 @@ import Testing
       #expect(try store.summaryIfSettled() == summary)
       #expect(try store.summary(forGeneration: 1) == summary)
     }
-    #expect(plan.count(of: .read) == 15, "one read of the watch per summary")
+    #expect(plan.count(of: .poll) == 15, "one poll of the watch per summary")
+    #expect(plan.count(of: .read) == 0, "nothing to drain")
     #expect(plan.count(of: .fstatat) == 15, "one lstat of the store path per summary")
     #expect(plan.count(of: .pread) == 0)
     #expect(plan.count(of: .openat) == 0 && plan.count(of: .open) == 0)
@@ -285,11 +286,176 @@ import Testing
     let plan = SyscallFaultPlan(allowsChangeWatch: true)
     let store = try Self.watchedCache(path, plan)
     plan.resetCounts()
-    plan.fail(.read, occurrence: 1, with: .ioError)
+    plan.fail(.poll, occurrence: 1, with: .ioError)
     #expect(Self.answer(store) == Self.fresh(path))
     #expect(plan.count(of: .pread) == 1, "the full check")
     plan.resetCounts()
     #expect(Self.answer(store) == Self.fresh(path))
-    #expect(plan.count(of: .read) == 0 && plan.count(of: .pread) == 1, "no watch any more")
+    #expect(plan.count(of: .poll) == 0 && plan.count(of: .pread) == 1, "no watch any more")
+  }
+
+  // MARK: The mark store
+
+  static func watchedMarks(_ path: String, _ plan: SyscallFaultPlan) throws -> FileClockMarkStore {
+    let store = FileClockMarkStore(atPath: path, faults: plan)
+    _ = try store.read()
+    _ = try store.read()
+    return store
+  }
+
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aWatchedRepeatedObservationReadsTheWatchAndOneLstatOnly() throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedMarks(path, plan)
+    plan.resetCounts()
+    for step in 1...5 {
+      let clocks = FileClockMarkStoreKeptOpenTests.at(10 + Int64(step))
+      let kept = try store.observe(resolution: .seconds(1), readingClocks: { clocks })
+      let locked = try FileClockMarkStore(atPath: path).observe(
+        resolution: .seconds(1), readingClocks: { clocks })
+      #expect(kept == locked)
+      #expect(!kept.wrote)
+    }
+    #expect(plan.count(of: .poll) == 5, "one poll of the watch per observation")
+    #expect(plan.count(of: .read) == 0)
+    #expect(plan.count(of: .fstatat) == 5, "one lstat of the directory per observation")
+    #expect(plan.count(of: .pread) == 0)
+    #expect(plan.count(of: .flock) == 0, "no lock: the record reused was read under it")
+    #expect(plan.count(of: .openat) == 0 && plan.count(of: .close) == 0)
+    #expect(plan.count(of: .pwrite) == 0 && plan.count(of: .fdatasync) == 0)
+    #expect(plan.count(of: .write) == 0 && plan.count(of: .fsync) == 0)
+  }
+
+  /// One change to the mark store between two repeated observations.
+  struct MarkChange: Sendable, CustomTestStringConvertible {
+    let testDescription: String
+    let make: @Sendable (_ parent: TemporaryStoreDirectory, _ path: String) throws -> Void
+  }
+
+  static let markChanges: [MarkChange] = [
+    MarkChange(testDescription: "a write by another store value") { _, path in
+      _ = try FileClockMarkStore(atPath: path).observe(
+        resolution: .zero, readingClocks: { FileClockMarkStoreKeptOpenTests.at(60_000) })
+    },
+    MarkChange(testDescription: "a sign-in by another store value") { _, path in
+      _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(readingClocks: {
+        FileClockMarkStoreKeptOpenTests.at(30_000)
+      })
+    },
+    MarkChange(testDescription: "an older record renamed in") { parent, path in
+      #expect(rename(parent.appending("older"), path + "/clock-mark") == 0)
+    },
+    MarkChange(testDescription: "the record's bytes damaged in place") { _, path in
+      let handle = try #require(FileHandle(forWritingAtPath: path + "/clock-mark"))
+      try handle.write(contentsOf: Data(repeating: 0, count: 8192))
+      try handle.close()
+    },
+    MarkChange(testDescription: "the record unlinked") { _, path in
+      #expect(unlink(path + "/clock-mark") == 0)
+    },
+    MarkChange(testDescription: "chmod clock-mark 644") { _, path in
+      #expect(chmod(path + "/clock-mark", 0o644) == 0)
+    },
+    MarkChange(testDescription: "chmod clock-mark.lock 666") { _, path in
+      #expect(chmod(path + "/clock-mark.lock", 0o666) == 0)
+    },
+    MarkChange(testDescription: "chmod store 777") { _, path in
+      #expect(chmod(path, 0o777) == 0)
+    },
+    MarkChange(testDescription: "the store directory replaced by rename") { parent, path in
+      #expect(rename(path, parent.appending("moved")) == 0)
+      #expect(rename(parent.appending("copy"), path) == 0)
+    },
+  ]
+
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"),
+    arguments: markChanges)
+  func everyChangeBetweenTwoRepeatedObservationsIsNoticed(_ change: MarkChange) throws {
+    let (parent, path) = try Self.makeStore()
+    defer {
+      _ = chmod(path, 0o700)
+      parent.remove()
+    }
+    try FileManager.default.copyItem(
+      atPath: path + "/clock-mark", toPath: parent.appending("older"))
+    _ = try FileClockMarkStore(atPath: path).observe(
+      resolution: .zero, readingClocks: { FileClockMarkStoreKeptOpenTests.at(5_000) })
+    try FileManager.default.copyItem(atPath: path, toPath: parent.appending("copy"))
+    _ = try FileClockMarkStore(atPath: path).observe(
+      resolution: .zero, readingClocks: { FileClockMarkStoreKeptOpenTests.at(10_000) })
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedMarks(path, plan)
+    plan.resetCounts()
+    #expect(try store.read().mark == FileClockMarkStoreKeptOpenTests.at(10_000).wall)
+    #expect(plan.count(of: .pread) == 0, "served from the watch before the change")
+    try change.make(parent, path)
+    plan.resetCounts()
+    let kept = Result { () throws(StoreError) in try store.read() }
+    #expect(plan.count(of: .pread) + plan.count(of: .openat) > 0, "the full check")
+    let locked = Result { () throws(StoreError) in try FileClockMarkStore(atPath: path).read() }
+    switch (kept, locked) {
+    case (.success(let a), .success(let b)): #expect(a == b)
+    case (.failure(let a), .failure(let b)):
+      #expect(a.code == b.code && a.unreadableReason == b.unreadableReason)
+    default: Issue.record("kept \(kept), locked \(locked)")
+    }
+  }
+
+  /// A writer holding the lock, once it has written, is noticed at its write (before its
+  /// `fdatasync`): the next observation reads under the lock as before, never the watch.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aWriteInFlightIsNoticedBeforeItIsDurable() throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedMarks(path, plan)
+    #expect(store.keptOpenRecord() != nil)
+    let lock = open(path + "/clock-mark.lock", O_RDONLY | O_CLOEXEC)
+    try #require(lock >= 0)
+    defer { close(lock) }
+    #expect(flock(lock, LOCK_EX) == 0)
+    // The write of a writer that holds the lock, before its sync: one byte of the second slot.
+    let record = open(path + "/clock-mark", O_WRONLY | O_CLOEXEC)
+    try #require(record >= 0)
+    var byte: UInt8 = 0
+    #expect(pwrite(record, &byte, 1, 4_096) == 1)
+    close(record)
+    #expect(store.keptOpenRecord() == nil, "never the watch while a write may be in flight")
+    #expect(flock(lock, LOCK_UN) == 0)
+  }
+
+  /// A writer that holds the lock but has written nothing yet changes nothing a reader relies
+  /// on: the watched read reuses the durable record without waiting and without the lock, and
+  /// it is the record a locked read finds once the writer lets go.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aWriterThatHasNotWrittenYetDoesNotHoldUpTheWatchedRead() throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.watchedMarks(path, plan)
+    let before = try #require(store.keptOpenRecord())
+    let lock = open(path + "/clock-mark.lock", O_RDONLY | O_CLOEXEC)
+    try #require(lock >= 0)
+    defer { close(lock) }
+    #expect(flock(lock, LOCK_EX) == 0)
+    plan.resetCounts()
+    #expect(store.keptOpenRecord() == before)
+    #expect(plan.count(of: .flock) == 0 && plan.count(of: .pread) == 0)
+    #expect(flock(lock, LOCK_UN) == 0)
+    #expect(try FileClockMarkStore(atPath: path).read() == before)
   }
 }

@@ -21,6 +21,11 @@ final class KeptMarkHandles: Sendable {
   /// Whether `record` was opened read-write (else the writing observation takes the full path).
   let recordWritable: Bool
   let lockStatus: FileStatus
+  /// The change watch of the directory, the record and the lock file and the record its last
+  /// full check read (`validatedKeptRecord(_:)`); no watch where none can be relied on.
+  /// Every read through the watch runs under this lock, so a thread never reuses a record while
+  /// another has drained the events that outdate it.
+  let watched: Mutex<WatchedMarkRecord>
   /// Lock-file descriptors no operation is using, each its own open file description, none
   /// holding a lock.
   let idleLocks: Mutex<[FileDescriptor]>
@@ -32,8 +37,9 @@ final class KeptMarkHandles: Sendable {
   init(
     directory: StoreDirectory, directoryStatus: FileStatus, record: FileDescriptor,
     recordStatus: FileStatus, recordWritable: Bool, lock: FileDescriptor, lockStatus: FileStatus,
-    system: Syscalls
+    watch: StoreChangeWatch?, system: Syscalls
   ) {
+    self.watched = Mutex(WatchedMarkRecord(watch: watch))
     self.directory = directory
     self.directoryStatus = directoryStatus
     self.record = record
@@ -45,6 +51,7 @@ final class KeptMarkHandles: Sendable {
   }
 
   deinit {
+    watched.withLock { $0.watch?.close(system) }
     for lock in idleLocks.withLock({ $0 }) { system.closeIgnoringErrors(lock) }
     system.closeIgnoringErrors(record)
     system.closeIgnoringErrors(directory.fd)
@@ -87,6 +94,17 @@ final class KeptMarkHandles: Sendable {
   }
 }
 
+/// A kept mark store's change watch and the record its last full check read.
+struct WatchedMarkRecord: Sendable {
+  /// The watch; `nil` where none can be relied on, and once it failed (every read then takes
+  /// the full check).
+  var watch: StoreChangeWatch?
+  /// The record the last full check read under the non-blocking shared lock (after the watch
+  /// was drained), and the effective user it was checked for; reused, without a lock, while the
+  /// watch reports nothing.
+  var validated: (record: RecordHint, user: UInt32)? = nil
+}
+
 extension KeptMarkHandles: KeptDescriptorSet {
   /// Nothing: the descriptors are closed when the last reference goes away (an operation may
   /// still be using them).
@@ -126,6 +144,30 @@ extension FileClockMarkStore {
   /// which reports the problem as before; a replaced file also drops the kept descriptors.
   ///
   /// System calls: `lstat`, 2 `fstatat`, 2 `flock`, 1 `pread`; no open, close, write or sync.
+  ///
+  /// **With a change watch** (``StoreChangeWatch``: a store on a local file system), set up
+  /// when the descriptors are opened, before their first check, watching the directory, the
+  /// record and the lock file: when nothing changed since the last check above read a record,
+  /// that record is returned again, without any lock, after one `lstat` of the directory path
+  /// (still the directory kept open), the same effective user, and one read of the watch that
+  /// finds no event. This is correct without the lock because of what the reused record is and
+  /// what the kernel reports:
+  /// - it was read under `flock(LOCK_SH | LOCK_NB)` after every check above, so no write was in
+  ///   flight then and it is durable (a writer holds the exclusive lock until its `fdatasync`
+  ///   returned);
+  /// - the watch was drained *before* that read, and the kernel queues an event during the
+  ///   system call that changes a watched file (a `pwrite` of the record, a rename over it, a
+  ///   change of owner, mode or links), before the writer's `fdatasync` and so before any
+  ///   writer acknowledges anything. No event now means no such call completed since the
+  ///   drain: the record on disk and in the page cache is still the one reused, and every
+  ///   acknowledged write (a sign-in's reset included) is in it.
+  /// - A writer that holds the lock but has not written yet (or is inside its `pwrite`) has
+  ///   changed nothing a reader could rely on: the reused record is what a read before its
+  ///   write finds, and that write is not acknowledged yet. The clocks are read after this
+  ///   read, so a mark read here is never compared with an older clock.
+  /// Any event drains the watch and takes the checks above (with the shared lock); a writer
+  /// holding the lock then sends the caller to the locked path as before. System calls: one
+  /// `lstat`, one `geteuid`, one `read` of the watch; no lock, no `pread`.
   func keptOpenRecord() -> ClockMarkRecord? {
     guard let files = keptHandles(), let hint = validatedKeptRecord(files) else { return nil }
     return hint.record
@@ -134,6 +176,38 @@ extension FileClockMarkStore {
   /// As `keptOpenRecord()` through `files`, with the record's sequence
   /// (`RecordHint.isValidated` is `true`).
   func validatedKeptRecord(_ files: KeptMarkHandles) -> RecordHint? {
+    files.watched.withLock { watched -> RecordHint? in
+      guard let watch = watched.watch else { return fullyCheckedRecord(files) }
+      let reusable =
+        watched.validated.map { isKeptDirectory(files) && system.effectiveUserID() == $0.user }
+        ?? false
+      // Read (and so drained) before any full check below: a change after it is an event at
+      // the next read of the watch.
+      let poll = watch.poll(system)
+      if poll == .unchanged, reusable, let validated = watched.validated {
+        return validated.record
+      }
+      if poll == .failed {
+        watch.close(system)
+        watched.watch = nil
+      }
+      watched.validated = nil
+      let record = fullyCheckedRecord(files)
+      if let record, watched.watch != nil {
+        watched.validated = (record, system.effectiveUserID())
+      }
+      return record
+    }
+  }
+
+  /// Whether the directory path still names the directory kept open (one `lstat`).
+  private func isKeptDirectory(_ files: KeptMarkHandles) -> Bool {
+    guard let directory = try? system.lstat(directoryPath) else { return false }
+    return directory.kind == .directory && directory.isSameFile(as: files.directoryStatus)
+  }
+
+  /// The record read through `files` after every check (`readKept(_:)`).
+  private func fullyCheckedRecord(_ files: KeptMarkHandles) -> RecordHint? {
     switch readKept(files) {
     case .record(let loaded):
       return RecordHint(record: loaded.record, sequence: loaded.sequence, isValidated: true)
@@ -281,9 +355,11 @@ extension FileClockMarkStore {
       secure.close(directory)
       return nil
     }
+    // Set up before the first full check of what it watches.
+    let watch = StoreChangeWatch.open(system, watching: [directory.fd, opened, lock.fd])
     return KeptMarkHandles(
       directory: directory, directoryStatus: directoryStatus, record: opened,
       recordStatus: recordStatus, recordWritable: recordWritable, lock: lock.fd,
-      lockStatus: lock.status, system: system)
+      lockStatus: lock.status, watch: watch, system: system)
   }
 }

@@ -21,8 +21,9 @@ import Foundation
 ///   operation of an unsealed store value on, the directory, the record and lock descriptors
 ///   stay open and are checked at every call (`checkKept`); ``read()`` and an
 ///   ``observe(resolution:readingClocks:)`` that needs no write read under a
-///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`); while a writer holds the
-///   lock they wait for it as before.
+///   `flock(LOCK_SH | LOCK_NB)` that never waits (`keptOpenRecord()`), or, on a local file
+///   system, reuse that read without any lock while a change watch reports nothing; while a
+///   writer holds the lock they wait for it as before.
 /// - Observations that arrive while another writer holds the lock share its write (group
 ///   commit, ``observe(resolution:readingClocks:)``): one whose result the record found under
 ///   the exclusive lock already covers (``ClockMarkRecord/covers(_:)``) writes and syncs
@@ -173,8 +174,9 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// on, and sharing one durable write among observations that arrive together (group commit).
   ///
   /// - With a positive `resolution`, the record is first read without waiting for the lock
-  ///   (`keptOpenRecord()`: every check, a non-blocking shared lock so that no write is in
-  ///   flight) and the clocks after it; when ``ClockMarkRecord/needsWrite(becoming:resolution:)``
+  ///   (`keptOpenRecord()`: every check and a non-blocking shared lock so that no write is in
+  ///   flight, or that read reused while the change watch reports nothing) and the clocks after
+  ///   it; when ``ClockMarkRecord/needsWrite(becoming:resolution:)``
   ///   says no write is needed, the observation returns without taking the lock and without
   ///   writing.
   /// - Otherwise the exclusive lock is taken on a kept lock descriptor (`observeKept`). When
