@@ -132,6 +132,17 @@ check() {
     echo "error: the dependent package ($variant) does not build (log above)" >&2
     exit 1
   fi
+  # The documented code compiles without warnings too (a needless `try`, a deprecated
+  # initializer): an adopter copies it as it is. A value a listing binds only to show it
+  # (`let token = ...`, warned as never used) is allowed.
+  local warnings
+  warnings=$(grep -E "^$dir/(Sources|Tests)/.*warning:" "$work/$variant-build.log" \
+    | grep -v "\[#no-usage\]" | sort -u || true)
+  if [ -n "$warnings" ]; then
+    echo "$warnings" >&2
+    echo "error: the documented code warns in the dependent package ($variant) (above)" >&2
+    exit 1
+  fi
   local output
   output=$(cd "$dir" && timeout 120 .build/debug/MyApp)
   if [ "$output" != "14" ]; then

@@ -18,6 +18,9 @@ public struct CacheItemKey: Sendable, Hashable, Comparable, CustomStringConverti
   ///   containing `/`, NUL or a control character (U+0000–U+001F, U+007F–U+009F), or not in
   ///   NFC (canonically equivalent spellings would be one key to Swift but two file names).
   /// - Complexity: O(n) in the key's length.
+  ///
+  /// With a string literal argument, `CacheItemKey("token")` is the literal form
+  /// (``init(stringLiteral:)``), which does not throw: an invalid literal stops the program.
   public init(_ rawValue: String) throws(InvalidValueError) {
     if let problem = Self.problem(with: rawValue) {
       throw InvalidValueError(

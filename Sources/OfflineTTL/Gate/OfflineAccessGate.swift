@@ -78,9 +78,6 @@ public struct OfflineAccessGate: Sendable {
   ///
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`
   ///   with the decision.
-  /// Blocks the calling thread on `flock` and `fdatasync` as ``checkEligibility()`` does; from
-  /// Swift concurrency use ``openOfflineAsync()``.
-  ///
   /// - Complexity: As ``checkEligibility()``.
   ///
   /// Blocks the calling thread on `flock` and `fdatasync` as ``checkEligibility()`` does; from
@@ -121,6 +118,11 @@ public struct OfflineAccessGate: Sendable {
   ///   opened or locked (`insecure_store` for a store another user can write); nothing is
   ///   written then.
   ///
+  /// A session writes only while it is the newest: when another process (or another gate)
+  /// signs in after it, its later writes throw `superseded` and write nothing. Where several
+  /// copies of an app may sign in at once, sign in and write in one step with
+  /// ``beginOnlineSession(writing:)``, which never fails for losing that race.
+  ///
   /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
   /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
@@ -142,6 +144,7 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``OnlineSessionError`` (`mark_store_failed`, `cache_store_failed`); when it is
   ///   thrown before the commit point, the previous mark, generation and items are intact.
   /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  @discardableResult
   public func beginOnlineSession(writing items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> OnlineSession
   {
@@ -200,6 +203,7 @@ public struct OfflineAccessGate: Sendable {
   ///   `tpm_unavailable` when a configured TPM cannot be read (before or under the lock),
   ///   `mark_store_failed`, `cache_store_failed`; nothing is written then.
   /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  @discardableResult
   public func beginOnlineSession(
     serverTime: WallClockInstant, uncertainty: Duration,
     writing items: some Sequence<(CacheItemKey, Data)>

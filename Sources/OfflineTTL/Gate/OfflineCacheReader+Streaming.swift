@@ -9,20 +9,22 @@ extension OfflineCacheReader {
   /// The same rules as ``item(forKey:)``, in this order, so that nothing is handed out from an
   /// item the decision would not serve (the item served is the item judged):
   /// 1. the recheck (deadline, clock mark, floor), before anything is read;
-  /// 2. the item's header (`writtenAt`, size) is checked against the decision as
-  ///    ``item(forKey:)`` checks it;
-  /// 3. the payload's checksum is verified in a first pass over the file, through the buffer;
-  /// 4. then `start` is called once with the header, and `handler` with consecutive chunks of
+  /// 2. once the item's file is open, the recheck again, and the item's header (`writtenAt`,
+  ///    size) checked against the decision as ``item(forKey:)`` checks it;
+  /// 3. the payload's checksum is verified in a first pass over the file, through the buffer (a
+  ///    sealed item is decrypted and authenticated instead);
+  /// 4. the recheck and the header check once more, just before the first byte is handed out;
+  /// 5. then `start` is called once with the header, and `handler` with consecutive chunks of
   ///    `chunkSize` bytes (the last may be shorter; none for an empty payload), read again
   ///    through the same buffer.
   ///
-  /// A refusal in steps 1-3 calls neither `start` nor `handler`. As ``item(forKey:)`` does, a
-  /// newer sign-in's set is judged first, and once the item's file is open (before step 2) the
-  /// recheck runs again: when a sign-in committed meanwhile, the read starts over before anything
-  /// is handed out (the open file keeps the bytes of the set it was found in); when the time spent
-  /// finding the item passed the deadline, or another process raised the mark past the clock,
-  /// the read is refused. The decision holds from that moment: a stream that passed it is served
-  /// to its end however slowly the caller takes the chunks. Step 4 checks the checksum of
+  /// A refusal in steps 1-4 calls neither `start` nor `handler`. As ``item(forKey:)`` does, a
+  /// newer sign-in's set is judged first. When a sign-in committed during steps 2-4, the read
+  /// starts over before anything is handed out (the open file keeps the bytes of the set it was
+  /// found in); when the time spent finding the item or verifying its checksum (a second or more
+  /// for a gigabyte) passed the deadline, or another process raised the mark past the clock,
+  /// the read is refused. The decision holds from step 4: a stream that passed it is served
+  /// to its end however slowly the caller takes the chunks. Step 5 checks the checksum of
   /// the bytes it hands out once more: an item changed in place while it was read (only another
   /// tool could do that) ends the read with `item_unreadable` after some chunks, so a caller
   /// that must not act on part of an item keeps the chunks until this returns.
@@ -39,7 +41,8 @@ extension OfflineCacheReader {
   /// - Throws: ``OfflineReadError`` for a refusal (as ``item(forKey:)``), or what `start` or
   ///   `handler` threw, unchanged (the read stops there).
   /// - Complexity: O(payload size) time (two reads of the payload, the second usually from the
-  ///   page cache); O(`chunkSize`) memory for an unsealed store.
+  ///   page cache) and three reads of the mark record and the clocks (steps 1, 2 and 4);
+  ///   O(`chunkSize`) memory for an unsealed store.
   public func read(
     _ key: CacheItemKey, chunkSize: Int = defaultChunkSize,
     start: (CacheItemHeader) throws -> Void = { _ in },
@@ -52,10 +55,10 @@ extension OfflineCacheReader {
       var started = false
       let header: CacheItemHeader?
       do {
-        func accept(_ header: CacheItemHeader) throws {
-          // The file is open now, so its bytes stay those of the set it was found in; that
-          // set is the one `decision` judged only while no sign-in committed since, and the
-          // time spent finding it may have passed the deadline: judge again before serving.
+        // Judges `header` again with a new recheck: the open file's bytes stay those of the set
+        // it was found in, which is the one `decision` judged only while no sign-in committed
+        // since, and the time spent finding or verifying it may have passed the deadline.
+        func judge(_ header: CacheItemHeader) throws {
           let confirmed: WallClockInstant?
           do {
             confirmed = try confirm(decision)
@@ -72,18 +75,21 @@ extension OfflineCacheReader {
             if header.writtenAt > confirmed { throw DatedAfterNow(error: error) }
             throw Passed(error: error)
           }
+        }
+        // Before the checksum pass: a refusal here spares reading the payload.
+        func accept(_ header: CacheItemHeader) throws {
+          try judge(header)
           accepted = header
         }
+        // Just before the first byte is handed out, after the checksum pass.
+        func begin(_ header: CacheItemHeader) throws {
+          try judge(header)
+          started = true
+          do { try start(header) } catch { throw Passed(error: error) }
+        }
         func chunk(_ bytes: UnsafeRawBufferPointer) throws {
-          do {
-            if !started, let accepted {
-              started = true
-              try start(accepted)
-            }
-            try handler(bytes)
-          } catch {
-            throw Passed(error: error)
-          }
+          if !started, let accepted { try begin(accepted) }
+          do { try handler(bytes) } catch { throw Passed(error: error) }
         }
         // A sealed set by the record the decision observed (no second read of it).
         if let binding = decision.markBinding, let bound = gate.cache as? any MarkBoundItemReading {
@@ -94,6 +100,8 @@ extension OfflineCacheReader {
             forKey: key, generation: decision.generation, chunkSize: chunkSize, accept: accept,
             chunk: chunk)
         }
+        // An empty payload has no chunk: begin once the store returned.
+        if let header, !started { try begin(header) }
       } catch is Superseded {
         continue
       } catch let dated as DatedAfterNow {
@@ -111,8 +119,6 @@ extension OfflineCacheReader {
         guard isCurrent(decision) else { continue }
         return nil
       }
-      // An empty payload has no chunk: start once the store returned.
-      if !started { try start(header) }
       return header
     }
     throw datedAfterNow ?? Self.keptReplacing

@@ -11,6 +11,9 @@ final class HookedCacheStore: CacheItemStore, @unchecked Sendable {
     case beforeTheItem
     /// After the item was read, before the reader reads the mark's generation again.
     case afterTheItem
+    /// In a streamed read, once the reader accepted the item's header and before the store
+    /// verifies the payload's checksum (a pass that takes a second or more for a gigabyte).
+    case afterTheHeader
     var description: String { rawValue }
   }
 
@@ -70,6 +73,21 @@ final class HookedCacheStore: CacheItemStore, @unchecked Sendable {
     run(at: .beforeTheItem)
     defer { run(at: .afterTheItem) }
     return try base.item(forKey: key, generation: generation)
+  }
+
+  func streamItem(
+    forKey key: CacheItemKey, generation: UInt64?, chunkSize: Int,
+    accept: (CacheItemHeader) throws -> Void,
+    chunk: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> CacheItemHeader? {
+    run(at: .beforeTheItem)
+    defer { run(at: .afterTheItem) }
+    return try base.streamItem(
+      forKey: key, generation: generation, chunkSize: chunkSize,
+      accept: { header in
+        try accept(header)
+        run(at: .afterTheHeader)
+      }, chunk: chunk)
   }
 
   func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey] {
