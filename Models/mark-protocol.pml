@@ -49,6 +49,9 @@
  *   COVER_UNLOCKED     the group observer checks whether another write covers its observation
  *                      on the page, without taking the lock: it can find a write in flight, not
  *                      yet durable, and grant without writing.
+ *   COVER_NEWEST       the waiting group observer, polling while a writer holds the lock, takes
+ *                      the newest valid slot as durable instead of the older one: the newest may
+ *                      be the write in flight.
  *   DRAIN_AFTER_READ   (with WATCH) the watched reader drains its watch after its validated read
  *                      instead of before it: an event of a write made in between is lost, and
  *                      the stale record is reused after a reset was acknowledged.
@@ -63,11 +66,18 @@
  * Group commit (GROUPERS processes, FileClockMarkStore.observeKept): try the exclusive lock
  * without waiting; when it is granted, observe as an Observer. Else read the two slots with no
  * lock at all (a hint: a torn slot, or one whose write is in flight, can be seen), read the clock
- * after it, wait for the exclusive lock, load the record. If another write made the sequence
- * higher and its mark covers the clock read (same generation, mark >= now), grant without
- * writing or syncing; otherwise read the clock again under the lock and observe as an Observer.
- * A record loaded under the exclusive lock is durable because every writer holds the lock from
- * its read until its fdatasync returned.
+ * after it, then poll up to POLLS times (FileClockMarkStore.awaitDurableCover; the pauses between
+ * polls are stutter here): try flock(LOCK_SH | LOCK_NB), read the two slots (each at its own
+ * instant), release; the durable record is the newest valid slot when the shared lock was had (no
+ * write in flight), else the older of two valid slots (the newer may be in flight, but its writer
+ * took the lock only after the older one's write had returned from its fdatasync); with a torn
+ * slot, none (the valid one may be a later write in flight). If it has a higher sequence than the hint and covers the clock read (same
+ * generation, mark >= now), grant without writing, syncing or locking. Else try the exclusive
+ * lock without waiting; granted, go on below. After the last poll, wait for the exclusive lock,
+ * load the record. If another write made the sequence higher and its mark covers the clock read,
+ * grant without writing or syncing; otherwise read the clock again under the lock and observe as
+ * an Observer. A record loaded under the exclusive lock is durable because every writer holds the
+ * lock from its read until its fdatasync returned.
  */
 
 #ifndef OBSERVERS
@@ -81,6 +91,9 @@
 #endif
 #ifndef ROUNDS
 #define ROUNDS 1 /* observations per observer and reader */
+#endif
+#ifndef POLLS
+#define POLLS 1 /* polls of a waiting group observer before it waits for the lock */
 #endif
 #ifndef READER_ROUNDS
 #define READER_ROUNDS ROUNDS /* reads per lock-free reader (2 to reuse a watched read) */
@@ -128,6 +141,18 @@ inline newest(r, ri, sa, sb) {
   :: sa.valid && (!sb.valid || sa.seq > sb.seq) -> copySlot(r, sa); ri = 0
   :: sb.valid && (!sa.valid || sb.seq > sa.seq) -> copySlot(r, sb); ri = 1
   :: else -> r.valid = 0; ri = 0
+  fi
+}
+
+/* FileClockMarkStore.durableSlot: while a writer may hold the lock, the older of two valid slots
+   (the newer may be the write in flight; the older was written before it began, and its writer
+   held the lock until its fdatasync returned). With a torn slot, nothing: the valid one may be a
+   later writer's write in flight, the torn one an earlier writer's. */
+inline oldest(r, sa, sb) {
+  if
+  :: sa.valid && sb.valid && sa.seq < sb.seq -> copySlot(r, sa)
+  :: sa.valid && sb.valid && sb.seq < sa.seq -> copySlot(r, sb)
+  :: else -> r.valid = 0
   fi
 }
 
@@ -354,12 +379,16 @@ next:
 }
 
 /* FileClockMarkStore.observeKept, group commit: try flock(LOCK_EX | LOCK_NB); granted -> load,
-   clock, write as Observer. Else (a writer holds the lock) the hint (no lock), the clock, the
+   clock, write as Observer. Else (a writer holds the lock) the hint (no lock), the clock, then
+   up to POLLS polls: the durable record read without waiting (the newest valid slot under a
+   non-blocking shared lock, else the older valid one) that covers the clock read -> grant on the
+   hint, no lock, no write, no sync; else try the exclusive lock without waiting. Then the
    blocking exclusive lock, load; a newer record that covers the clock read -> grant on the hint,
    no write, no sync; else the clock again, under the lock (even when the record is unchanged:
    the later reading covers every observer that waited meanwhile), and write as Observer. */
 proctype GroupObserver() {
   Slot a; Slot b; Slot h; byte hi; Slot r; byte ri; byte now; byte fl; byte n = 0; bit nb;
+  bit had; byte k;
   {
     do
     :: n < ROUNDS ->
@@ -378,7 +407,7 @@ proctype GroupObserver() {
           which the model shows as valid = 0 while a pwrite is in flight) */
        d_step { copySlot(a, page[0]) };
        d_step { copySlot(b, page[1]) };
-       d_step { newest(h, hi, a, b); a.valid = 0; b.valid = 0; a.seq = 0; b.seq = 0 }
+       d_step { newest(h, hi, a, b); a.valid = 0; b.valid = 0; a.seq = 0; b.seq = 0; hi = 0 }
        if
        :: !h.valid -> goto plain                 /* no hint: the locked path as before */
        :: else -> skip
@@ -394,7 +423,62 @@ proctype GroupObserver() {
        :: else -> skip
        fi;
 #endif
+       k = 0;
+       do
+       :: k < POLLS ->
+          /* awaitDurableCover, one poll: flock(LOCK_SH | LOCK_NB), one pread, release. While the
+             shared lock is held no writer can start, so that read is one step. */
+          atomic {
+            if
+            :: lockholder == 0 -> had = 1; copySlot(a, page[0]); copySlot(b, page[1])
+            :: else -> had = 0
+            fi
+          }
+          if
+          :: !had ->
+             d_step { copySlot(a, page[0]) };
+             d_step { copySlot(b, page[1]) }
+          :: else -> skip
+          fi;
+          d_step {
+#ifndef COVER_NEWEST
+            if :: had -> newest(r, ri, a, b) :: else -> oldest(r, a, b) fi;
+#else
+            newest(r, ri, a, b);
+#endif
+            a.valid = 0; b.valid = 0; a.seq = 0; b.seq = 0
+          }
+          if
+          :: r.valid && r.seq > h.seq && r.gen == h.gen && r.mark >= now ->
+             /* covered by a durable write: grant on the hint, no lock, no write, no sync */
+             d_step {
+               checkRead(h, fl);
+               if :: now >= h.mark -> grant(h.gen, now) :: else -> skip fi
+             };
+             goto next
+          :: else -> d_step { r.valid = 0; r.seq = 0; r.gen = 0; r.mark = 0; r.fast = 0; ri = 0; had = 0 }
+          fi;
+          /* flock(LOCK_EX | LOCK_NB); after the last poll the blocking lock below is the same
+             step, so it is not repeated there */
+          if
+          :: k + 1 < POLLS ->
+             atomic {
+               if
+               :: lockholder == 0 && sharers == 0 -> lockholder = _pid; nb = 1
+               :: else -> nb = 0
+               fi
+             }
+          :: else -> nb = 0
+          fi;
+          if
+          :: nb -> goto waited                   /* the exclusive lock, without waiting */
+          :: else -> k++
+          fi
+       :: else -> break
+       od;
        lock();
+waited:
+       skip;
        d_step { newest(r, ri, page[0], page[1]); assert(r.valid) };
        if
        :: r.seq > h.seq && r.gen == h.gen && r.mark >= now ->
@@ -428,7 +512,7 @@ judged:
        unlock();
 next:
        skip;
-       d_step { n++; forget(r, ri, now, fl); forget(h, hi, now, fl); nb = 0 }
+       d_step { n++; forget(r, ri, now, fl); forget(h, hi, now, fl); nb = 0; had = 0; k = 0 }
     :: else -> break
     od
   } unless { crashed }

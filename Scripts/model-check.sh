@@ -95,6 +95,7 @@ run fail neg-observe-without-lock mark-protocol.pml safety -DNO_LOCK -DOBSERVERS
 run fail neg-mark-before-items-staged sign-in-protocol.pml safety -DMARK_FIRST -DSIGNINS=2 -DREADERS=1
 run fail neg-reader-clock-before-mark mark-protocol.pml safety -DCLOCK_BEFORE_MARK -DOBSERVERS=1 -DREADERS=1 -DMAXT=3
 run fail neg-group-cover-without-lock mark-protocol.pml safety -DCOVER_UNLOCKED -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DMAXT=3
+run fail neg-group-cover-newest-unlocked mark-protocol.pml safety -DCOVER_NEWEST -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DMAXT=3
 run fail neg-watch-drained-after-read mark-protocol.pml safety -DWATCH -DDRAIN_AFTER_READ -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
 run fail neg-lock-free-read-unvalidated mark-protocol.pml safety -DNO_VALIDATION -DOBSERVERS=1 -DREADERS=1 -DMAXT=3
 

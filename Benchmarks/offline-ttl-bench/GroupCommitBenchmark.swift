@@ -18,47 +18,91 @@ enum GroupCommitBenchmark {
   struct WorkerResult {
     var start: UInt64
     var end: UInt64
+    /// Observations a concurrent write covered (no write, no `fdatasync`).
     var covered: Int
+    /// Observations that wrote after reading their clocks twice: they read the record and the
+    /// clocks while another writer held the lock, and what they then found under the lock did
+    /// not cover them.
+    var waitedThenWrote: Int
+    /// When each of this worker's writing observations returned (`BenchClock`), to count how
+    /// often one writer wrote twice in a row while others waited.
+    var writes: [UInt64]
     var latencies: [UInt64]
 
-    /// `start end covered latency...` on one line (a worker process's output).
+    /// `start end covered waitedThenWrote writeCount write... latency...` on one line (a worker
+    /// process's output).
     var line: String {
-      ([start, end, UInt64(covered)] + latencies).map(String.init).joined(separator: " ")
+      ([start, end, UInt64(covered), UInt64(waitedThenWrote), UInt64(writes.count)] + writes
+        + latencies).map(String.init).joined(separator: " ")
     }
 
-    init(start: UInt64, end: UInt64, covered: Int, latencies: [UInt64]) {
+    init(
+      start: UInt64, end: UInt64, covered: Int, waitedThenWrote: Int, writes: [UInt64],
+      latencies: [UInt64]
+    ) {
       self.start = start
       self.end = end
       self.covered = covered
+      self.waitedThenWrote = waitedThenWrote
+      self.writes = writes
       self.latencies = latencies
     }
 
     init?(line: String) {
       let numbers = line.split(whereSeparator: \.isWhitespace).compactMap { UInt64($0) }
-      guard numbers.count >= 3 else { return nil }
+      guard numbers.count >= 5, numbers.count >= 5 + Int(numbers[4]) else { return nil }
+      let writeCount = Int(numbers[4])
       self.init(
         start: numbers[0], end: numbers[1], covered: Int(numbers[2]),
-        latencies: Array(numbers[3...]))
+        waitedThenWrote: Int(numbers[3]), writes: Array(numbers[5..<(5 + writeCount)]),
+        latencies: Array(numbers[(5 + writeCount)...]))
     }
   }
 
   static let base = WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000)
 
-  /// Observes `count` times with a rising clock read inside the clocks closure.
+  /// Observes `count` times with a rising clock read inside the clocks closure; counts how many
+  /// times each observation read its clocks (twice: it waited, was not covered, and read them
+  /// again under the lock).
   static func observe(_ store: FileClockMarkStore, count: Int) throws -> WorkerResult {
     var latencies: [UInt64] = []
     latencies.reserveCapacity(count)
+    var writes: [UInt64] = []
     var covered = 0
+    var waitedThenWrote = 0
     let start = BenchClock.now()
     for _ in 0..<count {
       let before = BenchClock.now()
+      var readings = 0
       let transition = try store.observe(readingClocks: {
-        ClockObservation(wall: base.saturatingAdvanced(by: .nanoseconds(Int64(BenchClock.now()))))
+        readings += 1
+        return ClockObservation(
+          wall: base.saturatingAdvanced(by: .nanoseconds(Int64(BenchClock.now()))))
       })
-      latencies.append(BenchClock.now() - before)
+      let after = BenchClock.now()
+      latencies.append(after - before)
       if transition.coveringRecord != nil { covered += 1 }
+      if transition.wrote {
+        writes.append(after)
+        if readings > 1 { waitedThenWrote += 1 }
+      }
     }
-    return WorkerResult(start: start, end: BenchClock.now(), covered: covered, latencies: latencies)
+    return WorkerResult(
+      start: start, end: BenchClock.now(), covered: covered, waitedThenWrote: waitedThenWrote,
+      writes: writes, latencies: latencies)
+  }
+
+  /// How many writes (of all workers, in the order they returned) came from the worker that made
+  /// the write before, while another worker had an observation in progress: the lock went back
+  /// to the writer that had just released it.
+  static func sameWriterAgain(_ results: [WorkerResult]) -> Int {
+    let writes = results.enumerated().flatMap { index, result in result.writes.map { ($0, index) } }
+      .sorted { $0.0 < $1.0 }
+    var again = 0
+    for index in writes.indices.dropFirst() where writes[index].1 == writes[index - 1].1 {
+      again += 1
+    }
+    return again
   }
 
   /// The serial floor, measured now in `work`: `count` in-place 128-byte `pwrite` + `fdatasync`
@@ -97,12 +141,16 @@ enum GroupCommitBenchmark {
       let span = results.map(\.end).max()! - results.map(\.start).min()!
       let latencies = results.flatMap(\.latencies)
       let covered = results.reduce(0) { $0 + $1.covered }
+      let waitedThenWrote = results.reduce(0) { $0 + $1.waitedThenWrote }
+      let writes = results.reduce(0) { $0 + $1.writes.count }
       report.record(
         "8 \(kind)", Double(total) / (Double(span) / 1e9), unit: "obs/s",
         floor: ("serial pwrite + fdatasync rate, measured next", floor.rate),
         target: kind.contains("shared") ? nil : .ratioAtLeast(1.0),
         note: "\(BenchFormat.number(100 * Double(covered) / Double(total)))% covered by another"
-          + " write (no write, no fdatasync)")
+          + " write (no write, no fdatasync); \(writes) writes for \(total) observations,"
+          + " \(waitedThenWrote) of them after waiting uncovered, \(sameWriterAgain(results))"
+          + " by the writer of the write before")
       report.record(
         "8 \(kind): observe p50", BenchStats.median(latencies), unit: "ns",
         floor: ("serial floor p50", BenchStats.median(floor.samples)))

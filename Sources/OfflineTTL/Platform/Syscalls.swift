@@ -393,6 +393,18 @@ public struct Syscalls: Sendable {
     UInt32(geteuid())
   }
 
+  /// `nanosleep`: pauses the calling thread for about `nanoseconds` (longer when the scheduler
+  /// is late; shorter when a signal interrupts it, which is not an error). Never fails; not a
+  /// fault point.
+  ///
+  /// - Parameter nanoseconds: How long to pause, in nanoseconds; zero or less returns at once.
+  public func pause(nanoseconds: Int64) {
+    guard nanoseconds > 0 else { return }
+    var request = timespec(
+      tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    _ = nanosleep(&request, nil)
+  }
+
   /// `flock(fd, operation)`. The lock belongs to the open file description: two descriptors
   /// opened separately exclude each other even within one process; `dup`ed ones share it.
   public func flock(_ fd: FileDescriptor, _ operation: LockOperation) throws(Errno) {

@@ -101,6 +101,143 @@ import Testing
     #expect(try FileClockMarkStore(atPath: path).read() == written.current)
   }
 
+  /// The record file's newest slot: its index, sequence and record.
+  static func newestSlot(_ path: String) throws -> (
+    slot: Int, sequence: UInt64, record: ClockMarkRecord
+  ) {
+    let bytes = try [UInt8](
+      Data(contentsOf: URL(fileURLWithPath: path + "/" + FileClockMarkStore.recordFileName)))
+    let loaded = try FileClockMarkStore.newest(in: bytes, fd: FileDescriptor(rawValue: -1))
+    return (loaded.newestSlot, loaded.sequence, loaded.record)
+  }
+
+  /// Writes `bytes` at slot `slot` of the record, without syncing (what a writer that holds the
+  /// lock has done before its `fdatasync`).
+  static func writeSlot(_ path: String, _ slot: Int, _ bytes: [UInt8]) throws {
+    let fd = open(path + "/" + FileClockMarkStore.recordFileName, O_WRONLY | O_CLOEXEC)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    let written = bytes.withUnsafeBytes {
+      pwrite(fd, $0.baseAddress, $0.count, off_t(MarkRecordCodec.slotOffsets[slot]))
+    }
+    try #require(written == bytes.count)
+  }
+
+  /// Whether a `HeldLock` was released by `release(_:afterSeconds:setting:)`.
+  final class Released: Sendable {
+    let value = Mutex(false)
+  }
+
+  /// Releases `held` after `seconds` on another thread (a writer that finishes later), setting
+  /// `released` first.
+  static func release(_ held: HeldLock, afterSeconds seconds: Double, setting released: Released) {
+    Thread {
+      Thread.sleep(forTimeInterval: seconds)
+      released.value.withLock { $0 = true }
+      held.release()
+    }.start()
+  }
+
+  /// While another writer still holds the lock and has a second write in flight, a waiter is
+  /// covered by the write before it: the older of two valid slots is durable (its writer held
+  /// the lock until its `fdatasync` returned, before the next writer could start).
+  @Test func theOlderOfTwoValidSlotsCoversAWaiterWhileTheLockIsStillHeld() throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan()
+    let store = try Self.warmed(path, plan: plan)
+    let held = try HeldLock(path)
+    let released = Released()
+    let before = try Self.newestSlot(path)
+    let fiveHundred = before.record.observing(Self.at(500))
+    let sixHundred = fiveHundred.observing(Self.at(600))
+    var readings = 0
+    var failure: (any Error)? = nil
+    // A safety net: if the waiter waited for the lock instead, it gets it after this and then
+    // reads the newest slot (`sixHundred`), which the expectations below tell apart.
+    Self.release(held, afterSeconds: 10, setting: released)
+    let transition = try store.observe(readingClocks: {
+      readings += 1
+      do {
+        try Self.writeSlot(
+          path, 1 - before.slot,
+          MarkRecordCodec.encode(fiveHundred, sequence: before.sequence + 1))
+        try Self.writeSlot(
+          path, before.slot, MarkRecordCodec.encode(sixHundred, sequence: before.sequence + 2))
+      } catch { failure = error }
+      return Self.at(400)
+    })
+    if let failure { throw failure }
+    #expect(
+      released.value.withLock { $0 } == false, "acknowledged while the other writer held the lock")
+    #expect(transition.coveringRecord == fiveHundred, "the older slot, not the write in flight")
+    #expect(!transition.wrote)
+    #expect(transition.current.mark == Self.at(400).wall)
+    #expect(readings == 1)
+    #expect(plan.count(of: .pwrite) == 0 && plan.count(of: .fdatasync) == 0)
+  }
+
+  /// What a writer holding the lock may leave in the page cache that must not cover a waiter:
+  /// a covering newest slot beside an older one that does not cover, and a covering slot beside
+  /// a torn one (the covering slot may be a later writer's write in flight).
+  enum InFlight: CaseIterable, Sendable { case newestAboveOlder, besideATornSlot }
+
+  @Test(arguments: InFlight.allCases)
+  func aWriteThatMayBeInFlightNeverCoversBeforeTheLockIsReleased(_ inFlight: InFlight) throws {
+    let (parent, path) = try Self.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan()
+    let store = try Self.warmed(path, plan: plan)
+    let held = try HeldLock(path)
+    let released = Released()
+    let before = try Self.newestSlot(path)
+    let threeHundred = before.record.observing(Self.at(300))
+    let sixHundred = threeHundred.observing(Self.at(600))
+    var failure: (any Error)? = nil
+    Self.release(held, afterSeconds: 0.3, setting: released)
+    let transition = try store.observe(readingClocks: {
+      do {
+        switch inFlight {
+        case .newestAboveOlder:
+          try Self.writeSlot(
+            path, 1 - before.slot,
+            MarkRecordCodec.encode(threeHundred, sequence: before.sequence + 1))
+          try Self.writeSlot(
+            path, before.slot, MarkRecordCodec.encode(sixHundred, sequence: before.sequence + 2))
+        case .besideATornSlot:
+          try Self.writeSlot(
+            path, 1 - before.slot,
+            MarkRecordCodec.encode(sixHundred, sequence: before.sequence + 1))
+          try Self.writeSlot(path, before.slot, [UInt8](repeating: 0x5A, count: 64))
+        }
+      } catch { failure = error }
+      return Self.at(400)
+    })
+    if let failure { throw failure }
+    #expect(released.value.withLock { $0 }, "acknowledged only after the writer released the lock")
+    #expect(transition.coveringRecord == sixHundred)
+    #expect(!transition.wrote)
+    #expect(plan.count(of: .pwrite) == 0 && plan.count(of: .fdatasync) == 0)
+  }
+
+  @Test func theDurableSlotIsTheOlderOfTwoValidOnes() throws {
+    let record = ClockMarkRecord.afterOnlineSignIn(generation: 3, at: Self.at(0))
+    let later = record.observing(Self.at(100))
+    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+    func put(_ slot: Int, _ encoded: [UInt8]) {
+      let offset = MarkRecordCodec.slotOffsets[slot]
+      bytes.replaceSubrange(offset..<(offset + encoded.count), with: encoded)
+    }
+    put(0, MarkRecordCodec.encode(later, sequence: 8))
+    put(1, MarkRecordCodec.encode(record, sequence: 7))
+    let durable = try #require(FileClockMarkStore.durableSlot(in: bytes))
+    #expect(durable.sequence == 7 && durable.record == record)
+    put(1, [UInt8](repeating: 0x5A, count: 64))
+    #expect(FileClockMarkStore.durableSlot(in: bytes) == nil, "one slot torn: none")
+    put(1, MarkRecordCodec.encode(record, sequence: 8))
+    #expect(FileClockMarkStore.durableSlot(in: bytes) == nil, "the same sequence twice: none")
+  }
+
   @Test func aLowerConcurrentWriteDoesNotCoverAndTheClocksAreReadAgain() throws {
     let (parent, path) = try Self.makeStore()
     defer { parent.remove() }

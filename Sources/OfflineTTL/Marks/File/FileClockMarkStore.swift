@@ -183,8 +183,12 @@ public struct FileClockMarkStore: ClockMarkStorage {
   ///   writing.
   /// - Otherwise the exclusive lock is taken on a kept lock descriptor (`observeKept`). When
   ///   another writer holds it, the observation first reads the record (a hint) and its clocks
-  ///   after it, then waits. Under the lock the kept files are checked and the record read
-  ///   again. If another observation wrote since (a higher sequence) a record that
+  ///   after it, then polls for a durable record that covers it, read without waiting for any
+  ///   lock (the newest slot under a non-blocking shared lock, else the older of two valid
+  ///   slots: the newer may be the write in flight), answering at once when there is one; else
+  ///   it tries the lock again without waiting, and after about 100 ms waits for it (`flock` is
+  ///   not fair: a waiter blocked in it can wait through many writes that already cover it).
+  ///   Under the lock the kept files are checked and the record read again. If another observation wrote since (a higher sequence) a record that
   ///   ``ClockMarkRecord/covers(_:)`` this observation's result, nothing is written and no
   ///   `fdatasync` is made: the answer is judged against the record read before and this
   ///   observation's own clocks, and the covering record is returned
@@ -202,9 +206,11 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// bytes back before it releases the lock. So a record read while holding the exclusive lock
   /// was written by a write that completed, durably: no write is in flight. A record read
   /// *without* the lock may be a write in flight, not yet durable; that read is only a hint and
-  /// never covers anything. The model `Models/mark-protocol.pml` checks this (the group
-  /// observers; the negative model that checks coverage without the lock loses a granted mark
-  /// at a power loss).
+  /// never covers anything. Without the lock, the older of two valid slots is durable too: the
+  /// writer holding the lock writes the other slot, and took the lock only after the older
+  /// slot's writer had returned from its `fdatasync`. The model `Models/mark-protocol.pml`
+  /// checks this (the group observers; the negative models that check coverage on the newest
+  /// slot without the lock lose a granted mark at a power loss).
   ///
   /// **Why most waiters are covered.** A writer reads its clocks under the lock, after every
   /// observation that waited for the lock meanwhile read theirs; so with honest clocks the mark
