@@ -118,7 +118,8 @@ let package = Package(
     .executableTarget(
       name: "offline-ttl-bench",
       dependencies: [
-        "OfflineTTL", "OfflineTTLTestDoubles",
+        // CSodium: the sealed read's cipher floor (libsodium alone, in memory).
+        "OfflineTTL", "OfflineTTLTestDoubles", "CSodium",
         .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
         .target(name: "OfflineTTLTPM", condition: .when(traits: ["TPM"])),
       ],

@@ -275,6 +275,11 @@ import Testing
     #expect(read.standardError.contains("too_old"), "\(read.standardError)")
     let verify = try run(scene.status + ["--verify"], allowed: [1], "replay --verify")
     #expect(verify.standardOutput.contains("disagrees: token: too_old"), "\(verify.standardOutput)")
+    // The text never says fresh beside exit 1 (outside test 2, F9).
+    #expect(
+      verify.standardOutput.hasPrefix(
+        "status: expired (the index reads fresh, but 1 of 2 items disagree under --verify)\n"
+          + "reasons: item_unreadable\n"), "\(verify.standardOutput)")
   }
 
   /// This machine's id made unreadable in a private mount namespace (each kind of file over

@@ -79,13 +79,14 @@ import Testing
     }
   }
 
-  /// As uid 65534 under umask 777, 277, 022 and 000, with the store directory missing or made
+  /// As uid 65534 under umask 777, 277, 222, 377, 477, 022 and 000, with the store directory
+  /// missing or made
   /// beforehand (0700, as in N3): sign-in, check, read, `mark reset`, a second sign-in, check and
   /// read all work, sealed (the key file made by the library) or not, and every directory is
   /// 0700 and every file 0600; a later check and read under umask 022 work.
   @Test(
     .enabled(if: canRunAsAnotherUser, "needs root and setpriv (util-linux) to run as uid 65534"),
-    arguments: ["777", "277", "022", "000"], [false, true])
+    arguments: ["777", "277", "222", "377", "477", "022", "000"], [false, true])
   func theLibraryMakesAPrivateStoreUnderAnyUmaskForAnotherUser(mask: String, sealed: Bool)
     throws
   {
@@ -146,6 +147,42 @@ import Testing
     #expect(signIn.exitCode == 0, "\(signIn.standardOutput)")
     #expect(try scene.wrongModes() == [])
     #expect(try scene.run(["read", "token"], sealed: sealed).standardOutput == "ok second\n")
+  }
+
+  /// What a library without exact modes left behind under a umask (a lock file, the index and
+  /// an item at 0400 under 222 or 377, or 0000 under 777 as their owner; the store directory at
+  /// 0300 under 477; `cache/` at 0500 under 277, or 0600): the offline check and read change no mode,
+  /// and the next sign-in leaves every directory 0700 and every file 0600, and reads fresh.
+  @Test(
+    .enabled(if: canRunAsAnotherUser, "needs root and setpriv (util-linux) to run as uid 65534"),
+    arguments: ["files 0400", "files 0000", "store 0300", "cache 0500", "cache 0600"])
+  func whatAnOlderLibraryLeftUnderAUmaskIsRepairedBySignIn(state: String) throws {
+    let scene = try Scene()
+    defer { scene.scratch.remove() }
+    #expect(try scene.run(["sign-in", "token", "first"]).exitCode == 0)
+    let changed: [(String, UInt32)]
+    switch state {
+    case "store 0300": changed = [("", 0o300)]
+    case "cache 0500", "cache 0600": changed = [("cache", state.hasSuffix("0500") ? 0o500 : 0o600)]
+    default:
+      let mode: UInt32 = state == "files 0400" ? 0o400 : 0
+      changed = ["cache/lock", "cache/index", "cache/items/token", "clock-mark.lock"].map {
+        ($0, mode)
+      }
+    }
+    for (name, mode) in changed {
+      #expect(chmod(name.isEmpty ? scene.store : scene.store + "/" + name, mode_t(mode)) == 0)
+    }
+    _ = try scene.run(["check"])
+    _ = try scene.run(["read", "token"])
+    for (name, mode) in changed {
+      #expect(scene.entry(name)?.permissions == mode, "\(name): the offline path changed a mode")
+    }
+    let signIn = try scene.run(["sign-in", "token", "second"])
+    #expect(signIn.exitCode == 0, "\(state): \(signIn.standardOutput)")
+    #expect(try scene.wrongModes() == [], "\(state)")
+    #expect(try scene.run(["check"]).standardOutput == "ok fresh\n", "\(state)")
+    #expect(try scene.run(["read", "token"]).standardOutput == "ok second\n", "\(state)")
   }
 
   /// What the sign-in still refuses: a directory of the store owned by root (another user here)

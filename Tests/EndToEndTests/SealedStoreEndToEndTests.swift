@@ -92,10 +92,25 @@ import Testing
     }
   }
 
+  /// The clock mark as `mark show` reads it with the store's key: `(mark ns, generation)`, or
+  /// `nil` when it does not read.
+  func markShown(_ scratch: Scratch) throws -> (mark: Int64, generation: UInt64)? {
+    let shown = try binary.run([
+      "mark", "show", "--store", scratch.store, "--seal", "file:\(scratch.key)", "--unit", "ns",
+    ])
+    let words = shown.standardOutput.split(whereSeparator: \.isWhitespace)
+    guard shown.exitCode == 0, words.count == 4, let mark = Int64(words[1]),
+      let generation = UInt64(words[3])
+    else { return nil }
+    return (mark, generation)
+  }
+
   /// Reads `name`: refused (nonzero exit) with `code` on standard error, bytes unchanged; then a
   /// sign-in that rewrites `token` recovers. A refusal of the items still observes a readable
-  /// clock mark (the time is seen), so `clock-mark` may rise when a second has passed since the
-  /// sign-in; every other byte, and the mark itself when it is what was refused, stays as it was.
+  /// clock mark (the time is seen; it rises once a second has passed since the sign-in, which a
+  /// loaded machine often lets pass): every other file must keep its bytes, and the mark must
+  /// read the same generation, with a mark not lower than before. When the mark itself is what
+  /// was refused, it too must keep its bytes.
   func expectRefusedThenRecovered(
     _ scratch: Scratch, _ codes: [String], name: String = "token", _ what: String,
     sourceLocation: SourceLocation = #_sourceLocation
@@ -105,12 +120,22 @@ import Testing
       try scratch.snapshot().filter { markRefused || $0.key != "clock-mark" }
     }
     let before = try files()
+    let markBefore = markRefused ? nil : try markShown(scratch)
     let read = try scratch.read(name)
     #expect(read.exitCode == 1, "\(what): exit \(read.exitCode)", sourceLocation: sourceLocation)
     #expect(
       codes.contains { read.standardError.contains($0) },
       "\(what): expected \(codes), got \(read.standardError)", sourceLocation: sourceLocation)
     #expect(try files() == before, "\(what): bytes changed", sourceLocation: sourceLocation)
+    if let markBefore {
+      // Observed forward at most: same generation and store (it still reads with the key).
+      let markAfter = try markShown(scratch)
+      #expect(
+        markAfter?.generation == markBefore.generation
+          && (markAfter?.mark ?? .min) >= markBefore.mark,
+        "\(what): the mark went from \(markBefore) to \(markAfter.map { "\($0)" } ?? "unreadable")",
+        sourceLocation: sourceLocation)
+    }
     try scratch.signIn([name: "recovered"])
     let again = try scratch.read(name)
     #expect(

@@ -31,12 +31,18 @@ extension DirectoryCacheStore {
         reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
           + " nothing was written")
     }
+    if sealing != nil {
+      // One key for the precondition's read of the mark and the whole sealed commit.
+      return try SealingKeyScope.run { () throws(CacheStoreError) -> Bool in
+        try withLockedCache { cache throws(CacheStoreError) -> Bool in
+          guard precondition() else { return false }
+          try sealedApply(changes, cache: cache)
+          return true
+        }
+      }
+    }
     return try withLockedCache { cache throws(CacheStoreError) -> Bool in
       guard precondition() else { return false }
-      if sealing != nil {
-        try sealedApply(changes, cache: cache)
-        return true
-      }
       do throws(StoreFileError) {
         try apply(changes, cache: cache)
       } catch {
@@ -57,8 +63,15 @@ extension DirectoryCacheStore {
   /// reset), the index is re-sealed for it before the lock is released, since a sealed index is
   /// bound to the mark's generation.
   public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
+    guard sealing != nil else { return try withLockedCache { _ in body() } }
+    // One key for the reset `body` may make and the re-seal after it.
+    return try SealingKeyScope.run { () throws(StoreError) -> Result in
+      try sealedWithWriterLock(body)
+    }
+  }
+
+  private func sealedWithWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
     try withLockedCache { cache throws(CacheStoreError) in
-      guard sealing != nil else { return body() }
       let before = try? sealedMarks.read().generation
       let result = body()
       if let after = try? sealedMarks.read().generation, after != before {

@@ -21,6 +21,8 @@ struct KeptCacheDescriptors: KeptDescriptorSet {
   /// The summary the last full check served, and the effective user it was checked for;
   /// reused while the watch reports nothing. `nil` without a watch.
   var validated: (summary: ItemTimeSummary, user: UInt32)?
+  /// A sealed store's counterpart of `validated` (`keptSealedSummaryDeferringBinding()`).
+  var sealedValidated: SealedKeptSummary? = nil
 
   func close(_ system: Syscalls) {
     watch?.close(system)
@@ -34,7 +36,8 @@ extension DirectoryCacheStore {
   /// The live set's summary from the index, read through descriptors kept open, or `nil` when
   /// the caller must take the full path (``summary()`` then does exactly what it did before).
   ///
-  /// Only for an unsealed store, and only once a summary of this store value was served from a
+  /// Only for an unsealed store (a sealed one has `keptSealedSummaryDeferringBinding()`, over
+  /// the same descriptors and checks), and only once a summary of this store value was served from a
   /// consistent index (a one-shot process opens nothing beyond the full path's descriptors).
   /// The descriptors stay open between calls.
   ///
@@ -133,12 +136,26 @@ extension DirectoryCacheStore {
   }
 
   /// Whether the store path still names the directory kept open (one `lstat`).
-  private func isKeptStoreDirectory(_ kept: KeptCacheDescriptors) -> Bool {
+  func isKeptStoreDirectory(_ kept: KeptCacheDescriptors) -> Bool {
     guard let store = try? files.sys.lstat(kept.unfollowedPath) else { return false }
     return store.kind == .directory && store.isSameFile(as: kept.storeStatus)
   }
 
-  private func readKept(_ kept: KeptCacheDescriptors) -> KeptRead {
+  /// What the kept files' checks (`checkKeptFiles(_:)`) found.
+  enum KeptFilesCheck {
+    /// Every check passed: read through the kept index.
+    case checked
+    /// `pending` exists (or cannot be looked up): the full path this time.
+    case fullPath
+    /// A directory or the index is not the one kept open, or fails its checks.
+    case replaced
+  }
+
+  /// The checks before a kept read (unsealed and sealed): the store path still names the
+  /// directory kept open, this user's and writable by nobody else; `cache` too; no `pending`;
+  /// and `index` is the very file kept open, unchanged in every field `fstat` reports.
+  /// System calls: `lstat`, 3 `fstatat`.
+  func checkKeptFiles(_ kept: KeptCacheDescriptors) -> KeptFilesCheck {
     let sys = files.sys
     guard let store = try? sys.lstat(kept.unfollowedPath),
       store.kind == .directory, store.isSameFile(as: kept.storeStatus),
@@ -156,10 +173,20 @@ extension DirectoryCacheStore {
     guard let index = try? sys.fstatat(kept.cache.fd, Self.indexName),
       index == kept.indexStatus
     else { return .replaced }
+    return .checked
+  }
+
+  private func readKept(_ kept: KeptCacheDescriptors) -> KeptRead {
+    let sys = files.sys
+    switch checkKeptFiles(kept) {
+    case .replaced: return .replaced
+    case .fullPath: return .fullPath
+    case .checked: break
+    }
     var bytes = [UInt8](repeating: 0, count: CacheFormat.indexHeaderSize)
     guard (try? sys.preadAll(kept.index, into: &bytes, at: 0)) == CacheFormat.indexHeaderSize,
       let header = Self.decodeIndexHeader(bytes),
-      UInt64(index.size) == UInt64(CacheFormat.indexHeaderSize) + header.bodyLength,
+      UInt64(kept.indexStatus.size) == UInt64(CacheFormat.indexHeaderSize) + header.bodyLength,
       let stamp = try? itemsStamp(kept.cache), stamp == header.stamp
     else { return .fullPath }
     return .summary(header.summary)
@@ -180,7 +207,7 @@ extension DirectoryCacheStore {
   /// Opens and checks the store directory, `cache/` and the index the way the full path does,
   /// to keep them open, and sets up the change watch (before the first full check of what it
   /// watches); `nil` when any is missing or fails a check.
-  private func openKept() -> KeptCacheDescriptors? {
+  func openKept() -> KeptCacheDescriptors? {
     guard let store = try? files.openStore(directory, creating: false) else { return nil }
     guard let storeStatus = try? files.sys.fstat(store.fd),
       let cache = try? files.openDirectory(store, Self.cacheName)

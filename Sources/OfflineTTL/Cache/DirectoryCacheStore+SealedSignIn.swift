@@ -34,6 +34,17 @@ extension DirectoryCacheStore {
   func sealedCommitSignIn(
     _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
+    // One key for the whole sign-in: the staging and the mark reset of its commit point (the
+    // mark store's load inside `commitPoint` returns this scope's key) are sealed with it.
+    try SealingKeyScope.run { () throws(StoreError) -> Bool in
+      try sealedCommitSignInInScope(
+        changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
+    }
+  }
+
+  private func sealedCommitSignInInScope(
+    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+  ) throws(StoreError) -> Bool {
     try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = storedGeneration()
       let keys = try sealKeys(creating: true)

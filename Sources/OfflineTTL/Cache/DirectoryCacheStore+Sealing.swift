@@ -18,14 +18,21 @@ extension DirectoryCacheStore {
     return marks
   }
 
+  /// The subkeys of this store's key: inside an operation's scope (``SealingKeyScope``), the
+  /// key that operation loaded first, whichever store loaded it.
+  ///
+  /// - Parameter creating: Whether a missing key may be created (online sign-in only).
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys {
     guard let sealing else { preconditionFailure("not a sealed store") }
-    do {
-      guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directory)) }
-      try sealing.checkKeptOutside(storeDirectory: directory)
-      return SealKeys.of(try sealing.loadOrCreateKey())
-    } catch {
-      throw StoreError(sealingKey: error, provider: sealing)
+    return try SealingKeyScope.keys(of: sealing, directory: directory) {
+      () throws(StoreError) -> SealKeys in
+      do throws(SealingKeyError) {
+        guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directory)) }
+        try sealing.checkKeptOutside(storeDirectory: directory)
+        return SealKeys.of(try sealing.loadOrCreateKey())
+      } catch {
+        throw StoreError(sealingKey: error, provider: sealing)
+      }
     }
   }
 
@@ -290,6 +297,9 @@ extension DirectoryCacheStore {
   /// summary, its binding left to the caller; `nil` while `pending` exists; an empty or missing
   /// index is judged by ``sealedSummary(_:generation:)``, with no binding left.
   ///
+  /// A long-lived store value's next checks read through kept descriptors
+  /// (`keptSealedSummaryDeferringBinding()`).
+  ///
   /// - Complexity: O(1): one `fstatat` of `items/`, one 128-byte read and its MAC.
   func sealedSummaryDeferringBinding(_ cache: StoreDirectory) throws(StoreError)
     -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
@@ -304,6 +314,8 @@ extension DirectoryCacheStore {
       return (try sealedSummary(cache, generation: nil), nil)
     }
     reachSealedRead(.afterDeferredIndex)
+    // Served from a verified index: the next check of this store value may keep descriptors.
+    kept.noteUsed()
     return (header.summary, MarkBinding(generation: header.generation, storeID: header.storeID))
   }
 
@@ -591,7 +603,8 @@ extension DirectoryCacheStore {
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
   ///   index does not authenticate); one `syncfs`, a constant number of `fsync`s.
   func sealedApply(_ changes: CacheChanges, cache: StoreDirectory) throws(StoreError) {
-    let keys = try sealKeys(creating: true)
+    // Never creates the key: a commit needs the record a sign-in sealed with the existing one.
+    let keys = try sealKeys(creating: false)
     let binding = try markBinding(keys: keys)
     let name = Self.stagingPrefix + String(binding.generation)
     do throws(StoreFileError) {

@@ -510,6 +510,7 @@ extension DirectoryCacheStore {
     -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
   {
     guard sealing != nil else { return try summaryIfSettled().map { ($0, nil) } }
+    if let kept = keptSealedSummaryDeferringBinding() { return kept }
     guard let cache = try openCache() else { return (.empty, nil) }
     defer { files.close(cache) }
     return try sealedSummaryDeferringBinding(cache)

@@ -280,6 +280,22 @@ public struct DirectoryCacheStore: CacheItemStore {
     + " then remove the write access (chmod go-w; chown it back first if another user owns it),"
     + " or remove the store and sign in online again"
 
+  /// What to do about an `insecure` problem: ``insecureAdvice``, except for a directory with the
+  /// sticky bit (a shared directory such as `/tmp` used as the store itself), which must be
+  /// neither changed nor removed: the store needs a directory of its own.
+  ///
+  /// - Parameter error: The secure open's error.
+  /// - Returns: The advice, starting with `"; "`.
+  static func insecureAdvice(for error: StoreFileError) -> String {
+    guard case .insecure(_, let permissions, _) = error.problem, permissions & 0o1000 != 0 else {
+      return insecureAdvice
+    }
+    return
+      "; this is a shared directory (sticky bit, like /tmp), which a store must not be: give"
+      + " the store a directory of its own inside it (created 0700 by the first sign-in), and"
+      + " change nothing in the shared one"
+  }
+
   /// The store error for a failed open or call: `insecure_store` for an owner or mode,
   /// `not_a_regular_file` for a wrong type where a file belongs (`store_unusable` when `code`
   /// is, for the directories), else `code` with the errno.
@@ -290,7 +306,8 @@ public struct DirectoryCacheStore: CacheItemStore {
     switch error.problem {
     case .insecure:
       return CacheStoreError(
-        code: .insecureStore, key: key, reason: error.description + Self.insecureAdvice)
+        code: .insecureStore, key: key,
+        reason: error.description + Self.insecureAdvice(for: error))
     case .hardLinked:
       return CacheStoreError(
         code: .insecureStore, key: key,

@@ -39,6 +39,11 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
+    // A sealed store's key is read once for the whole check (the summary and the observation).
+    SealingKeyScope.run { () -> OfflineAccessDecision in checkEligibilityInKeyScope() }
+  }
+
+  private func checkEligibilityInKeyScope() -> OfflineAccessDecision {
     for attempt in 0..<3 {
       let settled = Result { () throws(StoreError) in
         try cache.summaryIfSettledDeferringBinding()

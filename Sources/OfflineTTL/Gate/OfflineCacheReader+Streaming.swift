@@ -48,6 +48,16 @@ extension OfflineCacheReader {
     start: (CacheItemHeader) throws -> Void = { _ in },
     into handler: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> CacheItemHeader? {
+    // A sealed store's key is read once for the whole read.
+    try SealingKeyScope.run { () throws -> CacheItemHeader? in
+      try readInKeyScope(key, chunkSize: chunkSize, start: start, into: handler)
+    }
+  }
+
+  private func readInKeyScope(
+    _ key: CacheItemKey, chunkSize: Int, start: (CacheItemHeader) throws -> Void,
+    into handler: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> CacheItemHeader? {
     var datedAfterNow: OfflineReadError?
     for _ in 0..<Self.maximumAttempts {
       guard let (decision, _) = try recheck() else { return nil }

@@ -78,6 +78,13 @@ public struct OfflineCacheReader: Sendable {
   ///   reads the record no third time: the item set is checked against the record the decision
   ///   observed) plus O(payload size).
   public func item(forKey key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
+    // A sealed store's key is read once for the whole read.
+    try SealingKeyScope.run { () throws(OfflineReadError) -> CacheItem? in
+      try itemInKeyScope(key)
+    }
+  }
+
+  private func itemInKeyScope(_ key: CacheItemKey) throws(OfflineReadError) -> CacheItem? {
     var datedAfterNow: OfflineReadError?
     for _ in 0..<Self.maximumAttempts {
       guard let (decision, _) = try recheck() else { return nil }
@@ -180,6 +187,12 @@ public struct OfflineCacheReader: Sendable {
   /// - Throws: As ``item(forKey:)``.
   /// - Complexity: O(n log n).
   public func keys() throws(OfflineReadError) -> [CacheItemKey] {
+    try SealingKeyScope.run { () throws(OfflineReadError) -> [CacheItemKey] in
+      try keysInKeyScope()
+    }
+  }
+
+  private func keysInKeyScope() throws(OfflineReadError) -> [CacheItemKey] {
     for _ in 0..<Self.maximumAttempts {
       guard let (decision, _) = try recheck() else { return [] }
       let keys: [CacheItemKey]

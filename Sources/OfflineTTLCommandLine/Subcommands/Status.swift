@@ -78,6 +78,18 @@ enum Status: Subcommand {
       context.standardOutput.writeLine(object.text)
     } else {
       var text = StoreCommandSupport.text(decision, maxAge: maxAge)
+      if let verification, !verification.disagreeing.isEmpty, decision.status == .fresh {
+        // Not fresh: an item disagrees with the decision. The first two lines say so, so that
+        // a reader of the text alone never sees `status: fresh` beside exit 1.
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.count > 1 {
+          lines[0] =
+            "status: expired (the index reads fresh, but \(verification.disagreeing.count) of "
+            + "\(verification.checked) items disagree under --verify)"
+          lines[1] = "reasons: item_unreadable"
+        }
+        text = lines.joined(separator: "\n")
+      }
       if let verification {
         text +=
           "verified: \(verification.checked) items, "

@@ -352,4 +352,35 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: junk), "the repair removed a non-item")
     #expect(try s.store.summary().count == 3)
   }
+
+  /// A shared directory (mode 01777, like `/tmp`) given as the store itself is `insecure_store`
+  /// from the cache and the mark store, and the message says to give the store a directory of
+  /// its own, never to change or remove the shared one; a store directory of 0777 without the
+  /// sticky bit keeps the usual advice (`chmod go-w`, or remove the store).
+  @Test(arguments: [UInt32(0o1777), 0o777])
+  func aSharedDirectoryAsTheStoreIsInsecureAndTheMessageSaysUseOneOfItsOwn(mode: UInt32) throws {
+    let root = try TemporaryStoreDirectory(prefix: "shared-as-store")
+    defer { root.remove() }
+    let shared = root.appending("shared")
+    #expect(mkdir(shared, 0o700) == 0 && chmod(shared, mode_t(mode)) == 0)
+    let decision = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: shared), marks: FileClockMarkStore(atPath: shared),
+      policy: try EligibilityPolicy(maxAge: .seconds(60), usesBootClockFloor: false)
+    ).checkEligibility()
+    let errors = [decision.cacheError, decision.markError].compactMap { $0 }
+    #expect(!errors.isEmpty)
+    for error in errors {
+      #expect(error.code == .insecureStore, "\(error)")
+      #expect(error.reason.contains("shared directory") == (mode == 0o1777), "\(error)")
+      #expect(error.reason.contains("remove the store") == (mode == 0o777), "\(error)")
+    }
+    do {
+      _ = try FileClockMarkStore(atPath: shared).resetAfterOnlineSignIn(
+        now: SystemWallClock().now())
+      Issue.record("reset a mark inside a shared directory")
+    } catch {
+      #expect(error.code == .insecureStore)
+      #expect(error.reason.contains("shared directory") == (mode == 0o1777), "\(error)")
+    }
+  }
 }

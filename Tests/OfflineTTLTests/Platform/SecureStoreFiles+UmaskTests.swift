@@ -18,7 +18,10 @@ import Testing
 /// (root in the container: a 0000 directory opens anyway); `LibraryUmaskEndToEndTests` runs the
 /// same operations as another user in a child process.
 @Suite struct SecureStoreFilesUmaskTests {
-  static let masks: [UInt32] = [0o777, 0o277, 0o022, 0o000]
+  /// 777 removes every bit; 277 and 222 leave files 0400 and directories 0500; 377 leaves
+  /// 0400 and 0400; 477 leaves directories 0300 (no read: cannot be opened by their owner);
+  /// 022 and 000 are the usual ones.
+  static let masks: [UInt32] = [0o777, 0o277, 0o222, 0o377, 0o477, 0o022, 0o000]
 
   /// The mode bits (`st_mode & 07777`) and type of `path`, never following a link.
   static func entry(_ path: String) -> (permissions: UInt32, isDirectory: Bool, isFile: Bool)? {
@@ -133,7 +136,9 @@ import Testing
   /// the owner's bits back (0700) and reads fresh. Here the test's user may be root, which opens
   /// a 0000 directory anyway; the refusal a user other than root gets from the offline check is
   /// in `LibraryUmaskEndToEndTests`.
-  @Test(arguments: ["", "cache", "cache/items", "cache/tmp"], [UInt32(0o000), 0o500, 0o100])
+  @Test(
+    arguments: ["", "cache", "cache/items", "cache/tmp"],
+    [UInt32(0o000), 0o500, 0o100, 0o300, 0o600])
   func aSignInGivesTheOwnerBitsBackAndAnOfflineCheckChangesNoMode(
     directory: String, mode: UInt32
   ) throws {

@@ -220,10 +220,11 @@ extension FileClockMarkStore {
   }
 
   /// The kept descriptors, opened now when the previous operation completed without them; `nil`
-  /// for a sealed store, on the first operation of a store value (which only marks it used),
+  /// for a sealed store (unless `allowingSealed`: its observation without a write,
+  /// `observeSealed`), on the first operation of a store value (which only marks it used),
   /// and when they cannot be opened and checked.
-  func keptHandles() -> KeptMarkHandles? {
-    guard sealing == nil else { return nil }
+  func keptHandles(allowingSealed: Bool = false) -> KeptMarkHandles? {
+    guard sealing == nil || allowingSealed else { return nil }
     return kept.state.withLock { state -> KeptMarkHandles? in
       switch state {
       case .unused:
@@ -299,7 +300,12 @@ extension FileClockMarkStore {
       let loaded = try? Self.newest(in: bytes, fd: files.record)
     else { return .retry }
     do {
-      _ = try checkSeals(bytes, creatingKey: false)
+      if let seal = try checkSeals(bytes, creatingKey: false) {
+        // A sealed store's kept read (`observeSealed`): which key verified it, for which store.
+        sealedMemo.remember(
+          loaded.record, sequence: loaded.sequence, markKey: seal.keys.mark,
+          storeID: seal.storeID)
+      }
     } catch {
       return .retry
     }

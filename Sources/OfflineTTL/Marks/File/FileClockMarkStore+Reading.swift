@@ -347,6 +347,6 @@ extension FileClockMarkStore {
     }
     return StoreError(
       code: .insecureStore,
-      reason: "\(error)" + DirectoryCacheStore.insecureAdvice)
+      reason: "\(error)" + DirectoryCacheStore.insecureAdvice(for: error))
   }
 }

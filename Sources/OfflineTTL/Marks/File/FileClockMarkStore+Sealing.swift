@@ -16,18 +16,24 @@ extension FileClockMarkStore {
     return bytes[offset..<(offset + length)]
   }
 
-  /// The subkeys of this store's sealing key, or `nil` when the store is not sealed.
+  /// The subkeys of this store's sealing key, or `nil` when the store is not sealed. Inside an
+  /// operation's scope (``SealingKeyScope``: a sealed sign-in, whose commit point is this
+  /// store's reset; a check; a read), the key that operation loaded first, whichever store
+  /// loaded it.
   ///
   /// - Parameter creating: Whether a missing key may be created (online sign-in only).
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys? {
     guard let sealing else { return nil }
     if let presetSealKeys { return presetSealKeys }
-    do {
-      guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directoryPath)) }
-      try sealing.checkKeptOutside(storeDirectory: directoryPath)
-      return SealKeys.of(try sealing.loadOrCreateKey())
-    } catch {
-      throw StoreError(sealingKey: error, provider: sealing)
+    return try SealingKeyScope.keys(of: sealing, directory: directoryPath) {
+      () throws(StoreError) -> SealKeys in
+      do throws(SealingKeyError) {
+        guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directoryPath)) }
+        try sealing.checkKeptOutside(storeDirectory: directoryPath)
+        return SealKeys.of(try sealing.loadOrCreateKey())
+      } catch {
+        throw StoreError(sealingKey: error, provider: sealing)
+      }
     }
   }
 

@@ -86,6 +86,8 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// The descriptors kept open between operations (`keptOpenRecord()`, `observeKept`), shared
   /// by every copy of this value.
   let kept: KeptMarkFiles
+  /// The record bytes a sealed store value last verified (`observeSealed`).
+  let sealedMemo = SealedMarkMemo()
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
   /// that writes, created with mode 0700) by each operation.
@@ -192,8 +194,10 @@ public struct FileClockMarkStore: ClockMarkStorage {
   ///   observation's own clocks, and the covering record is returned
   ///   (``ClockMarkTransition/coveringRecord``). Otherwise the clocks are read (again) under the
   ///   lock and the observation runs as the shared state machine's.
-  /// - The first operation of a store value, a sealed store, and any check of the kept files
-  ///   that fails take the full locked path (open the directory, the lock file and the record,
+  /// - A sealed store reads through the kept descriptors only when no write is needed
+  ///   (`observeSealed`).
+  /// - The first operation of a store value, a sealed store's write, and any check of the kept
+  ///   files that fails take the full locked path (open the directory, the lock file and the record,
   ///   as ``ClockMarkStorage`` describes), which reports any problem.
   ///
   /// **Why a covering record is durable.** Every write holds the exclusive lock from its read
@@ -225,6 +229,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
   public func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkTransition
   {
+    if sealing != nil { return try observeSealed(resolution: resolution, readingClocks: clocks) }
     guard let files = keptHandles() else {
       let transition = try observeUnderLock(resolution: resolution, readingClocks: clocks)
       noteOperation()
