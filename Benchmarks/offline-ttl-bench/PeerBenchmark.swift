@@ -140,7 +140,7 @@ enum PeerBenchmark {
       checksP50, unit: "ns", floor: ("two preads p50", readsP50),
       note: "what the kept-open summary and mark read call per full check, raw")
     report.record(
-      "floor: the watched calls (2 inotify reads, 2 lstat, 2 geteuid, 2 flock, 2 clocks), p50",
+      "floor: the watched calls (2 inotify polls, 2 lstat, 2 geteuid, 2 clocks), p50",
       watchedP50, unit: "ns", floor: ("two preads p50", readsP50),
       note: "what a repeated check calls while the change watches report nothing, raw")
     let ratios: [(name: String, floor: (String, Double), target: Double)] = [

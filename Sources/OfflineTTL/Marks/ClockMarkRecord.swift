@@ -13,7 +13,12 @@ public struct ClockMarkRecord: Sendable, Hashable {
   /// Trusted time (a server anchor carried by the boot and TPM clocks) and the last TPM
   /// reading; `nil` when the store was never signed in with a server time and no TPM was read.
   /// A record without it is stored exactly as before trusted time existed (format version 1).
-  public var trustedTime: TrustedTime?
+  public var trustedTime: TrustedTime? {
+    get { trustedTimeStorage?.value }
+    set { trustedTimeStorage = newValue.map(OutOfLine.init) }
+  }
+  /// ``trustedTime``, out of line (most records have none; copies of the record stay small).
+  private var trustedTimeStorage: OutOfLine<TrustedTime>?
   /// The machine the record is bound to (<doc:Rules#One-user-one-device>): the id read at the
   /// online sign-in (or first mark) that wrote it; `nil` for a record written where no machine
   /// id could be read, and for records written before machine binding existed. A bound record
@@ -36,7 +41,7 @@ public struct ClockMarkRecord: Sendable, Hashable {
     self.generation = generation
     self.mark = mark
     self.floor = floor
-    self.trustedTime = trustedTime
+    self.trustedTimeStorage = trustedTime.map(OutOfLine.init)
     self.machine = machine
   }
 }
@@ -52,11 +57,25 @@ public struct ClockObservation: Sendable, Hashable {
   public var boot: BootClockReading?
   /// The TPM clock now, or `nil` when no TPM is configured or it could not be read (then
   /// ``tpmError`` says why).
-  public var tpm: TPMClockReading?
+  public var tpm: TPMClockReading? {
+    get { tpmStorage?.value }
+    set { tpmStorage = newValue.map(OutOfLine.init) }
+  }
   /// Why a configured TPM could not be read, or `nil`.
-  public var tpmError: TPMClockError?
+  public var tpmError: TPMClockError? {
+    get { tpmErrorStorage?.value }
+    set { tpmErrorStorage = newValue.map(OutOfLine.init) }
+  }
   /// For an online sign-in only: the server time it received, which anchors trusted time.
-  public var serverAnchor: TrustedTimeAnchor?
+  public var serverAnchor: TrustedTimeAnchor? {
+    get { serverAnchorStorage?.value }
+    set { serverAnchorStorage = newValue.map(OutOfLine.init) }
+  }
+  // ``tpm``, ``tpmError`` and ``serverAnchor``, out of line (most readings have none; copies of
+  // a reading stay small).
+  private var tpmStorage: OutOfLine<TPMClockReading>?
+  private var tpmErrorStorage: OutOfLine<TPMClockError>?
+  private var serverAnchorStorage: OutOfLine<TrustedTimeAnchor>?
   /// The id of the machine the clocks were read on (``MachineID``), or `nil` when it cannot be
   /// read there.
   public var machine: MachineID?
@@ -80,9 +99,9 @@ public struct ClockObservation: Sendable, Hashable {
   ) {
     self.wall = wall
     self.boot = boot
-    self.tpm = tpm
-    self.tpmError = tpmError
-    self.serverAnchor = serverAnchor
+    self.tpmStorage = tpm.map(OutOfLine.init)
+    self.tpmErrorStorage = tpmError.map(OutOfLine.init)
+    self.serverAnchorStorage = serverAnchor.map(OutOfLine.init)
     self.machine = machine
   }
 }
