@@ -377,8 +377,15 @@ extension DirectoryCacheStore {
       }
       if let next {
         defer { files.close(next) }
-        opened = try openSealedItem(
-          key, in: next, listed: expected != nil, storeID: index.storeID, keys: keys)
+        do {
+          opened = try openSealedItem(
+            key, in: next, listed: expected != nil, storeID: index.storeID, keys: keys)
+        } catch  where !locked && error.code != .insecureStore {
+          // Every commit of one generation stages under the same name: once this staging was
+          // rolled forward, the next commit may be writing a new one there (an item file still
+          // empty or partly written reads as unsealed or truncated). Read again under the lock.
+          return .disagreement(error)
+        }
       }
     }
     if opened == nil {
