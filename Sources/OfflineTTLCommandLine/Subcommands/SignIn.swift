@@ -20,7 +20,9 @@ enum SignIn: Subcommand {
       earlier than the old mark: the recovery after a fast clock was corrected), and writes
       every --put item stamped with that time, in one atomic step: after a crash the store holds
       the state before or after, never a mix. Concurrent sign-ins take turns; each succeeds.
-      Items not named are kept. Every file is read before anything is written.
+      Items not named are kept, except when --seal seals a store that was unsealed (or sealed
+      with another key): its old items cannot be authenticated and are not carried over.
+      Every file is read before anything is written.
       With --server-time (the time the app received over its authenticated connection, with
       --server-time-uncertainty for how far off it may be) the sign-in also anchors trusted
       time: from then on status and read judge age by server time + elapsed time - uncertainty
