@@ -18,14 +18,7 @@ extension SecureStoreFiles {
     throws(StoreFileError)
   {
     let path = parent.path(of: name)
-    let info: FileStatus
-    do {
-      info = try system.fstatat(parent.fd, name)
-    } catch  where error == .noSuchFileOrDirectory {
-      return
-    } catch {
-      throw StoreFileError(.system(error), path: path)
-    }
+    guard let info = try statusIfPresent(name, in: parent) else { return }
     do {
       guard info.kind == .directory else {
         try system.unlinkat(parent.fd, name)
@@ -67,15 +60,23 @@ extension SecureStoreFiles {
   public func refuseInsecureDirectory(_ name: String, in parent: StoreDirectory)
     throws(StoreFileError)
   {
-    let info: FileStatus
+    guard let info = try statusIfPresent(name, in: parent), info.kind == .directory else { return }
+    try checkOwnership(info, path: parent.path(of: name))
+  }
+
+  /// `fstatat` of `name` in `parent`, never following a link; `nil` when nothing stands there.
+  ///
+  /// - Throws: ``StoreFileError`` with the `system` error of `fstatat` other than `ENOENT`.
+  /// - Complexity: O(1): one `fstatat`.
+  private func statusIfPresent(_ name: String, in parent: StoreDirectory) throws(StoreFileError)
+    -> FileStatus?
+  {
     do {
-      info = try system.fstatat(parent.fd, name)
+      return try system.fstatat(parent.fd, name)
     } catch  where error == .noSuchFileOrDirectory {
-      return
+      return nil
     } catch {
       throw StoreFileError(.system(error), path: parent.path(of: name))
     }
-    guard info.kind == .directory else { return }
-    try checkOwnership(info, path: parent.path(of: name))
   }
 }
