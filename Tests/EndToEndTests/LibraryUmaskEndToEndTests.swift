@@ -31,7 +31,15 @@ import Testing
       guard chown(scratch.path, 65_534, 65_534) == 0 else {
         throw BinaryRunnerError("cannot give \(scratch.path) to uid 65534")
       }
-      probe = try BinaryRunner("offline-ttl-store-probe")
+      // uid 65534 may not reach the build directory (a checkout under a 0700 directory, such
+      // as one `mktemp -d` made): run a copy of the probe from the scratch directory.
+      let built = try BinaryRunner("offline-ttl-store-probe").executable.path
+      let copy = scratch.appending("offline-ttl-store-probe")
+      try FileManager.default.copyItem(atPath: built, toPath: copy)
+      guard chmod(copy, 0o755) == 0 else {
+        throw BinaryRunnerError("cannot make \(copy) executable for uid 65534")
+      }
+      probe = BinaryRunner(path: copy)
     }
 
     /// Runs the probe as uid 65534 under `umask mask` with `arguments` after the store path.
