@@ -30,7 +30,8 @@
     /// process's first store calls together (a reset and a read each), in 24 fresh processes.
     /// Before the fix, 1 process in 40 to 80 hung this way (8 threads, load 0 to 13), so this
     /// case alone catches a regression only sometimes; the deterministic case above always does.
-    @Test(.enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
     func threadsMakingTheProcesssFirstCallsTogetherAllFinish() throws {
       let lockDirectory = try SecretServiceTestSupport.temporaryDirectory()
       for run in 0..<24 {
