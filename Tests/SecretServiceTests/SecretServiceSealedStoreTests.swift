@@ -127,7 +127,10 @@
         #expect(line.contains("key_unavailable"), "\(name): \(text)")
         #expect(line.contains(reason), "\(name): \(text)")
         #expect(line.contains(" exit=1 ms="), "\(name): \(text)")
-        #expect(milliseconds(line) < 5_000, "\(name): \(text)")
+        // At once: never the 30 s wait for the lock file. (A call that waited out its 5 s
+        // deadline would say `timed_out`, not the keyring's reason, checked above.) The bound
+        // is loose because one run of the binary takes seconds on a loaded machine.
+        #expect(milliseconds(line) < 20_000, "\(name): \(text)")
       }
       #expect(text.contains("bytes-unchanged"), "\(text)")
       #expect(section("unlocked").hasPrefix("keyring-sealed exit=0 ms="), "\(text)")
