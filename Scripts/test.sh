@@ -10,8 +10,39 @@
 # When the TPM Software Stack is installed (`pkg-config --exists tss2-esys`), the TPM trait is
 # enabled too: the TPM clock, `--tpm` on the command line, and the tests against swtpm (each
 # skipped, with the reason, when swtpm or tpm2-tools is missing).
+#
+# Each test run is bounded (OFFLINE_TTL_TEST_LIMIT seconds, default 1800): a run that outlives it
+# is stopped, the tests that started and never finished are listed, and the script fails, so a
+# hang costs minutes and names itself instead of stalling CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+limit=${OFFLINE_TTL_TEST_LIMIT:-1800}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# bounded <name> <command...>: runs one `swift test` command under the time limit, its output
+# copied to a log; on a timeout, lists the unfinished tests from that log and exits 1.
+bounded() {
+  local name=$1
+  shift
+  local status
+  set +e
+  timeout --kill-after=30 "$limit" "$@" 2>&1 | tee "$logs/$name.log"
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    echo "error: $name did not finish within $limit s (OFFLINE_TTL_TEST_LIMIT); stopped."
+    echo "Tests that started and never finished:"
+    # Swift Testing prints `◇ Test <name> started.` and then passed/failed/skipped lines.
+    sed -n 's/^.* Test \(.*\) started\.$/\1/p' "$logs/$name.log" | sort -u >"$logs/started"
+    sed -n 's/^.* Test \(.*\) \(passed\|failed\|skipped\|recorded\).*$/\1/p' "$logs/$name.log" \
+      | sort -u >"$logs/ended"
+    comm -23 "$logs/started" "$logs/ended" | sed 's/^/  /'
+    exit 1
+  fi
+  return "$status"
+}
 
 traits=()
 skip_reason=""
@@ -34,9 +65,10 @@ else
 fi
 
 swift build --build-tests "${traits[@]}"
-swift test --skip-build "${traits[@]}" --skip SecretServiceTests
+bounded tests swift test --skip-build "${traits[@]}" --skip SecretServiceTests
 if [ -n "$skip_reason" ]; then
   echo "Secret Service tests skipped: $skip_reason"
 else
-  Scripts/with-secret-service.sh swift test --skip-build "${traits[@]}" --filter SecretServiceTests
+  bounded secret-service-tests \
+    Scripts/with-secret-service.sh swift test --skip-build "${traits[@]}" --filter SecretServiceTests
 fi

@@ -10,6 +10,12 @@
 //     prints `ok SealingKey(check <hex>)` or `error <SealingKeyError>`)
 //   offline-ttl-secret-probe <app-id> <lock-dir> exercise <rounds>   (every call of both stores,
 //     failures included: the leak check runs this under valgrind, see Scripts/leak-check.sh)
+//   offline-ttl-secret-probe <app-id> <lock-dir> first-use <threads>   (that many threads, let go
+//     together, make this process's first libsecret calls at once: a reset and a read each, under
+//     <app-id>.<thread>; prints `ok threads=<n>`)
+//   offline-ttl-secret-probe <app-id> <lock-dir> types   (which of libsecret's enum and flags
+//     types are registered before and after one store read: prints `before=<n> after=<n>
+//     missing=<names>`; any result of the read itself is fine)
 //
 // Prints `ok generation=<g> mark=<ns>` or `error <ClockMarkStoreError>` and `elapsed_ms=<n>`;
 // exit 0, 1 (store error) or 2 (usage, or built without the SecretService trait).
@@ -22,6 +28,7 @@
   import Foundation
   import OfflineTTL
   import OfflineTTLSecretService
+  import Synchronization
 
   func monotonicMilliseconds() -> Int64 {
     var now = timespec()
@@ -106,6 +113,30 @@
           applicationID: arguments[1] + ".absent", lockDirectory: arguments[2]))
       if (try? other.observe(now: .init(nanosecondsSinceEpoch: 1))) != nil { exit(3) }
       print("ok exercised")
+    case "first-use" where arguments.count == 5:
+      let threads = max(Int(arguments[4]) ?? 1, 1)
+      let failures = FirstUse.run(threads: threads) { index in
+        let own = SecretServiceClockMarkStore(
+          configuration: try SecretServiceStoreConfiguration(
+            applicationID: "\(arguments[1]).\(index)", lockDirectory: arguments[2],
+            timeout: .milliseconds(timeout ?? 10_000)))
+        let wall = WallClockInstant(nanosecondsSinceEpoch: Int64(index + 1) * 1_000_000_000)
+        _ = try own.resetAfterOnlineSignIn(now: wall)
+        guard try own.read().mark == wall else { throw FirstUse.Mismatch() }
+      }
+      guard failures.isEmpty else {
+        print("error \(failures.joined(separator: "; "))")
+        exit(1)
+      }
+      print("ok threads=\(threads)")
+    case "types":
+      let before = LibSecretEnumTypes.registered()
+      _ = try? store.read()
+      let after = LibSecretEnumTypes.registered()
+      let missing = LibSecretEnumTypes.names.filter { !after.contains($0) }
+      print(
+        "before=\(before.count) after=\(after.count) "
+          + "missing=\(missing.isEmpty ? "none" : missing.joined(separator: ","))")
     case "key-load", "key-create":
       let provider = SecretServiceSealingKeyProvider(configuration: configuration)
       let key = try arguments[3] == "key-load" ? provider.loadKey() : provider.loadOrCreateKey()
@@ -123,6 +154,62 @@
   }
   print("elapsed_ms=\(monotonicMilliseconds() - started)")
   exit(status)
+
+  /// libsecret's enum and flags types by name, looked up with GLib's `g_type_from_name` (found
+  /// with dlsym, so the probe needs no GLib module of its own).
+  enum LibSecretEnumTypes {
+    static let names = [
+      "SecretBackendFlags", "SecretCollectionCreateFlags", "SecretCollectionFlags", "SecretError",
+      "SecretItemCreateFlags", "SecretItemFlags", "SecretSchemaAttributeType", "SecretSchemaFlags",
+      "SecretSchemaType", "SecretSearchFlags", "SecretServiceFlags",
+    ]
+
+    /// The names that GLib knows as types now.
+    static func registered() -> [String] {
+      typealias FromName = @convention(c) (UnsafePointer<CChar>) -> UInt
+      guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "g_type_from_name") else {
+        print("error g_type_from_name not found")
+        exit(1)
+      }
+      let fromName = unsafeBitCast(symbol, to: FromName.self)
+      return names.filter { fromName($0) != 0 }
+    }
+  }
+
+  /// Threads released together by a barrier, each running `body` once.
+  enum FirstUse {
+    struct Mismatch: Error {}
+
+    /// Runs `body(0..<threads)` on that many threads started before any of them may go on, so
+    /// their first calls into the store meet. Returns one line per thread that threw.
+    static func run(threads: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> [String] {
+      let failures = Mutex<[String]>([])
+      let barrier = UnsafeMutablePointer<pthread_barrier_t>.allocate(capacity: 1)
+      pthread_barrier_init(barrier, nil, UInt32(threads))
+      let group = DispatchGroup()
+      let unsafeBarrier = UnsafeSendable(barrier)
+      for index in 0..<threads {
+        group.enter()
+        Thread.detachNewThread {
+          pthread_barrier_wait(unsafeBarrier.value)
+          do { try body(index) } catch {
+            failures.withLock { $0.append("thread \(index): \(error)") }
+          }
+          group.leave()
+        }
+      }
+      group.wait()
+      pthread_barrier_destroy(barrier)
+      barrier.deallocate()
+      return failures.withLock { $0 }
+    }
+  }
+
+  /// A pointer handed to threads that only use it between the barrier's set-up and tear-down.
+  struct UnsafeSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+  }
 
   /// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
   struct SplitMix64 {

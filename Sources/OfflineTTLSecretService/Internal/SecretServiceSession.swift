@@ -12,6 +12,36 @@
     let secret: [UInt8]?
   }
 
+  /// libsecret's enum and flags types, registered once per process before its first use.
+  ///
+  /// libsecret (0.20) registers these types from `*_get_type()` functions that test and set a
+  /// static without a lock (its object types use `g_once_init_enter` and are safe). Two threads
+  /// that make their first libsecret calls at once can both register one type: GLib refuses the
+  /// second ("cannot register existing type 'SecretSchemaAttributeType'"), that thread's schema
+  /// is built on an invalid type, and its call can wait forever. Each type is registered here,
+  /// in one Swift global initializer (run exactly once, whatever the threads), before any
+  /// session touches libsecret. Cost: one call per type, once per process.
+  enum LibSecretTypes {
+    /// `true` once every type below is registered; reading it runs the registration once.
+    static let registered: Bool = {
+      let types: [GType] = [
+        secret_backend_flags_get_type(), secret_collection_create_flags_get_type(),
+        secret_collection_flags_get_type(), secret_error_get_type(),
+        secret_item_create_flags_get_type(), secret_item_flags_get_type(),
+        secret_schema_attribute_type_get_type(), secret_schema_flags_get_type(),
+        secret_schema_type_get_type(), secret_search_flags_get_type(),
+        secret_service_flags_get_type(),
+        // Object and boxed types: safe on their own, registered here too so their class set-up
+        // never meets a half-registered enum.
+        secret_schema_get_type(), secret_schema_attribute_get_type(), secret_value_get_type(),
+        secret_service_get_type(), secret_collection_get_type(), secret_item_get_type(),
+        secret_prompt_get_type(),
+      ]
+      // Every value must be a registered type; 0 would mean the registration failed.
+      return types.allSatisfy { $0 != 0 }
+    }()
+  }
+
   /// One store operation's use of the provider's `default` collection: connects (bus, service,
   /// collection, lock state) under one `CallDeadline`, runs the operation's calls, and releases
   /// every GLib object it obtained when the operation ends, however it ends.
@@ -35,6 +65,11 @@
     private let context: OpaquePointer
 
     private init(configuration: SecretServiceStoreConfiguration) throws(SecretServiceFault) {
+      guard LibSecretTypes.registered else {
+        throw SecretServiceFault(
+          reason: .serviceFailed, duringWrite: false,
+          message: "libsecret's types could not be registered (GLib refused one)")
+      }
       self.configuration = configuration
       deadline = try CallDeadline(timeout: configuration.timeout)
       schema = otl_secret_schema_new(Self.schemaName)
