@@ -99,7 +99,7 @@
         [ "$(snapshot)" = "$before" ] && echo "bytes-unchanged"
         printf offline-ttl-test | HOME="$OFFLINE_TTL_KEYRING_HOME" \\
           gnome-keyring-daemon --replace --unlock --components=secrets >/dev/null 2>&1
-        sleep 0.5
+        "$OFFLINE_TTL_WAIT_FOR_SECRET_SERVICE" 60
         echo "== unlocked"
         read_token
         """
