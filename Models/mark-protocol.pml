@@ -55,6 +55,9 @@
  *   DRAIN_AFTER_READ   (with WATCH) the watched reader drains its watch after its validated read
  *                      instead of before it: an event of a write made in between is lost, and
  *                      the stale record is reused after a reset was acknowledged.
+ *   TAG_AFTER_READ     (with SHARED_WATCH) the reader tags its validated read with the drain
+ *                      count as it is after the read instead of the count its poll gave before
+ *                      it: the other store's drain of a write's event in between is lost.
  *
  * The change watch (WATCH; FileClockMarkStore.validatedKeptRecord with a StoreChangeWatch): each
  * lock-free reader has an inotify queue `evt[i]`. The kernel queues the event during the system
@@ -62,6 +65,14 @@
  * the page cache, before its fdatasync). A reader that holds a record from an earlier validated
  * read and finds no event reuses it, with no lock and no pread; otherwise it drains the queue,
  * then reads as above (the non-blocking shared lock) and keeps what validated.
+ *
+ * The shared watch (SHARED_WATCH, with WATCH; SharedStoreWatch): the item store of the same
+ * process polls the same queue (CoStore: any number of times up to CO_POLLS, at any instant),
+ * and every poll that finds events drains them and adds one to the drain count `chg[i]`. A check
+ * makes one poll (its view: the count after it), possibly long before the mark store uses it (the
+ * item store polled first in the gate's check); the mark store reuses its last validated read when
+ * the view's count is the count its tag holds (the view of the poll made before that read);
+ * otherwise it reads as above, after that poll, and tags what validated with the view's count.
  *
  * Group commit (GROUPERS processes, FileClockMarkStore.observeKept): try the exclusive lock
  * without waiting; when it is granted, observe as an Observer. Else read the two slots with no
@@ -118,6 +129,7 @@ byte T = 0;
 byte lockholder = 0;
 bool crashed = false;
 bit evt[2]; /* each lock-free reader's change watch: an event is queued (WATCH) */
+byte chg[2]; /* each watch's drain count (SHARED_WATCH) */
 
 /* ghosts: what was acknowledged or seen */
 byte ack_gen = 0;
@@ -298,6 +310,7 @@ proctype SignIn() {
 proctype LockFreeReader(byte me) {
   Slot a; Slot b; Slot r; byte ri; bit had; byte now; byte n = 0; byte fl;
   Slot c; bit hasc = 0;                          /* the last validated read (WATCH) */
+  byte view = 0; byte tag = 0;                   /* drain counts (SHARED_WATCH) */
   {
     do
     :: n < READER_ROUNDS ->
@@ -305,6 +318,23 @@ proctype LockFreeReader(byte me) {
        atomic { readClock(now) };
 #endif
        d_step { beginRead(fl) }
+#ifdef SHARED_WATCH
+       d_step {                                  /* the check's one poll, by either store */
+         if
+         :: evt[me] -> evt[me] = 0; chg[me]++
+         :: else -> skip
+         fi;
+         view = chg[me]
+       }
+       /* the item store's part of the check (and its polls, CoStore) may run here */
+       if
+       :: hasc && tag == view ->                 /* no drain since the tagged read's poll */
+          d_step { copySlot(r, c); checkRead(r, fl) };
+          goto judge
+       :: else -> skip
+       fi;
+       hasc = 0;
+#else
 #ifdef WATCH
        if
        :: hasc && !evt[me] ->                    /* no event: reuse it, no lock, no pread */
@@ -315,6 +345,7 @@ proctype LockFreeReader(byte me) {
        hasc = 0;
 #ifndef DRAIN_AFTER_READ
        evt[me] = 0;                              /* drained before the validated read */
+#endif
 #endif
 #endif
 #ifndef NO_VALIDATION
@@ -341,6 +372,13 @@ proctype LockFreeReader(byte me) {
 #ifdef WATCH
 #ifdef DRAIN_AFTER_READ
        evt[me] = 0;
+#endif
+#ifdef SHARED_WATCH
+#ifdef TAG_AFTER_READ
+       tag = chg[me];
+#else
+       tag = view;
+#endif
 #endif
        d_step { copySlot(c, r); hasc = 1 }
 judge:
@@ -553,6 +591,27 @@ proctype PowerLoss() {
   }
 }
 
+#ifndef CO_POLLS
+#define CO_POLLS 2
+#endif
+
+/* The item store of the same process polling the shared watch in its own reads (SHARED_WATCH):
+   a poll that finds events drains them and adds one to the drain count. */
+proctype CoStore(byte me) {
+  byte p = 0;
+  do
+  :: p < CO_POLLS ->
+     d_step {
+       if
+       :: evt[me] -> evt[me] = 0; chg[me]++
+       :: else -> skip
+       fi;
+       p++
+     }
+  :: else -> break
+  od
+}
+
 init {
   byte k = 0;
   /* The initial record: generation 0, mark 3, written by a clock that ran fast. */
@@ -573,7 +632,12 @@ init {
     od;
     k = 0;
     do
-    :: k < READERS -> run LockFreeReader(k); k++
+    :: k < READERS ->
+       run LockFreeReader(k);
+#ifdef SHARED_WATCH
+       run CoStore(k);
+#endif
+       k++
     :: else -> break
     od;
     run PowerLoss()

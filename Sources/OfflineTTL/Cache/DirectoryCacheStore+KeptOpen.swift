@@ -16,16 +16,19 @@ struct KeptCacheDescriptors: KeptDescriptorSet {
   let indexStatus: FileStatus
   /// The store path with any trailing `/` and `/.` removed (``DirectoryCacheStore/unfollowedPath(_:)``).
   let unfollowedPath: String
-  /// The watch of the store directory, `cache/`, `items/` and the index, or `nil`.
-  var watch: StoreChangeWatch?
-  /// The summary the last full check served, and the effective user it was checked for;
-  /// reused while the watch reports nothing. `nil` without a watch.
-  var validated: (summary: ItemTimeSummary, user: UInt32)?
-  /// A sealed store's counterpart of `validated` (`keptSealedSummaryDeferringBinding()`).
-  var sealedValidated: SealedKeptSummary? = nil
+  /// The change watch of the store directory (``SharedStoreWatch``, shared with the mark store
+  /// of the same directory), to which `cache/`, `items/` and the index were added; or `nil`.
+  let watch: SharedStoreWatch?
+  /// The summary the last full check served, the effective user it was checked for, and the
+  /// watch's drain count (``SharedStoreWatch/State/changes``) of a `poll` made before that
+  /// check; reused while a `poll` gives the same count. `nil` without a watch.
+  var validated: (summary: ItemTimeSummary, user: UInt32, changes: UInt64)?
+  /// A sealed store's counterpart of `validated` (`keptSealedSummaryDeferringBinding()`), with
+  /// its drain count.
+  var sealedValidated: (checked: SealedKeptSummary, changes: UInt64)? = nil
 
+  /// Closes the descriptors (the shared watch is closed when its last store lets it go).
   func close(_ system: Syscalls) {
-    watch?.close(system)
     system.closeIgnoringErrors(index)
     system.closeIgnoringErrors(cache.fd)
     system.closeIgnoringErrors(store.fd)
@@ -68,8 +71,10 @@ extension DirectoryCacheStore {
   /// effective user: every file and directory that check looked at is as it was then (same
   /// inode, same bytes, same owner and mode: any write, change of owner, mode or link count,
   /// name created, removed or renamed in a watched directory, or watched directory moved, is an
-  /// event). Any event drains the watch and takes the full check. System calls: one `read`,
-  /// one `lstat`, one `geteuid`.
+  /// event). Any event drains the watch and takes the full check. System calls: one `poll`,
+  /// one `lstat`, one `geteuid`, made once per gate check for both stores over the directory:
+  /// the watch is the directory's ``SharedStoreWatch``, shared with the mark store, which is
+  /// given the same check (``StoreCheckScope``).
   ///
   /// Reading through a descriptor whose file is, at the time of the check, the one the path
   /// names is the same as opening it by name then: the inode cannot be reused while it is open.
@@ -89,24 +94,21 @@ extension DirectoryCacheStore {
       case .kept: break
       }
       guard case .kept(var files) = state else { return nil }
-      if let watch = files.watch {
-        let poll = watch.poll(sys)
-        if poll == .unchanged, let validated = files.validated,
-          isKeptStoreDirectory(files), sys.effectiveUserID() == validated.user
-        {
-          return validated.summary
-        }
-        if poll == .failed {
-          watch.close(sys)
-          files.watch = nil
-        }
+      let view = files.watch?.view(sys)
+      if let view, view.isKeptDirectory, let validated = files.validated,
+        validated.changes == view.changes, validated.user == view.user
+      {
+        return validated.summary
+      }
+      if files.validated != nil {
         files.validated = nil
         state = .kept(files)
       }
+      files.watch?.forgetView()
       switch readKept(files) {
       case .summary(let summary):
-        if files.watch != nil {
-          files.validated = (summary, sys.effectiveUserID())
+        if let view {
+          files.validated = (summary, sys.effectiveUserID(), view.changes)
           state = .kept(files)
         }
         return summary
@@ -133,12 +135,6 @@ extension DirectoryCacheStore {
     case fullPath
     /// A directory or the index is not the one kept open, or fails its checks: close them.
     case replaced
-  }
-
-  /// Whether the store path still names the directory kept open (one `lstat`).
-  func isKeptStoreDirectory(_ kept: KeptCacheDescriptors) -> Bool {
-    guard let store = try? files.sys.lstat(kept.unfollowedPath) else { return false }
-    return store.kind == .directory && store.isSameFile(as: kept.storeStatus)
   }
 
   /// What the kept files' checks (`checkKeptFiles(_:)`) found.
@@ -222,12 +218,13 @@ extension DirectoryCacheStore {
       files.close(store)
       return nil
     }
-    let watch = StoreChangeWatch.open(
-      files.sys, watching: [store.fd, cache.fd, index.fd], subdirectories: [Self.itemsName],
-      in: cache.fd)
+    let unfollowedPath = Self.unfollowedPath(directory)
+    let watch = SharedStoreWatch.join(
+      files.sys, path: unfollowedPath, directory: store.fd, status: storeStatus,
+      watching: [cache.fd, index.fd], subdirectories: [Self.itemsName], in: cache.fd)
     return KeptCacheDescriptors(
       store: store, storeStatus: storeStatus, cache: cache, cacheStatus: cacheStatus,
-      index: index.fd, indexStatus: index.status, unfollowedPath: Self.unfollowedPath(directory),
+      index: index.fd, indexStatus: index.status, unfollowedPath: unfollowedPath,
       watch: watch, validated: nil)
   }
 }

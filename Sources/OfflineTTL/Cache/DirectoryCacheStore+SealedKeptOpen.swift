@@ -61,25 +61,22 @@ extension DirectoryCacheStore {
       case .kept: break
       }
       guard case .kept(var files) = state else { return nil }
-      if let watch = files.watch {
-        let poll = watch.poll(sys)
-        if poll == .unchanged, let validated = files.sealedValidated,
-          isKeptStoreDirectory(files), sys.effectiveUserID() == validated.user,
-          Sodium.equalInConstantTime(validated.indexKey, keys.index)
-        {
-          return validated
-        }
-        if poll == .failed {
-          watch.close(sys)
-          files.watch = nil
-        }
+      let view = files.watch?.view(sys)
+      if let view, view.isKeptDirectory, let validated = files.sealedValidated,
+        validated.changes == view.changes, view.user == validated.checked.user,
+        Sodium.equalInConstantTime(validated.checked.indexKey, keys.index)
+      {
+        return validated.checked
+      }
+      if files.sealedValidated != nil {
         files.sealedValidated = nil
         state = .kept(files)
       }
+      files.watch?.forgetView()
       switch readKeptSealed(files, keys: keys) {
       case .summary(let checked):
-        if files.watch != nil {
-          files.sealedValidated = checked
+        if let view {
+          files.sealedValidated = (checked, view.changes)
           state = .kept(files)
         }
         return checked

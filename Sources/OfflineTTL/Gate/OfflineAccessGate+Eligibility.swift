@@ -39,8 +39,11 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
-    // A sealed store's key is read once for the whole check (the summary and the observation).
-    SealingKeyScope.run { () -> OfflineAccessDecision in checkEligibilityInKeyScope() }
+    // A sealed store's key is read once for the whole check (the summary and the observation),
+    // and file stores over one directory check their shared change watch once for it.
+    SealingKeyScope.run { () -> OfflineAccessDecision in
+      StoreCheckScope.run { () -> OfflineAccessDecision in checkEligibilityInKeyScope() }
+    }
   }
 
   private func checkEligibilityInKeyScope() -> OfflineAccessDecision {

@@ -35,6 +35,9 @@
 /// it is not available (another platform, another file system, no `/proc`, the per-user limit
 /// of inotify instances reached), ``open(_:watching:subdirectories:in:)`` returns `nil` and the
 /// store checks every file on every read as before.
+///
+/// The stores hold it through ``SharedStoreWatch``: one watch per store directory in a process,
+/// to which both file stores add what they keep open.
 struct StoreChangeWatch: Sendable {
   /// The inotify descriptor (non-blocking).
   let fd: FileDescriptor
@@ -88,38 +91,59 @@ struct StoreChangeWatch: Sendable {
       }
       guard let inotify = try? system.inotifyInit() else { return nil }
       let watch = StoreChangeWatch(fd: inotify)
-      for fd in descriptors {
-        guard
-          (try? system.inotifyAddWatch(inotify, "/proc/self/fd/\(fd.rawValue)", mask: events))
-            != nil
-        else {
-          watch.close(system)
-          return nil
-        }
-      }
-      if let parent {
-        for name in subdirectories {
-          if let status = try? system.fstatat(parent, name), status.kind == .directory,
-            status.device != device
-          {
-            watch.close(system)
-            return nil
-          }
-          do {
-            _ = try system.inotifyAddWatch(
-              inotify, "/proc/self/fd/\(parent.rawValue)/\(name)",
-              mask: events | subdirectoryOptions)
-          } catch  where error == .noSuchFileOrDirectory {
-            continue
-          } catch {
-            watch.close(system)
-            return nil
-          }
-        }
+      guard
+        watch.add(
+          system, watching: descriptors, subdirectories: subdirectories, in: parent,
+          device: device, checkingDevices: false)
+      else {
+        watch.close(system)
+        return nil
       }
       return watch
     #else
       return nil
+    #endif
+  }
+
+  /// Adds watches of `descriptors` and of the subdirectories `subdirectories` of `parent` to
+  /// this watch (``open(_:watching:subdirectories:in:)`` describes them); each must be on
+  /// `device`, the device of what the watch already watches (checked with one `fstat` each
+  /// unless `checkingDevices` is `false`: the caller checked it).
+  ///
+  /// - Returns: Whether every watch was added (when not, some may have been: they only report
+  ///   more changes).
+  func add(
+    _ system: Syscalls, watching descriptors: [FileDescriptor], subdirectories: [String],
+    in parent: FileDescriptor?, device: UInt64, checkingDevices: Bool = true
+  ) -> Bool {
+    #if os(Linux)
+      if let faults = system.faults, !faults.allowsChangeWatch { return false }
+      for fd in descriptors {
+        guard !checkingDevices || (try? system.fstat(fd).device) == device,
+          (try? system.inotifyAddWatch(self.fd, "/proc/self/fd/\(fd.rawValue)", mask: Self.events))
+            != nil
+        else { return false }
+      }
+      guard let parent else { return true }
+      for name in subdirectories {
+        if let status = try? system.fstatat(parent, name), status.kind == .directory,
+          status.device != device
+        {
+          return false
+        }
+        do {
+          _ = try system.inotifyAddWatch(
+            self.fd, "/proc/self/fd/\(parent.rawValue)/\(name)",
+            mask: Self.events | Self.subdirectoryOptions)
+        } catch  where error == .noSuchFileOrDirectory {
+          continue
+        } catch {
+          return false
+        }
+      }
+      return true
+    #else
+      return false
     #endif
   }
 

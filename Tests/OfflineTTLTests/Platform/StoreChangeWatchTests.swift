@@ -458,4 +458,129 @@ import Testing
     #expect(flock(lock, LOCK_UN) == 0)
     #expect(try FileClockMarkStore(atPath: path).read() == before)
   }
+
+  // MARK: Both stores of one gate
+
+  /// A gate over `path` whose item store and mark store keep one plan each.
+  static func gate(
+    _ path: String, cacheFaults: SyscallFaultPlan? = nil, markFaults: SyscallFaultPlan? = nil
+  ) throws -> OfflineAccessGate {
+    let cache =
+      cacheFaults.map { DirectoryCacheStore(atPath: path, faults: $0) }
+      ?? DirectoryCacheStore(atPath: path)
+    let marks =
+      markFaults.map { FileClockMarkStore(atPath: path, faults: $0) }
+      ?? FileClockMarkStore(atPath: path)
+    return OfflineAccessGate(
+      cache: cache, marks: marks,
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
+      clock: ManualWallClock(FileClockMarkStoreKeptOpenTests.at(10).wall), bootClock: nil)
+  }
+
+  /// What a decision says, for comparing two gates' decisions made at the same clock.
+  static func outcome(_ decision: OfflineAccessDecision) -> String {
+    let errors = [decision.markError, decision.cacheError].map {
+      $0.map { "\($0.code) \(String(describing: $0.unreadableReason))" } ?? "-"
+    }
+    return
+      "\(decision.status) \(decision.reasons) \(String(describing: decision.previousMark)) "
+      + "\(String(describing: decision.generation)) \(String(describing: decision.items)) "
+      + errors.joined(separator: " ")
+  }
+
+  /// From the third check of one gate on, a repeated check polls the one change watch both
+  /// stores share once, and `lstat`s the store path once, for both stores (the item store reads
+  /// first; the mark store is given the same check).
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aRepeatedGateCheckPollsTheSharedWatchOnceForBothStores() throws {
+    let (parent, path) = try Self.makeStore(count: 4)
+    defer { parent.remove() }
+    let cacheFaults = SyscallFaultPlan(allowsChangeWatch: true)
+    let markFaults = SyscallFaultPlan(allowsChangeWatch: true)
+    let gate = try Self.gate(path, cacheFaults: cacheFaults, markFaults: markFaults)
+    for _ in 0..<3 { _ = gate.checkEligibility() }
+    for _ in 0..<3 {
+      cacheFaults.resetCounts()
+      markFaults.resetCounts()
+      let decision = gate.checkEligibility()
+      #expect(Self.outcome(decision) == Self.outcome(try Self.gate(path).checkEligibility()))
+      #expect(cacheFaults.count(of: .poll) == 1, "one poll: \(cacheFaults.trace)")
+      #expect(cacheFaults.count(of: .fstatat) == 1, "one lstat: \(cacheFaults.trace)")
+      #expect(markFaults.count(of: .poll) == 0, "the same poll: \(markFaults.trace)")
+      #expect(markFaults.count(of: .fstatat) == 0, "the same lstat: \(markFaults.trace)")
+      for plan in [cacheFaults, markFaults] {
+        #expect(plan.count(of: .read) == 0 && plan.count(of: .pread) == 0, "\(plan.trace)")
+        #expect(plan.count(of: .openat) == 0 && plan.count(of: .open) == 0, "\(plan.trace)")
+        #expect(plan.count(of: .flock) == 0 && plan.count(of: .close) == 0, "\(plan.trace)")
+        #expect(plan.count(of: .pwrite) == 0 && plan.count(of: .fdatasync) == 0)
+      }
+    }
+    // Outside a gate's check, each store still polls for itself.
+    markFaults.resetCounts()
+    _ = try gate.marks.read()
+    #expect(markFaults.count(of: .poll) == 1 && markFaults.count(of: .fstatat) == 1)
+  }
+
+  static let gateChanges: [Change] =
+    changes + [
+      Change(testDescription: "a mark write by another store value") { _, path in
+        _ = try FileClockMarkStore(atPath: path).observe(
+          resolution: .zero, readingClocks: { FileClockMarkStoreKeptOpenTests.at(60_000) })
+      },
+      Change(testDescription: "a sign-in by another store value") { _, path in
+        _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(readingClocks: {
+          FileClockMarkStoreKeptOpenTests.at(30_000)
+        })
+      },
+      Change(testDescription: "an older mark record renamed in") { parent, path in
+        #expect(rename(parent.appending("older"), path + "/clock-mark") == 0)
+      },
+      Change(testDescription: "the mark record's bytes damaged in place") { _, path in
+        let handle = try #require(FileHandle(forWritingAtPath: path + "/clock-mark"))
+        try handle.write(contentsOf: Data(repeating: 0, count: 8192))
+        try handle.close()
+      },
+      Change(testDescription: "the mark record unlinked") { _, path in
+        #expect(unlink(path + "/clock-mark") == 0)
+      },
+      chmodChange("clock-mark", 0o644),
+      chmodChange("clock-mark.lock", 0o666),
+    ]
+
+  /// Every change to either store between two repeated checks of one gate is seen by the very
+  /// next check, though only one of the stores polls the shared watch in it: its decision is
+  /// the one a gate over new store values makes at the same clock.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"),
+    arguments: gateChanges)
+  func everyChangeBetweenTwoRepeatedGateChecksIsSeenByTheNextOne(_ change: Change) throws {
+    let (parent, path) = try Self.makeStore()
+    defer {
+      for name in ["", "cache", "cache/items"] { _ = chmod(path + "/" + name, 0o700) }
+      parent.remove()
+    }
+    try FileManager.default.copyItem(
+      atPath: path + "/clock-mark", toPath: parent.appending("older"))
+    _ = try FileClockMarkStore(atPath: path).observe(
+      resolution: .zero, readingClocks: { FileClockMarkStoreKeptOpenTests.at(5) })
+    let cacheFaults = SyscallFaultPlan(allowsChangeWatch: true)
+    let markFaults = SyscallFaultPlan(allowsChangeWatch: true)
+    let gate = try Self.gate(path, cacheFaults: cacheFaults, markFaults: markFaults)
+    for _ in 0..<3 { _ = gate.checkEligibility() }
+    markFaults.resetCounts()
+    let before = gate.checkEligibility()
+    #expect(markFaults.count(of: .pread) == 0, "served from the watch before the change")
+    #expect(Self.outcome(before) == Self.outcome(try Self.gate(path).checkEligibility()))
+    try change.make(parent, path)
+    let after = gate.checkEligibility()
+    #expect(Self.outcome(after) == Self.outcome(try Self.gate(path).checkEligibility()))
+    #expect(
+      Self.outcome(gate.checkEligibility()) == Self.outcome(try Self.gate(path).checkEligibility()),
+      "and the next one agrees too")
+  }
 }

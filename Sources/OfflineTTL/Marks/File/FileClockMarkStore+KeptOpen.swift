@@ -21,10 +21,12 @@ final class KeptMarkHandles: Sendable {
   /// Whether `record` was opened read-write (else the writing observation takes the full path).
   let recordWritable: Bool
   let lockStatus: FileStatus
-  /// The change watch of the directory, the record and the lock file and the record its last
-  /// full check read (`validatedKeptRecord(_:)`); no watch where none can be relied on.
-  /// Every read through the watch runs under this lock, so a thread never reuses a record while
-  /// another has drained the events that outdate it.
+  /// The change watch of the store directory (``SharedStoreWatch``, shared with the item store
+  /// of the same directory), to which the record and the lock file were added; `nil` where none
+  /// can be relied on.
+  let watch: SharedStoreWatch?
+  /// The record the last full check read (`validatedKeptRecord(_:)`). Every read through the
+  /// watch runs under this lock.
   let watched: Mutex<WatchedMarkRecord>
   /// Lock-file descriptors no operation is using, each its own open file description, none
   /// holding a lock.
@@ -37,9 +39,10 @@ final class KeptMarkHandles: Sendable {
   init(
     directory: StoreDirectory, directoryStatus: FileStatus, record: FileDescriptor,
     recordStatus: FileStatus, recordWritable: Bool, lock: FileDescriptor, lockStatus: FileStatus,
-    watch: StoreChangeWatch?, system: Syscalls
+    watch: SharedStoreWatch?, system: Syscalls
   ) {
-    self.watched = Mutex(WatchedMarkRecord(watch: watch))
+    self.watch = watch
+    self.watched = Mutex(WatchedMarkRecord())
     self.directory = directory
     self.directoryStatus = directoryStatus
     self.record = record
@@ -51,7 +54,6 @@ final class KeptMarkHandles: Sendable {
   }
 
   deinit {
-    watched.withLock { $0.watch?.close(system) }
     for lock in idleLocks.withLock({ $0 }) { system.closeIgnoringErrors(lock) }
     system.closeIgnoringErrors(record)
     system.closeIgnoringErrors(directory.fd)
@@ -94,15 +96,13 @@ final class KeptMarkHandles: Sendable {
   }
 }
 
-/// A kept mark store's change watch and the record its last full check read.
+/// The record a kept mark store's last full check read.
 struct WatchedMarkRecord: Sendable {
-  /// The watch; `nil` where none can be relied on, and once it failed (every read then takes
-  /// the full check).
-  var watch: StoreChangeWatch?
-  /// The record the last full check read under the non-blocking shared lock (after the watch
-  /// was drained), and the effective user it was checked for; reused, without a lock, while the
-  /// watch reports nothing.
-  var validated: (record: RecordHint, user: UInt32)? = nil
+  /// The record the last full check read under the non-blocking shared lock, the effective
+  /// user it was checked for, and the watch's drain count (``SharedStoreWatch/State/changes``)
+  /// of a `poll` made before that read; reused, without a lock, while a `poll` gives the same
+  /// count.
+  var validated: (record: RecordHint, user: UInt32, changes: UInt64)? = nil
 }
 
 extension KeptMarkHandles: KeptDescriptorSet {
@@ -167,7 +167,11 @@ extension FileClockMarkStore {
   ///   read, so a mark read here is never compared with an older clock.
   /// Any event drains the watch and takes the checks above (with the shared lock); a writer
   /// holding the lock then sends the caller to the locked path as before. System calls: one
-  /// `lstat`, one `geteuid`, one `read` of the watch; no lock, no `pread`.
+  /// `lstat`, one `geteuid`, one `poll` of the watch; no lock, no `pread`. The watch is the store
+  /// directory's ``SharedStoreWatch``, shared with the item store over the same directory (so
+  /// "no event" is "the drain count is the one the reused record was tagged with"); inside the
+  /// gate's check (``StoreCheckScope``) the store that reads first makes these three calls for
+  /// both stores, and the mark store, reading second, makes none.
   func keptOpenRecord() -> ClockMarkRecord? {
     guard let files = keptHandles(), let hint = validatedKeptRecord(files) else { return nil }
     return hint.record
@@ -177,33 +181,25 @@ extension FileClockMarkStore {
   /// (`RecordHint.isValidated` is `true`).
   func validatedKeptRecord(_ files: KeptMarkHandles) -> RecordHint? {
     files.watched.withLock { watched -> RecordHint? in
-      guard let watch = watched.watch else { return fullyCheckedRecord(files) }
-      let reusable =
-        watched.validated.map { isKeptDirectory(files) && system.effectiveUserID() == $0.user }
-        ?? false
-      // Read (and so drained) before any full check below: a change after it is an event at
-      // the next read of the watch.
-      let poll = watch.poll(system)
-      if poll == .unchanged, reusable, let validated = watched.validated {
+      // Polled (and so drained) before any full check below: a change after it is an event at
+      // the next poll. Inside the gate's check, the item store's poll of the same watch.
+      guard let shared = files.watch, let view = shared.view(system) else {
+        watched.validated = nil
+        return fullyCheckedRecord(files)
+      }
+      if view.isKeptDirectory, let validated = watched.validated,
+        validated.changes == view.changes, validated.user == view.user
+      {
         return validated.record
       }
-      if poll == .failed {
-        watch.close(system)
-        watched.watch = nil
-      }
       watched.validated = nil
+      shared.forgetView()
       let record = fullyCheckedRecord(files)
-      if let record, watched.watch != nil {
-        watched.validated = (record, system.effectiveUserID())
+      if let record {
+        watched.validated = (record, system.effectiveUserID(), view.changes)
       }
       return record
     }
-  }
-
-  /// Whether the directory path still names the directory kept open (one `lstat`).
-  private func isKeptDirectory(_ files: KeptMarkHandles) -> Bool {
-    guard let directory = try? system.lstat(directoryPath) else { return false }
-    return directory.kind == .directory && directory.isSameFile(as: files.directoryStatus)
   }
 
   /// The record read through `files` after every check (`readKept(_:)`).
@@ -362,7 +358,9 @@ extension FileClockMarkStore {
       return nil
     }
     // Set up before the first full check of what it watches.
-    let watch = StoreChangeWatch.open(system, watching: [directory.fd, opened, lock.fd])
+    let watch = SharedStoreWatch.join(
+      system, path: DirectoryCacheStore.unfollowedPath(directoryPath), directory: directory.fd,
+      status: directoryStatus, watching: [opened, lock.fd])
     return KeptMarkHandles(
       directory: directory, directoryStatus: directoryStatus, record: opened,
       recordStatus: recordStatus, recordWritable: recordWritable, lock: lock.fd,
