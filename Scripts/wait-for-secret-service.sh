@@ -9,9 +9,15 @@ set -uo pipefail
 limit=${1:-60}
 start=$SECONDS
 while :; do
-  if dbus-send --session --print-reply --reply-timeout=5000 --dest=org.freedesktop.secrets \
-    /org/freedesktop/secrets/aliases/default org.freedesktop.DBus.Properties.Get \
-    string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null |
+  # Asked of the name's current owner by its unique name: a call to org.freedesktop.secrets
+  # itself would make the bus start (activate) another daemon while the name has no owner.
+  owner=$(dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.GetNameOwner string:org.freedesktop.secrets 2>/dev/null |
+    sed -n 's/^ *string "\(:[^"]*\)"$/\1/p')
+  if [ -n "$owner" ] &&
+    dbus-send --session --print-reply --reply-timeout=5000 --dest="$owner" \
+      /org/freedesktop/secrets/aliases/default org.freedesktop.DBus.Properties.Get \
+      string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null |
     grep -q "boolean false"; then
     exit 0
   fi

@@ -30,7 +30,9 @@
       defer { try? FileManager.default.removeItem(atPath: root) }
       let provider = SecretServiceSealingKeyProvider(
         configuration: try SecretServiceStoreConfiguration(
-          applicationID: SecretServiceTestSupport.uniqueApplicationID(), lockDirectory: root))
+          applicationID: SecretServiceTestSupport.uniqueApplicationID(), lockDirectory: root,
+          timeout: SecretServiceTestSupport.callLimit,
+          lockTimeout: SecretServiceTestSupport.lockLimit))
       let clock = ManualWallClock(Self.start)
       let store = root + "/store"
       let gate = try gate(store, provider, clock: clock)

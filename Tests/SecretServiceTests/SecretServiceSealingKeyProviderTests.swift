@@ -18,7 +18,9 @@
       SecretServiceSealingKeyProvider(
         configuration: try SecretServiceStoreConfiguration(
           applicationID: SecretServiceTestSupport.uniqueApplicationID(name),
-          lockDirectory: try SecretServiceTestSupport.temporaryDirectory() + "/locks"))
+          lockDirectory: try SecretServiceTestSupport.temporaryDirectory() + "/locks",
+          timeout: SecretServiceTestSupport.callLimit,
+          lockTimeout: SecretServiceTestSupport.lockLimit))
     }
 
     @Test func aMissingKeyIsRefusedOfflineAndCreatedOnline() throws {
