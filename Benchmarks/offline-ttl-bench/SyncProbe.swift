@@ -1,6 +1,7 @@
 import Foundation
 
-/// Counts the `fdatasync` / `fsync` / write system calls of `checkEligibility()` with
+/// Counts the system calls (every one; the `fdatasync` / `fsync` / write ones by name) of
+/// `checkEligibility()` with
 /// `strace -c`, to verify that a check within the mark resolution skips the write *and* the
 /// sync. The child (this program with a hidden subcommand) signs in, writes one item, and makes
 /// N checks; two children, with N = 0 and N = `checks`, give the per-check count by difference.
@@ -14,6 +15,11 @@ enum SyncProbe {
     var syncs: Double
     /// `write` + `pwrite64` + `writev` + `pwritev` calls per check.
     var writes: Double
+    /// Every system call per check, by name (differences of at least 0.005 either way, so that
+    /// they sum to ``total``).
+    var byName: [String: Double]
+    /// All system calls per check.
+    var total: Double
   }
 
   /// The strace executable, if installed.
@@ -35,8 +41,8 @@ enum SyncProbe {
       try BenchProcess.run(
         executable: strace,
         arguments: [
-          "-f", "-c", "-o", output, "-e", "trace=fsync,fdatasync,write,pwrite64,writev,pwritev",
-          BenchProcess.selfExecutable, subcommand, "--dir", store, "--checks", String(count),
+          "-f", "-c", "-o", output, BenchProcess.selfExecutable, subcommand, "--dir", store,
+          "--checks", String(count),
           writing ? "--writing" : "--repeated",
         ])
       return try parse(String(contentsOfFile: output, encoding: .utf8))
@@ -47,9 +53,16 @@ enum SyncProbe {
       let difference = names.reduce(0) { $0 + (some[$1] ?? 0) - (none[$1] ?? 0) }
       return Double(difference) / Double(checks)
     }
+    let names = Set(none.keys).union(some.keys).subtracting(["total"])
+    var byName: [String: Double] = [:]
+    for name in names {
+      let calls = delta([name])
+      if abs(calls) >= 0.005 { byName[name] = calls }
+    }
     return Counts(
       syncs: delta(["fsync", "fdatasync"]),
-      writes: delta(["write", "pwrite64", "writev", "pwritev"]))
+      writes: delta(["write", "pwrite64", "writev", "pwritev"]), byName: byName,
+      total: delta(names.sorted()))
   }
 
   /// Reads `strace -c` output: the `calls` column by system-call name.
