@@ -16,17 +16,17 @@ export OFFLINE_TTL_KEYRING_HOME="$scratch/home"
 export XDG_RUNTIME_DIR="$scratch/run"
 # Temporary files of the command (the tests' scratch directories) go away with the session.
 export TMPDIR="$scratch/tmp"
+# Waits until the keyring answers, unlocked (also for tests that restart the daemon).
+export OFFLINE_TTL_WAIT_FOR_SECRET_SERVICE
+OFFLINE_TTL_WAIT_FOR_SECRET_SERVICE="$(cd "$(dirname "$0")" && pwd)/wait-for-secret-service.sh"
 # dbus-daemon warns "Failed to set fd limit" when not allowed to raise it: harmless, filtered.
 dbus-run-session -- bash -c '
   set -euo pipefail
   printf offline-ttl-test | HOME="$OFFLINE_TTL_KEYRING_HOME" \
     gnome-keyring-daemon --unlock --components=secrets >/dev/null
-  for _ in $(seq 100); do
-    if dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
-      org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null \
-      | grep -q "boolean true"; then break; fi
-    sleep 0.05
-  done
+  # Bounded (60 s, not 100 tries: seconds on a loaded machine); never runs the command against
+  # a keyring that is not up and unlocked.
+  "$OFFLINE_TTL_WAIT_FOR_SECRET_SERVICE" 60
   export OFFLINE_TTL_SECRET_SERVICE_READY=1
   "$@"
 ' with-secret-service "$@" 2> >(grep -v "Failed to set fd limit" >&2)

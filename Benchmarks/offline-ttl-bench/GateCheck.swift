@@ -123,6 +123,31 @@ final class GateCheck {
     return (summary, bootClock, observe)
   }
 
+  /// `count` timings of building the decision alone, nanoseconds each: the gate's
+  /// `OfflineAccessDecision(policy:mark:items:)` (the rules and the assembly) over the mark
+  /// transition and item summary of one repeated check, read once before.
+  func decisionBuilds(_ count: Int) throws -> [UInt64] {
+    let cache = DirectoryCacheStore(atPath: directory)
+    let marks = FileClockMarkStore(atPath: directory)
+    let clocks = Clocks(wall: SystemWallClock(), boot: LinuxBootClock())
+    let policy = repeatedGate.policy
+    let mark = MarkOutcome.observed(
+      try marks.observe(resolution: policy.markResolution, readingClocks: clocks.readForDecision))
+    let items = Result<ItemTimeSummary, StoreError>.success(try cache.summary())
+    guard OfflineAccessDecision(policy: policy, mark: mark, items: items).isFresh else {
+      throw BenchError.failed("the decision built from a repeated check's inputs is not fresh")
+    }
+    var samples: [UInt64] = []
+    samples.reserveCapacity(count)
+    for _ in 0..<count {
+      samples.append(
+        BenchClock.time {
+          blackHole(OfflineAccessDecision(policy: policy, mark: mark, items: items))
+        })
+    }
+    return samples
+  }
+
   /// One timed check, which must be fresh (a refusal would be a cheaper, wrong figure).
   private static func timedCheck(_ gate: OfflineAccessGate) throws -> UInt64 {
     let start = BenchClock.now()

@@ -177,6 +177,21 @@ enum PeerBenchmark {
     report.record(
       "  mark observe vs the full check's system calls (lstat, 2 fstatat, 2 flock, pread), raw",
       BenchStats.median(parts.observe), unit: "ns", floor: ("raw p50", markCallsP50))
+    report.record(
+      "  building the decision (OfflineAccessDecision(policy:mark:items:))",
+      BenchStats.median(try ours.decisionBuilds(floorSamples2)), unit: "ns",
+      floor: (partName, repeatedP50), target: .valueAtMost(1_000),
+      note: "the rules and the assembly over one repeated check's transition and summary")
+    if AllocationProbe.valgrind != nil {
+      report.record(
+        "heap allocations per repeated check (valgrind memcheck)",
+        try AllocationProbe.perRepeatedCheck(
+          directory: directory.appendingPathComponent("memcheck").path),
+        unit: "allocs", target: .valueAtMost(0.1),
+        note: "1,100 vs 100 checks; the rest are checks that write as the mark passes 1 s")
+    } else {
+      report.note("valgrind is not installed: heap allocations per repeated check not counted")
+    }
     try syncCounts(report, directory: directory.appendingPathComponent("strace").path)
   }
 

@@ -8,13 +8,13 @@ import Testing
   static let day: Int64 = 86_400
 
   /// Runs `offline-ttl` with its wall clock frozen at `seconds` (or the real clock for `nil`),
-  /// killed after 20 s.
+  /// killed after ``BinaryRunner/hangBound``.
   static func run(_ arguments: [String], at seconds: Int64?, library: String) throws
     -> BinaryResult
   {
     let environment =
       seconds.map { FakeTime.frozenWallClock(atSecondsSinceEpoch: $0, library: library) } ?? [:]
-    return try BinaryRunner().run(arguments, environment: environment, timeout: .seconds(20))
+    return try BinaryRunner().run(arguments, environment: environment)
   }
 
   /// The `reasons` of a `status --json` line.

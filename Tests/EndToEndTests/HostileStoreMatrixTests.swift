@@ -30,7 +30,7 @@ import Testing
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> BinaryResult {
     try check(
-      try binary.run(arguments, launcher: launcher, timeout: .seconds(20)), arguments,
+      try binary.run(arguments, launcher: launcher), arguments,
       allowed: allowed, label, sourceLocation: sourceLocation)
   }
 
@@ -305,7 +305,7 @@ import Testing
     let label = "machine id: \(kind.rawValue)"
     func inside(_ arguments: [String], allowed: Set<Int32>) throws -> BinaryResult {
       check(
-        try MountNamespace.run(arguments, binding: bindings, timeout: .seconds(20)), arguments,
+        try MountNamespace.run(arguments, binding: bindings), arguments,
         allowed: allowed, label)
     }
     let status = try inside(scene.status + ["--json"], allowed: [1])

@@ -45,7 +45,7 @@ import Testing
     }
     // Refused before anything was written; the real key still opens the store.
     #expect(Scene.snapshot(scene.store).keys.sorted() == before.keys.sorted())
-    let read = try binary.run(scene.read("token"), timeout: .seconds(20))
+    let read = try binary.run(scene.read("token"))
     #expect(read.exitCode == 0 && read.standardOutput == Scene.tokenPayload)
   }
 }

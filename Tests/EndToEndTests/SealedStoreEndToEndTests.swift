@@ -333,7 +333,7 @@ import Testing
       #expect(
         read.standardError == "error: refused: expired: \(key.reason) (\(key.error))\n",
         "\(key.seal)")
-      #expect(read.elapsed < .seconds(10), "\(key.error) took \(read.elapsed)")
+      #expect(!read.timedOut, "\(key.error): killed after \(read.elapsed)")
       let status = try binary.run(["status", "--store", store, "--max-age", "7d"] + seal)
       #expect(status.exitCode == 1, "\(key.seal): exit \(status.exitCode)")
       let lines = status.standardOutput.split(separator: "\n").map(String.init)

@@ -79,19 +79,14 @@ import Testing
     var before = try Self.state(of: store.path, keys: keys, keyFile: keyFile)
     var outcomes = (before: 0, after: 0, mixed: [String]())
     let started = ContinuousClock.now
-    for run in 0..<Self.runs {
+    let spanMicroseconds =
+      Double(span.components.seconds) * 1e6 + Double(span.components.attoseconds) / 1e12
+    /// One sign-in killed `delay` microseconds after its start, its outcome counted.
+    func killedSignIn(_ run: Int, delay: Double, _ label: String) throws {
       let version = versions[run % 2]
       let expectedAfter = StoreState(generation: before.generation + 1, payloads: version.payloads)
-      // Kill points: ten spread over twice the measured span (from the first instructions to
-      // well after the commit). Twice: a run after a kill past the commit point first rolls
-      // that sign-in forward (and repairs the item set), and under load its syncs take longer
-      // than the measured run's; with 1.2 spans, on a loaded machine, no kill got past a commit.
-      // Each point has jitter.
-      let point = Double(run % 10) / 10 + Double.random(in: 0..<0.1)
       let child = try binary.start(["sign-in", "--store", store.path] + seal + version.arguments)
-      let spanMicroseconds =
-        Double(span.components.seconds) * 1e6 + Double(span.components.attoseconds) / 1e12
-      usleep(UInt32(spanMicroseconds * point * 2))
+      usleep(UInt32(min(delay, 60e6)))
       child.kill()
       _ = child.waitForExit(timeout: .seconds(60))
       let after = try Self.state(of: store.path, keys: keys, keyFile: keyFile)
@@ -100,9 +95,25 @@ import Testing
       } else if after == expectedAfter {
         outcomes.after += 1
       } else {
-        outcomes.mixed.append("run \(run) at \(point): \(after) (before: \(before))")
+        outcomes.mixed.append("run \(run) at \(label): \(after) (before: \(before))")
       }
       before = after
+    }
+    for run in 0..<Self.runs {
+      // Kill points: ten spread over twice the measured span (from the first instructions to
+      // well after the commit). Twice: a run after a kill past the commit point first rolls
+      // that sign-in forward (and repairs the item set), and under load its syncs take longer
+      // than the measured run's; with 1.2 spans, on a loaded machine, no kill got past a commit.
+      // Each point has jitter.
+      let point = Double(run % 10) / 10 + Double.random(in: 0..<0.1)
+      try killedSignIn(run, delay: spanMicroseconds * point * 2, "\(point)")
+    }
+    // When the machine got slower after the timed run, no kill may have landed past a commit:
+    // kill later (4, 8, ... spans, at most 60 s) until one does, so that both sides are tested.
+    var spans = 4.0
+    while outcomes.after == 0, spans <= 128 {
+      try killedSignIn(Self.runs, delay: spanMicroseconds * spans, "\(spans) spans")
+      spans *= 2
     }
     print(
       "sign-in crash test\(sealed ? " (sealed)" : ""): \(Self.runs) runs of \(Self.itemCount) items killed at ten points:"

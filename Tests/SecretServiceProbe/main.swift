@@ -19,7 +19,8 @@
 //
 // Prints `ok generation=<g> mark=<ns>` or `error <ClockMarkStoreError>` and `elapsed_ms=<n>`;
 // exit 0, 1 (store error) or 2 (usage, or built without the SecretService trait).
-// OFFLINE_TTL_PROBE_TIMEOUT_MS sets the store's call time limit (default 10 000).
+// OFFLINE_TTL_PROBE_TIMEOUT_MS sets the store's call time limit (default 10 000),
+// OFFLINE_TTL_PROBE_LOCK_TIMEOUT_MS its lock-file limit (default 30 000, the library's).
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -42,10 +43,14 @@
 
   let arguments = CommandLine.arguments
   let timeout = getenv("OFFLINE_TTL_PROBE_TIMEOUT_MS").flatMap { Int64(String(cString: $0)) }
+  let lockTimeout = getenv("OFFLINE_TTL_PROBE_LOCK_TIMEOUT_MS").flatMap {
+    Int64(String(cString: $0))
+  }
   guard arguments.count >= 4,
     let configuration = try? SecretServiceStoreConfiguration(
       applicationID: arguments[1], lockDirectory: arguments[2],
-      timeout: .milliseconds(timeout ?? 10_000))
+      timeout: .milliseconds(timeout ?? 10_000),
+      lockTimeout: .milliseconds(lockTimeout ?? 30_000))
   else {
     print("usage: offline-ttl-secret-probe <app-id> <lock-dir> <command> ...")
     exit(2)

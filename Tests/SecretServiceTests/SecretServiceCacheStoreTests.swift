@@ -11,7 +11,9 @@
       SecretServiceCacheStore(
         configuration: try SecretServiceStoreConfiguration(
           applicationID: SecretServiceTestSupport.uniqueApplicationID(name),
-          lockDirectory: try SecretServiceTestSupport.temporaryDirectory()))
+          lockDirectory: try SecretServiceTestSupport.temporaryDirectory(),
+          timeout: SecretServiceTestSupport.callLimit,
+          lockTimeout: SecretServiceTestSupport.lockLimit))
     }
 
     @Test(
@@ -31,7 +33,8 @@
         let store = SecretServiceCacheStore(
           configuration: try SecretServiceStoreConfiguration(
             applicationID: SecretServiceTestSupport.uniqueApplicationID("cacheConformance"),
-            lockDirectory: locks))
+            lockDirectory: locks, timeout: SecretServiceTestSupport.callLimit,
+            lockTimeout: SecretServiceTestSupport.lockLimit))
         previous = store
         return store
       }

@@ -12,7 +12,9 @@
       SecretServiceClockMarkStore(
         configuration: try SecretServiceStoreConfiguration(
           applicationID: SecretServiceTestSupport.uniqueApplicationID(name),
-          lockDirectory: try SecretServiceTestSupport.temporaryDirectory() + "/locks"))
+          lockDirectory: try SecretServiceTestSupport.temporaryDirectory() + "/locks",
+          timeout: SecretServiceTestSupport.callLimit,
+          lockTimeout: SecretServiceTestSupport.lockLimit))
     }
 
     @Test(
@@ -25,7 +27,8 @@
             SecretServiceClockMarkStore(
               configuration: try SecretServiceStoreConfiguration(
                 applicationID: SecretServiceTestSupport.uniqueApplicationID("conformance"),
-                lockDirectory: locks))
+                lockDirectory: locks, timeout: SecretServiceTestSupport.callLimit,
+                lockTimeout: SecretServiceTestSupport.lockLimit))
           },
           reopen: { store in
             SecretServiceClockMarkStore(
@@ -162,7 +165,9 @@
       let store = SecretServiceClockMarkStore(
         configuration: try SecretServiceStoreConfiguration(
           applicationID: applicationID,
-          lockDirectory: try SecretServiceTestSupport.temporaryDirectory()))
+          lockDirectory: try SecretServiceTestSupport.temporaryDirectory(),
+          timeout: SecretServiceTestSupport.callLimit,
+          lockTimeout: SecretServiceTestSupport.lockLimit))
       let attributes = [
         "xdg:schema", "org.offlinettl.Secret", "application", applicationID, "kind", "clock-mark",
         "key", "mark",

@@ -200,7 +200,7 @@
 
         printf offline-ttl-test | HOME="$OFFLINE_TTL_KEYRING_HOME" \\
           gnome-keyring-daemon --replace --unlock --components=secrets >/dev/null 2>&1
-        sleep 0.5
+        "$OFFLINE_TTL_WAIT_FOR_SECRET_SERVICE" 60
         echo "== unlocked"
         "$TOOL" read --store "$STORE" --max-age 7d token --backend secret-service
         status=$?

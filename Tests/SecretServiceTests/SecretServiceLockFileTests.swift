@@ -23,10 +23,14 @@
 
       let low: Int64 = 1_000_000_000_000_000_000
       let high = low + 86_400_000_000_000
+      // The four take turns holding the lock file across D-Bus calls (flock is not fair): on a
+      // loaded machine one may wait longer than the library's 30 s for it.
+      let limit = String(SecretServiceTestSupport.lockLimit.components.seconds * 1000)
       let children = try (1...4).map { seed in
         try SecretServiceTestSupport.start(
           probe,
-          [applicationID, locks, "stress", "40", String(seed), String(low), String(high)])
+          [applicationID, locks, "stress", "40", String(seed), String(low), String(high)],
+          environment: ["OFFLINE_TTL_PROBE_LOCK_TIMEOUT_MS": limit])
       }
       let outputs = try children.map { try $0.wait() }
       for output in outputs {

@@ -30,7 +30,9 @@
       defer { try? FileManager.default.removeItem(atPath: root) }
       let provider = SecretServiceSealingKeyProvider(
         configuration: try SecretServiceStoreConfiguration(
-          applicationID: SecretServiceTestSupport.uniqueApplicationID(), lockDirectory: root))
+          applicationID: SecretServiceTestSupport.uniqueApplicationID(), lockDirectory: root,
+          timeout: SecretServiceTestSupport.callLimit,
+          lockTimeout: SecretServiceTestSupport.lockLimit))
       let clock = ManualWallClock(Self.start)
       let store = root + "/store"
       let gate = try gate(store, provider, clock: clock)
@@ -99,7 +101,7 @@
         [ "$(snapshot)" = "$before" ] && echo "bytes-unchanged"
         printf offline-ttl-test | HOME="$OFFLINE_TTL_KEYRING_HOME" \\
           gnome-keyring-daemon --replace --unlock --components=secrets >/dev/null 2>&1
-        sleep 0.5
+        "$OFFLINE_TTL_WAIT_FOR_SECRET_SERVICE" 60
         echo "== unlocked"
         read_token
         """
@@ -127,7 +129,10 @@
         #expect(line.contains("key_unavailable"), "\(name): \(text)")
         #expect(line.contains(reason), "\(name): \(text)")
         #expect(line.contains(" exit=1 ms="), "\(name): \(text)")
-        #expect(milliseconds(line) < 5_000, "\(name): \(text)")
+        // At once: never the 30 s wait for the lock file. (A call that waited out its 5 s
+        // deadline would say `timed_out`, not the keyring's reason, checked above.) The bound
+        // is loose because one run of the binary takes seconds on a loaded machine.
+        #expect(milliseconds(line) < 20_000, "\(name): \(text)")
       }
       #expect(text.contains("bytes-unchanged"), "\(text)")
       #expect(section("unlocked").hasPrefix("keyring-sealed exit=0 ms="), "\(text)")

@@ -26,6 +26,14 @@ enum SecretServiceTestSupport {
       + "when libsecret, gnome-keyring and dbus are installed; Debian: gnome-keyring, dbus, "
       + "libsecret-1-dev)")
 
+  /// The call limit of the stores these tests make: the library's 5 s default is for one
+  /// call of a quiet desktop; a test machine loaded by parallel tests and builds can take longer
+  /// to answer, and a bound that is reached there fails the test, not the code.
+  static let callLimit: Duration = .seconds(60)
+  /// The lock-file limit of the stores these tests make (the library's default is 30 s): many
+  /// threads take turns holding the lock over D-Bus calls, each slow on a loaded machine.
+  static let lockLimit: Duration = .seconds(600)
+
   /// Whether `program` is on the PATH (for `.enabled(if:)`).
   static func has(_ program: String) -> Bool { which(program) != nil }
 

@@ -1,9 +1,10 @@
 /// The gate's answer to "may this cache be used offline now?": a value, never an error.
 ///
 /// A store failure is a refusal that carries the typed error: the gate fails closed and keeps
-/// the evidence (<doc:Rules#Fail-closed>). Every decision is built by one initializer,
-/// ``init(evaluation:mark:items:)``, from the rules' combined verdict and what happened to the
-/// mark and to the items.
+/// the evidence (<doc:Rules#Fail-closed>). Every decision is assembled in one place, from the
+/// rules' combined verdict and what happened to the mark and to the items: by
+/// ``init(evaluation:mark:items:)`` for a verdict already made, or by ``init(policy:mark:items:)``,
+/// which runs the rules itself (the gate's way).
 public struct OfflineAccessDecision: Sendable, Hashable {
   /// `fresh` (use the cache), `expired` (ask for an online sign-in; the data is kept) or
   /// `unavailable` (nothing is cached).
@@ -30,9 +31,9 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   /// summarized (see ``cacheError``).
   public let items: ItemTimeSummary?
   /// The mark store's failure behind `mark_missing`, `mark_unreadable` or `mark_not_persisted`.
-  public let markError: StoreError?
+  public var markError: StoreError? { markErrorStorage?.value }
   /// The item store's failure behind `item_unreadable`.
-  public let cacheError: StoreError?
+  public var cacheError: StoreError? { cacheErrorStorage?.value }
   /// The boot-clock floor after this decision's observation (<doc:Rules#Boot-clock-floor>),
   /// when a record was read; the reader carries it forward to check its deadline against
   /// `max(wall, L)`.
@@ -43,13 +44,18 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   /// What the server anchor and the TPM contributed (the trusted time used, the wall clock's
   /// offset from it, which clock carried it, a TPM refusal); `nil` when the store has no trusted
   /// time and no TPM is configured.
-  public let trustedTime: TrustedTimeVerdict?
+  public var trustedTime: TrustedTimeVerdict? { trustedTimeStorage?.value }
   /// Which protections this decision applied, and which were off, unavailable or superseded.
   public let protections: OfflineProtections
   /// The sealed mark record this decision observed under the mark store's lock (its generation
   /// and store id), for the reader's sealed reads (``MarkBoundItemReading``); `nil` unless the
   /// record was observed and is sealed.
   let markBinding: MarkBinding?
+  // ``markError``, ``cacheError`` and ``trustedTime``, out of line: most decisions have none, and
+  // a decision is copied as it is returned, so it stays small (about half its inline size).
+  private let markErrorStorage: OutOfLine<StoreError>?
+  private let cacheErrorStorage: OutOfLine<StoreError>?
+  private let trustedTimeStorage: OutOfLine<TrustedTimeVerdict>?
 
   /// Builds a decision: the one place a decision is assembled.
   ///
@@ -68,10 +74,132 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   public init(
     evaluation: OfflineEvaluation, mark: MarkOutcome, items: Result<ItemTimeSummary, StoreError>
   ) {
-    let summary = try? items.get()
-    var reasons = evaluation.reasons.union(mark.reason)
-    if case .failure(let error) = items {
-      reasons.insert(EligibilityReasons.sealing(error.code) ?? .itemUnreadable)
+    let (summary, cacheError) = Self.split(items)
+    self.init(
+      evaluation: evaluation, markParts: MarkParts(mark), now: mark.reading.wall,
+      previousMark: mark.previousMark, floor: mark.recordAfter?.floor, items: summary,
+      cacheError: cacheError)
+  }
+
+  /// The items' summary and the item store's failure, from one of them.
+  private static func split(_ items: Result<ItemTimeSummary, StoreError>) -> (
+    ItemTimeSummary?, StoreError?
+  ) {
+    switch items {
+    case .success(let summary): (summary, nil)
+    case .failure(let error): (nil, error)
+    }
+  }
+
+  /// Builds the decision for `mark` and `items` under `policy`: the rules
+  /// (``OfflinePolicySet/evaluate(_:policy:)``) over the inputs of `mark` and `items`, then
+  /// ``init(evaluation:mark:items:)``'s assembly. The same decision as
+  /// `OfflineAccessDecision(evaluation: OfflinePolicySet().evaluate(inputs, policy: policy),
+  /// mark: mark, items: items)` with the inputs read from `mark` (its ``MarkOutcome/reading``,
+  /// ``MarkOutcome/previousMark``, ``MarkOutcome/recordAfter`` and
+  /// ``MarkOutcome/recordBefore``), but each read once.
+  ///
+  /// - Parameters:
+  ///   - policy: Max age and options.
+  ///   - mark: What happened to the mark, with the clocks read for this decision.
+  ///   - items: The items' summary, or the item store's failure.
+  /// - Complexity: O(1); no heap allocation unless the store has trusted time, a TPM is
+  ///   configured, or a store failed.
+  public init(
+    policy: EligibilityPolicy, mark: MarkOutcome, items: Result<ItemTimeSummary, StoreError>
+  ) {
+    let inputs: OfflineDecisionInputs
+    let (summary, cacheError) = Self.split(items)
+    switch mark {
+    case .observed(let transition):
+      self.init(policy: policy, transition: transition, items: summary, cacheError: cacheError)
+      return
+    case .createdFirst(let record, let reading):
+      inputs = OfflineDecisionInputs(
+        items: summary, reading: reading, previousMark: nil, record: record, recordBefore: nil)
+    case .notObserved(let record, let reading), .failed(_, let record, let reading):
+      inputs = OfflineDecisionInputs(
+        items: summary, reading: reading, previousMark: record?.mark,
+        record: record?.observing(reading), recordBefore: record)
+    }
+    self.init(
+      evaluation: OfflinePolicySet().evaluate(inputs, policy: policy),
+      markParts: MarkParts(mark), now: inputs.reading.wall, previousMark: inputs.previousMark,
+      floor: inputs.record?.floor, items: summary, cacheError: cacheError)
+  }
+
+  /// ``init(policy:mark:items:)`` for ``MarkOutcome/observed(_:)`` of `transition`, straight
+  /// from the transition (the gate's repeated check: no outcome is built or copied).
+  ///
+  /// - Parameters:
+  ///   - policy: Max age and options.
+  ///   - transition: The mark store's observation.
+  ///   - items: The items' summary, `nil` when `cacheError` says why there is none.
+  ///   - cacheError: The item store's failure, or `nil`.
+  init(
+    policy: EligibilityPolicy, transition: ClockMarkTransition, items: ItemTimeSummary?,
+    cacheError: StoreError? = nil
+  ) {
+    let inputs = OfflineDecisionInputs(
+      items: items, reading: transition.observation, previousMark: transition.previous.mark,
+      record: transition.current, recordBefore: transition.previous)
+    self.init(
+      evaluation: OfflinePolicySet().evaluate(inputs, policy: policy),
+      markParts: MarkParts(transition), now: transition.observation.wall,
+      previousMark: transition.previous.mark, floor: transition.current.floor, items: items,
+      cacheError: cacheError)
+  }
+
+  /// What a decision keeps of a ``MarkOutcome`` besides the rules' inputs, read in one pass.
+  private struct MarkParts {
+    var storedMark: WallClockInstant?
+    var generation: UInt64?
+    var error: StoreError?
+    var reason: EligibilityReasons
+    var binding: MarkBinding?
+
+    /// The parts of ``MarkOutcome/observed(_:)`` of `transition`.
+    init(_ transition: ClockMarkTransition) {
+      storedMark = transition.storedMark
+      generation = transition.current.generation
+      error = nil
+      reason = []
+      binding = transition.sealedStoreID.map {
+        MarkBinding(generation: transition.current.generation, storeID: $0)
+      }
+    }
+
+    /// The parts of `mark`.
+    init(_ mark: MarkOutcome) {
+      switch mark {
+      case .observed(let transition):
+        self.init(transition)
+      case .createdFirst(let record, _):
+        self.init(storedMark: record.mark, generation: record.generation, mark: mark)
+      case .notObserved(let record, _), .failed(_, let record, _):
+        self.init(storedMark: record?.mark, generation: record?.generation, mark: mark)
+      }
+    }
+
+    /// The parts of an outcome other than ``MarkOutcome/observed(_:)``.
+    private init(storedMark: WallClockInstant?, generation: UInt64?, mark: MarkOutcome) {
+      self.storedMark = storedMark
+      self.generation = generation
+      error = mark.error
+      reason = mark.reason
+      binding = nil
+    }
+  }
+
+  /// The one assembly (see ``init(evaluation:mark:items:)``).
+  private init(
+    evaluation: OfflineEvaluation, markParts: MarkParts, now: WallClockInstant,
+    previousMark: WallClockInstant?, floor: BootClockFloor?, items summary: ItemTimeSummary?,
+    cacheError: StoreError?
+  ) {
+    var reasons = evaluation.reasons.union(markParts.reason)
+    if let cacheError {
+      reasons.insert(EligibilityReasons.sealing(cacheError.code) ?? .itemUnreadable)
     }
     let status: EligibilityStatus
     if let summary, summary.count == 0 {
@@ -82,28 +210,20 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     }
     self.status = status
     self.reasons = reasons
-    self.now = mark.reading.wall
+    self.now = now
     self.effectiveNow = evaluation.effectiveNow
     self.deadline = status == .fresh ? evaluation.deadline : nil
-    self.mark = mark.storedMark
-    self.previousMark = mark.previousMark
-    self.generation = mark.generation
+    self.mark = markParts.storedMark
+    self.previousMark = previousMark
+    self.generation = markParts.generation
     self.items = summary
-    self.markError = mark.error
-    if case .failure(let error) = items {
-      self.cacheError = error
-    } else {
-      self.cacheError = nil
-    }
-    self.floor = mark.recordAfter?.floor
+    self.markErrorStorage = markParts.error.map(OutOfLine.init)
+    self.cacheErrorStorage = cacheError.map(OutOfLine.init)
+    self.floor = floor
     self.floorCheck = evaluation.floorCheck
     self.protections = evaluation.protections
-    self.trustedTime = evaluation.trustedTime
-    if case .observed(let transition) = mark, let storeID = transition.sealedStoreID {
-      self.markBinding = MarkBinding(generation: transition.current.generation, storeID: storeID)
-    } else {
-      self.markBinding = nil
-    }
+    self.trustedTimeStorage = evaluation.trustedTimeStorage
+    self.markBinding = markParts.binding
   }
 
   /// Whether the cache may be used offline.

@@ -40,8 +40,12 @@ extension OfflineAccessGate {
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
     // A sealed store's key is read once for the whole check (the summary and the observation),
-    // and file stores over one directory check their shared change watch once for it.
-    SealingKeyScope.run { () -> OfflineAccessDecision in
+    // and file stores over one directory check their shared change watch once for it. Stores
+    // known to load no key skip the key scope (a task-local value and its allocations).
+    guard mayLoadSealingKeys else {
+      return StoreCheckScope.run { () -> OfflineAccessDecision in checkEligibilityInKeyScope() }
+    }
+    return SealingKeyScope.run { () -> OfflineAccessDecision in
       StoreCheckScope.run { () -> OfflineAccessDecision in checkEligibilityInKeyScope() }
     }
   }
@@ -53,7 +57,7 @@ extension OfflineAccessGate {
       }
       switch settled {
       case .success((let summary, nil)?):
-        return decision(items: .success(summary), mark: markOutcome(items: summary))
+        return decision(items: summary)
       case .success((let summary, let required?)?):
         // A set bound to the mark record (sealed): confirmed against the record observed under
         // the lock; anything else (a failure, another generation or store) is judged by the
@@ -114,17 +118,26 @@ extension OfflineAccessGate {
   private func decision(items: Result<ItemTimeSummary, StoreError>, mark: MarkOutcome)
     -> OfflineAccessDecision
   {
-    let inputs = OfflineDecisionInputs(
-      items: try? items.get(), reading: mark.reading, previousMark: mark.previousMark,
-      record: mark.recordAfter, recordBefore: mark.recordBefore)
-    return OfflineAccessDecision(
-      evaluation: OfflinePolicySet().evaluate(inputs, policy: policy), mark: mark, items: items)
+    OfflineAccessDecision(policy: policy, mark: mark, items: items)
   }
 
-  /// What happens to the mark for a readable item set: nothing cached leaves it unobserved;
-  /// otherwise it is observed under the lock (or created on first use when the policy allows).
-  private func markOutcome(items: ItemTimeSummary) -> MarkOutcome {
-    items.count == 0 ? unobserved() : observed(mayTrustOnFirstUse: policy.trustOnFirstUse)
+  /// The decision for a readable item set: nothing cached leaves the mark unobserved; otherwise
+  /// it is observed under the lock (or created on first use when the policy allows). An
+  /// observation that succeeds is judged straight from the mark store's transition (the
+  /// repeated check's path: no ``MarkOutcome`` is built), the same decision as
+  /// `decision(items:mark:)` with `.observed(transition)`.
+  private func decision(items: ItemTimeSummary) -> OfflineAccessDecision {
+    guard items.count != 0 else { return decision(items: .success(items), mark: unobserved()) }
+    let transition: ClockMarkTransition
+    do {
+      transition = try marks.observe(
+        resolution: policy.markResolution, readingClocks: { clocks.readForDecision() })
+    } catch {
+      return decision(
+        items: .success(items),
+        mark: observationFailed(error, mayTrustOnFirstUse: policy.trustOnFirstUse))
+    }
+    return OfflineAccessDecision(policy: policy, transition: transition, items: items)
   }
 
   /// Whether the cache is fresh now and stays fresh by age for at least `minimum` more, judged
@@ -148,11 +161,18 @@ extension OfflineAccessGate {
   private func observed(mayTrustOnFirstUse: Bool) -> MarkOutcome {
     do {
       return .observed(
-        try marks.observe(resolution: policy.markResolution, readingClocks: clocks.readForDecision))
+        try marks.observe(
+          resolution: policy.markResolution, readingClocks: { clocks.readForDecision() }))
     } catch {
-      if error.code == .absent, mayTrustOnFirstUse { return trustOnFirstUse() }
-      return failed(error)
+      return observationFailed(error, mayTrustOnFirstUse: mayTrustOnFirstUse)
     }
+  }
+
+  /// After a failed observation: trust on first use when the policy allows and no mark exists,
+  /// else the failure with the clocks read after it.
+  private func observationFailed(_ error: StoreError, mayTrustOnFirstUse: Bool) -> MarkOutcome {
+    if error.code == .absent, mayTrustOnFirstUse { return trustOnFirstUse() }
+    return failed(error)
   }
 
   /// The trust-on-first-use step (off by default, ``EligibilityPolicy/trustOnFirstUse``): creates
@@ -169,7 +189,8 @@ extension OfflineAccessGate {
       })
       if let created { return .createdFirst(record, created) }
       return .observed(
-        try marks.observe(resolution: policy.markResolution, readingClocks: clocks.readForDecision))
+        try marks.observe(
+          resolution: policy.markResolution, readingClocks: { clocks.readForDecision() }))
     } catch {
       return failed(error)
     }
@@ -181,8 +202,11 @@ extension OfflineAccessGate {
   /// again: its floor and trusted time belong to that machine and are not judged here, so the
   /// decision's only reason is `mark_unreadable` (<doc:Rules#One-user-one-device>).
   private func failed(_ error: StoreError) -> MarkOutcome {
-    let unusable: [StoreError.Code] = [.absent, .unreadable, .storeFromAnotherMachine]
-    let stored = unusable.contains(error.code) ? nil : try? marks.read()
+    let stored: ClockMarkRecord?
+    switch error.code {
+    case .absent, .unreadable, .storeFromAnotherMachine: stored = nil
+    default: stored = try? marks.read()
+    }
     return .failed(error, stored: stored, clocks.readForDecision())
   }
 }

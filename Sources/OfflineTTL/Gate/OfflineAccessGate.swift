@@ -34,6 +34,12 @@ public struct OfflineAccessGate: Sendable {
   /// into every observation, refused or not, even when the policy turns the floor check off (the
   /// record's floor then stays current).
   public let clocks: Clocks
+  /// Whether a store of this gate may load a sealing key, so that a check needs the scope that
+  /// keeps the first key it loads (the items and the mark judged under one key): `false` only
+  /// when both stores are known to have none (an unsealed ``DirectoryCacheStore`` and an
+  /// unsealed ``FileClockMarkStore``, or stores whose types never load one). A store of any
+  /// other type (one that wraps a sealed store, say) keeps the scope.
+  let mayLoadSealingKeys: Bool
 
   /// Creates a gate.
   ///
@@ -50,6 +56,21 @@ public struct OfflineAccessGate: Sendable {
     self.marks = marks
     self.policy = policy
     self.clocks = clocks
+    self.mayLoadSealingKeys = Self.mayLoadSealingKeys(cache) || Self.mayLoadSealingKeys(marks)
+  }
+
+  /// Whether `store` may load a sealing key: `false` only for an unsealed store of the two types
+  /// that load keys (the only callers of the key scope), `true` for any other store, since it
+  /// may forward to one of those.
+  private static func mayLoadSealingKeys(_ store: any CacheItemStore) -> Bool {
+    guard let directory = store as? DirectoryCacheStore else { return true }
+    return directory.sealing != nil
+  }
+
+  /// Whether `store` may load a sealing key (see the item store's overload).
+  private static func mayLoadSealingKeys(_ store: any ClockMarkStore) -> Bool {
+    guard let file = store as? FileClockMarkStore else { return true }
+    return file.sealing != nil
   }
 
   /// Creates a gate from a wall clock and a boot clock.
@@ -99,7 +120,8 @@ public struct OfflineAccessGate: Sendable {
   /// `fdatasync`; from Swift concurrency use ``recordObservationAsync()``.
   @discardableResult
   public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
-    try marks.observe(resolution: policy.markResolution, readingClocks: clocks.readForDecision)
+    try marks.observe(
+      resolution: policy.markResolution, readingClocks: { clocks.readForDecision() })
   }
 
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets

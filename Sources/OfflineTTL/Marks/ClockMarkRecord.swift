@@ -44,6 +44,9 @@ public struct ClockMarkRecord: Sendable, Hashable {
     self.trustedTimeStorage = trustedTime.map(OutOfLine.init)
     self.machine = machine
   }
+
+  /// Whether the record has ``trustedTime``, answered without copying it out of line.
+  var hasTrustedTime: Bool { trustedTimeStorage != nil }
 }
 
 /// One reading of the clocks, as handed to a ``ClockMarkStore``: what ``Clocks`` returns.
@@ -104,6 +107,11 @@ public struct ClockObservation: Sendable, Hashable {
     self.serverAnchorStorage = serverAnchor.map(OutOfLine.init)
     self.machine = machine
   }
+
+  /// Whether a TPM reading is present, answered without copying it out of line.
+  var hasTPMReading: Bool { tpmStorage != nil }
+  /// Whether a TPM error is present, answered without copying it out of line.
+  var hasTPMError: Bool { tpmErrorStorage != nil }
 }
 
 extension ClockMarkRecord {
@@ -122,7 +130,7 @@ extension ClockMarkRecord {
   /// holding the floor starts from the last trusted time. When the TPM now is not the recorded
   /// one (``tpmChange(for:)``), the record is returned unchanged: the gate refuses.
   public func observing(_ observation: ClockObservation) -> ClockMarkRecord {
-    guard trustedTime != nil || observation.tpm != nil else {
+    guard hasTrustedTime || observation.hasTPMReading else {
       return ClockMarkRecord(
         generation: generation,
         mark: Swift.max(mark, observation.wall),

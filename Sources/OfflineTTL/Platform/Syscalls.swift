@@ -346,7 +346,10 @@ public struct Syscalls: Sendable {
         var buffer = StatxCall.empty()
         _ = try call(.fstat) {
           withUnsafeMutableBytes(of: &buffer) {
-            statx(fd.rawValue, "", StatxCall.emptyPath, StatxCall.mask, $0.baseAddress!)
+            let buffer = $0.baseAddress!
+            return "".withCString {
+              statx(fd.rawValue, $0, StatxCall.emptyPath, StatxCall.mask, buffer)
+            }
           }
         }
         return FileStatus(buffer)
@@ -371,7 +374,10 @@ public struct Syscalls: Sendable {
         var buffer = StatxCall.empty()
         _ = try call(.fstatat) {
           withUnsafeMutableBytes(of: &buffer) {
-            statx(directory.rawValue, name, AT_SYMLINK_NOFOLLOW, StatxCall.mask, $0.baseAddress!)
+            let buffer = $0.baseAddress!
+            return name.withCString {
+              statx(directory.rawValue, $0, AT_SYMLINK_NOFOLLOW, StatxCall.mask, buffer)
+            }
           }
         }
         return FileStatus(buffer)
@@ -439,7 +445,7 @@ public struct Syscalls: Sendable {
     -> Int32
   {
     #if os(Linux)
-      return try call(.inotify) { inotify_add_watch(fd.rawValue, path, mask) }
+      return try call(.inotify) { path.withCString { inotify_add_watch(fd.rawValue, $0, mask) } }
     #else
       throw Errno(rawValue: ENOSYS)
     #endif
@@ -476,11 +482,14 @@ public struct Syscalls: Sendable {
 #endif
 
 // The C functions, under names that the seam's methods do not shadow. Only this file calls them.
+// A path goes to C through `withCString`, which hands a native string's own bytes (or a copy on
+// the stack for a short one) to the call; the implicit `String` to pointer conversion copies it
+// into a new heap array on every call.
 private func system_open(_ path: String, _ flags: Int32, _ mode: UInt32) -> Int32 {
-  open(path, flags, mode_t(mode))
+  path.withCString { open($0, flags, mode_t(mode)) }
 }
 private func system_openat(_ dir: Int32, _ name: String, _ flags: Int32, _ mode: UInt32) -> Int32 {
-  openat(dir, name, flags, mode_t(mode))
+  name.withCString { openat(dir, $0, flags, mode_t(mode)) }
 }
 private func system_close(_ fd: Int32) -> Int32 { close(fd) }
 private func system_poll(_ entry: UnsafeMutablePointer<pollfd>) -> Int32 {
@@ -512,31 +521,35 @@ private func system_fsync(_ fd: Int32) -> Int32 { fsync(fd) }
 #if canImport(Glibc)
   private func system_fdatasync(_ fd: Int32) -> Int32 { fdatasync(fd) }
 #endif
-private func system_rename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
-private func system_renameat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: String) -> Int32 {
-  renameat(dir, from, dir2, to)
+private func system_rename(_ from: String, _ to: String) -> Int32 {
+  from.withCString { old in to.withCString { rename(old, $0) } }
 }
-private func system_unlink(_ path: String) -> Int32 { unlink(path) }
+private func system_renameat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: String) -> Int32 {
+  from.withCString { old in to.withCString { renameat(dir, old, dir2, $0) } }
+}
+private func system_unlink(_ path: String) -> Int32 { path.withCString { unlink($0) } }
 private func system_linkat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: String) -> Int32 {
-  linkat(dir, from, dir2, to, 0)
+  from.withCString { old in to.withCString { linkat(dir, old, dir2, $0, 0) } }
 }
 private func system_unlinkat(_ dir: Int32, _ name: String, _ flags: Int32) -> Int32 {
-  unlinkat(dir, name, flags)
+  name.withCString { unlinkat(dir, $0, flags) }
 }
-private func system_mkdir(_ path: String, _ mode: mode_t) -> Int32 { mkdir(path, mode) }
+private func system_mkdir(_ path: String, _ mode: mode_t) -> Int32 {
+  path.withCString { mkdir($0, mode) }
+}
 private func system_mkdirat(_ dir: Int32, _ name: String, _ mode: mode_t) -> Int32 {
-  mkdirat(dir, name, mode)
+  name.withCString { mkdirat(dir, $0, mode) }
 }
 private func system_fchmod(_ fd: Int32, _ mode: mode_t) -> Int32 { fchmod(fd, mode) }
 private func system_fchmodat(_ dir: Int32, _ name: String, _ mode: mode_t, _ flags: Int32) -> Int32
 {
-  fchmodat(dir, name, mode, flags)
+  name.withCString { fchmodat(dir, $0, mode, flags) }
 }
 private func system_fstat(_ fd: Int32, _ status: inout stat) -> Int32 { fstat(fd, &status) }
 private func system_fstatat(
   _ dir: Int32, _ name: String, _ status: inout stat, _ flags: Int32
 ) -> Int32 {
-  fstatat(dir, name, &status, flags)
+  name.withCString { fstatat(dir, $0, &status, flags) }
 }
 private func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
 

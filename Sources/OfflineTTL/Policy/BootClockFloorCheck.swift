@@ -74,12 +74,20 @@ public struct BootClockFloorCheck: Sendable, Hashable {
     record: ClockMarkRecord, wall: WallClockInstant, items: ItemTimeSummary,
     policy: EligibilityPolicy
   ) {
-    let floor = record.floor
+    self.init(floor: record.floor, wall: wall, items: items, policy: policy)
+  }
+
+  /// ``init(record:wall:items:policy:)`` from the record's floor alone.
+  init(
+    floor: BootClockFloor, wall: WallClockInstant, items: ItemTimeSummary,
+    policy: EligibilityPolicy
+  ) {
     self.wall = wall
     self.floor = floor.lowerBound
     self.isFloorUntrusted = floor.isUntrusted
     self.toleranceNanoseconds = Self.tolerance(
-      fixed: policy.clockTolerance, elapsedSinceSignIn: floor.elapsedSinceSignIn)
+      fixedNanoseconds: policy.clockToleranceNanoseconds,
+      elapsedSinceSignIn: floor.elapsedSinceSignIn)
     guard policy.usesBootClockFloor else {
       self.isApplied = false
       self.effectiveNow = wall
@@ -128,7 +136,15 @@ public struct BootClockFloorCheck: Sendable, Hashable {
   ///   - elapsedSinceSignIn: Boot-clock time since the last online sign-in.
   /// - Returns: The tolerance in nanoseconds.
   public static func tolerance(fixed: Duration, elapsedSinceSignIn: Duration) -> UInt64 {
-    let fixedPart = fixed.saturatingNonnegativeNanoseconds
+    tolerance(
+      fixedNanoseconds: fixed.saturatingNonnegativeNanoseconds,
+      elapsedSinceSignIn: elapsedSinceSignIn)
+  }
+
+  /// ``tolerance(fixed:elapsedSinceSignIn:)`` with the fixed part already in nanoseconds
+  /// (``EligibilityPolicy`` converts it once).
+  static func tolerance(fixedNanoseconds fixedPart: UInt64, elapsedSinceSignIn: Duration) -> UInt64
+  {
     let elapsed = elapsedSinceSignIn.saturatingNonnegativeNanoseconds
     let divisor = 1_000_000 / rateTolerancePartsPerMillion
     let (quotient, remainder) = elapsed.quotientAndRemainder(dividingBy: divisor)

@@ -28,23 +28,34 @@ public struct BootClockFloorRule: OfflinePolicy {
   public func verdict(for inputs: OfflineDecisionInputs, policy: EligibilityPolicy)
     -> OfflinePolicyVerdict
   {
+    let trustedNow = inputs.trustedTime?.trustedNow
+    return verdict(
+      for: inputs, policy: policy, trustedNow: trustedNow, time: trustedNow ?? inputs.reading.wall)
+  }
+
+  /// ``verdict(for:policy:)`` with trusted time already judged: `trustedNow` is
+  /// ``OfflineDecisionInputs/trustedTime``'s, `time` is ``OfflineDecisionInputs/time``.
+  func verdict(
+    for inputs: OfflineDecisionInputs, policy: EligibilityPolicy, trustedNow: WallClockInstant?,
+    time: WallClockInstant
+  ) -> OfflinePolicyVerdict {
     let wall = inputs.reading.wall
     guard policy.usesBootClockFloor else {
-      return OfflinePolicyVerdict(reasons: [], effectiveNow: inputs.time, protection: .off)
+      return OfflinePolicyVerdict(reasons: [], effectiveNow: time, protection: .off)
     }
-    if let trusted = inputs.trustedTime?.trustedNow {
-      return OfflinePolicyVerdict(reasons: [], effectiveNow: trusted, protection: .superseded)
+    if let trustedNow {
+      return OfflinePolicyVerdict(reasons: [], effectiveNow: trustedNow, protection: .superseded)
     }
-    guard let record = inputs.record else {
+    guard let floor = inputs.record?.floor else {
       // No record: the mark's failure refuses; there is no floor to judge.
       return OfflinePolicyVerdict(reasons: [], effectiveNow: wall, protection: .unavailable)
     }
-    guard Self.isAvailable(reading: inputs.reading.boot, floor: record.floor) else {
+    guard Self.isAvailable(reading: inputs.reading.boot, floor: floor) else {
       return OfflinePolicyVerdict(
         reasons: .bootClockUnavailable, effectiveNow: wall, protection: .unavailable)
     }
     let check = BootClockFloorCheck(
-      record: record, wall: wall, items: inputs.items ?? .empty, policy: policy)
+      floor: floor, wall: wall, items: inputs.items ?? .empty, policy: policy)
     return OfflinePolicyVerdict(
       reasons: check.reasons, effectiveNow: check.effectiveNow, protection: .active,
       floorCheck: check)

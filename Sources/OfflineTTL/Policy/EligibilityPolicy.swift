@@ -31,6 +31,9 @@ public struct EligibilityPolicy: Sendable, Hashable {
   /// The fixed part of the boot-clock floor's tolerance; 500 ppm of the boot time since the last
   /// sign-in is added to it. Default 2 s. Never negative.
   public let clockTolerance: Duration
+  /// ``clockTolerance`` in whole nanoseconds, saturated at `UInt64.max` (converted once, not at
+  /// each decision).
+  let clockToleranceNanoseconds: UInt64
   /// The smallest rise of the mark that is written to storage. An observation that would raise
   /// the stored mark by less reads and decides but does not write. Default 1 s; zero writes every
   /// observation. Never negative.
@@ -70,6 +73,7 @@ public struct EligibilityPolicy: Sendable, Hashable {
     self.trustOnFirstUse = trustOnFirstUse
     self.usesBootClockFloor = usesBootClockFloor
     self.clockTolerance = clockTolerance
+    self.clockToleranceNanoseconds = clockTolerance.saturatingNonnegativeNanoseconds
     self.markResolution = markResolution
   }
 }
@@ -88,15 +92,29 @@ extension EligibilityPolicy {
   public func evaluate(_ items: ItemTimeSummary, now: WallClockInstant, mark: WallClockInstant?)
     -> EligibilityEvaluation
   {
-    guard let oldest = items.oldest, let newest = items.newest, items.count > 0 else {
+    guard let oldest = items.oldest, items.count > 0, items.newest != nil else {
       return EligibilityEvaluation(
         status: .unavailable, reasons: [], now: now, previousMark: mark, updatedMark: mark,
         items: .empty, maxAge: maxAge, deadline: nil)
     }
-    let previous = mark ?? now
-    let updated = Swift.max(previous, now)
+    let reasons = reasons(items, now: now, mark: mark)
+    let status: EligibilityStatus = reasons.isEmpty ? .fresh : .expired
+    return EligibilityEvaluation(
+      status: status, reasons: reasons, now: now, previousMark: mark,
+      updatedMark: Swift.max(mark ?? now, now), items: items, maxAge: maxAge,
+      deadline: status == .fresh ? deadline(oldest: oldest) : nil)
+  }
+
+  /// The reasons of ``evaluate(_:now:mark:)`` alone (empty for no items), without building the
+  /// evaluation.
+  ///
+  /// - Complexity: O(1); no heap allocation.
+  func reasons(_ items: ItemTimeSummary, now: WallClockInstant, mark: WallClockInstant?)
+    -> EligibilityReasons
+  {
+    guard let oldest = items.oldest, let newest = items.newest, items.count > 0 else { return [] }
     var reasons: EligibilityReasons = []
-    if now < previous { reasons.insert(.clockBehindMark) }
+    if now < (mark ?? now) { reasons.insert(.clockBehindMark) }
     if newest > now { reasons.insert(.itemFromFuture) }
     if now >= oldest {
       // now − oldest is in 0...UInt64.max, so the wrapping subtraction's bit pattern is exact.
@@ -104,11 +122,7 @@ extension EligibilityPolicy {
         bitPattern: now.nanosecondsSinceEpoch &- oldest.nanosecondsSinceEpoch)
       if age > maxAgeNanoseconds { reasons.insert(.tooOld) }
     }
-    let status: EligibilityStatus = reasons.isEmpty ? .fresh : .expired
-    return EligibilityEvaluation(
-      status: status, reasons: reasons, now: now, previousMark: mark, updatedMark: updated,
-      items: items, maxAge: maxAge,
-      deadline: status == .fresh ? deadline(oldest: oldest) : nil)
+    return reasons
   }
 
   /// Applies the eligibility rule to the items' times in one pass.

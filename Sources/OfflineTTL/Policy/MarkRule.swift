@@ -21,11 +21,19 @@ public struct MarkRule: OfflinePolicy {
   public func verdict(for inputs: OfflineDecisionInputs, policy: EligibilityPolicy)
     -> OfflinePolicyVerdict
   {
-    let now = inputs.time
+    verdict(for: inputs, policy: policy, time: inputs.time)
+  }
+
+  /// ``verdict(for:policy:)`` judged from `time` (``OfflineDecisionInputs/time``, already known).
+  func verdict(
+    for inputs: OfflineDecisionInputs, policy: EligibilityPolicy, time now: WallClockInstant
+  )
+    -> OfflinePolicyVerdict
+  {
     let protection: ProtectionState = inputs.record == nil ? .unavailable : .active
     var reasons: EligibilityReasons = []
     if let items = inputs.items, items.count > 0 {
-      reasons = policy.evaluate(items, now: now, mark: inputs.previousMark).reasons
+      reasons = policy.reasons(items, now: now, mark: inputs.previousMark)
     } else if let previous = inputs.previousMark, now < previous {
       // Without items (or with unreadable ones) the mark is still compared with the clock.
       reasons = .clockBehindMark

@@ -50,4 +50,13 @@ public struct OfflineDecisionInputs: Sendable, Hashable {
   /// The time the rules judge: the trusted time while a server anchor holds (the wall clock is
   /// then only reported), else the wall reading.
   public var time: WallClockInstant { trustedTime?.trustedNow ?? reading.wall }
+
+  /// The trusted time of the record before this observation (of ``record`` when there is no
+  /// ``recordBefore``), without copying either record.
+  var trustedTimeBefore: TrustedTime? {
+    if recordBefore != nil {
+      return recordBefore?.hasTrustedTime == true ? recordBefore?.trustedTime : nil
+    }
+    return record?.hasTrustedTime == true ? record?.trustedTime : nil
+  }
 }

@@ -69,23 +69,31 @@ public struct OfflinePolicySet: Sendable {
   public func evaluate(_ inputs: OfflineDecisionInputs, policy: EligibilityPolicy)
     -> OfflineEvaluation
   {
-    let trusted = trustedTime.verdict(for: inputs, policy: policy)
-    let mark = markRule.verdict(for: inputs, policy: policy)
-    let floor = bootClockFloor.verdict(for: inputs, policy: policy)
+    // Trusted time is judged once here and handed to every rule (each rule's own
+    // `verdict(for:policy:)` judges it from the inputs again); the verdicts are the same.
+    // Only the parts the rules need are passed on (the verdict itself is large).
+    let verdict = inputs.trustedTime
+    let trustedNow = verdict?.trustedNow
+    let trusted = trustedTime.verdict(
+      for: inputs, trustedNow: trustedNow, reasons: verdict?.reasons ?? [])
+    let mark = markRule.verdict(for: inputs, policy: policy, time: trusted.effectiveNow)
+    let floor = bootClockFloor.verdict(
+      for: inputs, policy: policy, trustedNow: trustedNow, time: trusted.effectiveNow)
     let effective = Swift.max(
       Swift.max(trusted.effectiveNow, mark.effectiveNow), floor.effectiveNow)
     var deadline: WallClockInstant?
     if let oldest = inputs.items?.oldest {
       deadline = policy.deadline(oldest: oldest)
     }
-    let (anchor, tpm) = trustedTime.states(for: inputs)
+    let (anchor, tpm) = trustedTime.states(
+      for: inputs, trustedNow: trustedNow, tpmRefused: verdict?.tpmError != nil)
     return OfflineEvaluation(
       reasons: trusted.reasons.union(mark.reasons).union(floor.reasons), effectiveNow: effective,
       deadline: deadline,
       protections: OfflineProtections(
         markRule: mark.protection, bootClockFloor: floor.protection, serverAnchor: anchor,
         tpmClock: tpm),
-      floorCheck: floor.floorCheck, trustedTime: inputs.trustedTime)
+      floorCheck: floor.floorCheck, trustedTime: verdict.map(OutOfLine.init))
   }
 }
 
@@ -107,5 +115,21 @@ public struct OfflineEvaluation: Sendable, Hashable {
   public let floorCheck: BootClockFloorCheck?
   /// What trusted time and the TPM contributed, when the record has trusted time or a TPM is
   /// configured.
-  public let trustedTime: TrustedTimeVerdict?
+  public var trustedTime: TrustedTimeVerdict? { trustedTimeStorage?.value }
+  /// ``trustedTime``, out of line (most decisions have none; copies of the evaluation and of the
+  /// decision that keeps it stay small).
+  let trustedTimeStorage: OutOfLine<TrustedTimeVerdict>?
+
+  init(
+    reasons: EligibilityReasons, effectiveNow: WallClockInstant, deadline: WallClockInstant?,
+    protections: OfflineProtections, floorCheck: BootClockFloorCheck?,
+    trustedTime: OutOfLine<TrustedTimeVerdict>?
+  ) {
+    self.reasons = reasons
+    self.effectiveNow = effectiveNow
+    self.deadline = deadline
+    self.protections = protections
+    self.floorCheck = floorCheck
+    self.trustedTimeStorage = trustedTime
+  }
 }

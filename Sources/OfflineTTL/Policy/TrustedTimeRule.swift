@@ -26,9 +26,18 @@ public struct TrustedTimeRule: OfflinePolicy {
     -> OfflinePolicyVerdict
   {
     let verdict = inputs.trustedTime
-    return OfflinePolicyVerdict(
-      reasons: verdict?.reasons ?? [], effectiveNow: verdict?.trustedNow ?? inputs.reading.wall,
-      protection: verdict?.trustedNow != nil ? .active : .off)
+    return self.verdict(
+      for: inputs, trustedNow: verdict?.trustedNow, reasons: verdict?.reasons ?? [])
+  }
+
+  /// ``verdict(for:policy:)`` with trusted time already judged: `trustedNow` and `reasons` are
+  /// those of ``OfflineDecisionInputs/trustedTime`` (`nil` and none without it).
+  func verdict(
+    for inputs: OfflineDecisionInputs, trustedNow: WallClockInstant?, reasons: EligibilityReasons
+  ) -> OfflinePolicyVerdict {
+    OfflinePolicyVerdict(
+      reasons: reasons, effectiveNow: trustedNow ?? inputs.reading.wall,
+      protection: trustedNow != nil ? .active : .off)
   }
 
   /// The server anchor's and the TPM clock's states for one decision.
@@ -44,20 +53,27 @@ public struct TrustedTimeRule: OfflinePolicy {
   /// - Complexity: O(1).
   public func states(for inputs: OfflineDecisionInputs) -> (ServerAnchorState, TPMClockState) {
     let verdict = inputs.trustedTime
+    return states(
+      for: inputs, trustedNow: verdict?.trustedNow, tpmRefused: verdict?.tpmError != nil)
+  }
+
+  /// ``states(for:)`` with trusted time already judged: `trustedNow` is
+  /// ``OfflineDecisionInputs/trustedTime``'s, `tpmRefused` whether it has a TPM error.
+  func states(for inputs: OfflineDecisionInputs, trustedNow: WallClockInstant?, tpmRefused: Bool)
+    -> (ServerAnchorState, TPMClockState)
+  {
     let anchor: ServerAnchorState
-    if verdict?.trustedNow != nil {
+    if trustedNow != nil {
       anchor = .holding
-    } else if let before = (inputs.recordBefore ?? inputs.record)?.trustedTime,
-      before.anchor != nil || before.lastTPM == nil
-    {
+    } else if let before = inputs.trustedTimeBefore, before.anchor != nil || before.lastTPM == nil {
       anchor = .lost
     } else {
       anchor = .none
     }
     let tpm: TPMClockState
-    if inputs.reading.tpmError != nil || verdict?.tpmError != nil {
+    if inputs.reading.hasTPMError || tpmRefused {
       tpm = .unavailable
-    } else if inputs.reading.tpm != nil {
+    } else if inputs.reading.hasTPMReading {
       tpm = .inUse
     } else {
       tpm = .notConfigured

@@ -54,9 +54,9 @@ public struct TrustedTimeVerdict: Sendable, Hashable {
   ///   - after: The record after it (``ClockMarkRecord/observing(_:)``).
   /// - Complexity: O(1).
   public init?(before: ClockMarkRecord, observation: ClockObservation, after: ClockMarkRecord) {
-    let tpmError = observation.tpmError
-    guard before.trustedTime != nil || observation.tpm != nil || tpmError != nil
+    guard before.hasTrustedTime || observation.hasTPMReading || observation.hasTPMError
     else { return nil }
+    let tpmError = observation.tpmError
     let previous =
       before.trustedTime
       ?? TrustedTime(

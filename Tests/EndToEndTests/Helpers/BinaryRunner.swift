@@ -40,6 +40,12 @@ struct BinaryRunner: Sendable {
   /// The executable's full path.
   let executable: URL
 
+  /// How long a child may run before it is killed and the run recorded as timed out: a bound
+  /// that turns a hang into a failure, never a measure of speed. Far above what any command of
+  /// these tests takes on a loaded machine (2 cores shared with several builds: commands that
+  /// take a few hundred milliseconds quiet take seconds).
+  static let hangBound: Duration = .seconds(120)
+
   /// Finds the built executable `name`.
   ///
   /// - Throws: ``BinaryRunnerError`` listing where it looked.
@@ -91,7 +97,7 @@ struct BinaryRunner: Sendable {
   /// - Throws: ``BinaryRunnerError`` when it cannot be started.
   func run(
     _ arguments: [String], standardInput: Data = Data(), environment: [String: String] = [:],
-    launcher: [String] = [], timeout: Duration = .seconds(120)
+    launcher: [String] = [], timeout: Duration = hangBound
   ) throws -> BinaryResult {
     let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e")
     defer { scratch.remove() }
@@ -166,7 +172,7 @@ struct BinaryRunner: Sendable {
   /// Runs the executable with text on standard input.
   func run(
     _ arguments: [String], input: String, environment: [String: String] = [:],
-    timeout: Duration = .seconds(120)
+    timeout: Duration = hangBound
   ) throws -> BinaryResult {
     try run(
       arguments, standardInput: Data(input.utf8), environment: environment, timeout: timeout)

@@ -48,7 +48,7 @@ struct Scene {
       [
         "sign-in", "--store", root + "/store", "--json", "--put", "token=\(root)/token-input",
         "--put", "other=\(root)/other-input",
-      ] + seal, timeout: .seconds(20))
+      ] + seal)
     try #require(signIn.exitCode == 0, "\(signIn.standardError)")
     firstGeneration = UInt64(try signIn.jsonInt64("generation"))
   }
@@ -240,6 +240,6 @@ struct Scene {
 extension BinaryRunner {
   /// Runs a system tool (outside the matrix's checks).
   func runTool(_ path: String, _ arguments: [String]) throws -> BinaryResult {
-    try BinaryRunner(path: path).run(arguments, timeout: .seconds(20))
+    try BinaryRunner(path: path).run(arguments)
   }
 }

@@ -23,7 +23,7 @@ enum MountNamespace {
         [
           "unshare", "-rm", "sh", "-c",
           "mount --bind \(quoted(source)) \(quoted(target)) && grep -q probe \(quoted(target))",
-        ], timeout: .seconds(20))
+        ])
     else { return false }
     return result.exitCode == 0
   }()
@@ -38,7 +38,7 @@ enum MountNamespace {
   /// - Returns: The result (a failed mount exits with `mount`'s status and says so on stderr).
   static func run(
     _ arguments: [String], binding bindings: [(source: String, target: String)],
-    timeout: Duration = .seconds(30)
+    timeout: Duration = BinaryRunner.hangBound
   ) throws -> BinaryResult {
     let binary = try BinaryRunner().executable.path
     let mounts = bindings.map { "mount --bind \(quoted($0.source)) \(quoted($0.target))" }

@@ -42,7 +42,7 @@ struct RunningBinary {
   ///
   /// - Parameter timeout: How long after the start to wait before killing it.
   /// - Returns: How it ended.
-  func waitForExit(timeout: Duration = .seconds(120)) -> Exit {
+  func waitForExit(timeout: Duration = BinaryRunner.hangBound) -> Exit {
     var timedOut = false
     while process.isRunning {
       if ContinuousClock.now - started > timeout {

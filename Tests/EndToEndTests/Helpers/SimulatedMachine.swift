@@ -76,20 +76,14 @@ struct SimulatedMachine {
     guard (try? Data("probe\n".utf8).write(to: URL(fileURLWithPath: file))) != nil else {
       return false
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: unshare)
-    process.arguments =
+    let probe = try? BinaryRunner(path: unshare).run(
       userNamespace + [
         "-m", "-T", "--boottime=1", "--kill-child", "sh", "-c",
         "mount --bind \"$1\" /proc/sys/kernel/random/boot_id"
           + " && test \"$(cat /proc/sys/kernel/random/boot_id)\" = probe",
         "sh", file,
-      ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
+      ])
+    return probe?.exitCode == 0
   }()
 
   /// Why a scenario that needs the namespaces is skipped.
@@ -136,16 +130,15 @@ struct SimulatedMachine {
   }
 
   /// Runs `offline-ttl arguments` with the wall clock `wall` in the boot `boot`, killed after
-  /// 20 s.
+  /// ``BinaryRunner/hangBound``.
   ///
   /// - Returns: The result; a run that timed out is recorded as an issue.
   static func run(
     _ arguments: [String], wall: SimulatedWallClock = .real, boot: SimulatedBoot = .current
   ) throws -> BinaryResult {
     let result = try BinaryRunner().run(
-      arguments, environment: environment(wall), launcher: launcher(boot),
-      timeout: .seconds(20))
-    #expect(!result.timedOut, "\(arguments) outlived 20 s and was killed")
+      arguments, environment: environment(wall), launcher: launcher(boot))
+    #expect(!result.timedOut, "\(arguments) outlived \(BinaryRunner.hangBound) and was killed")
     return result
   }
 

@@ -70,11 +70,12 @@ import Testing
     try #require(lockFD >= 0)
     defer { close(lockFD) }
     try #require(flock(lockFD, LOCK_EX) == 0)
-    // A watchdog releases the lock if the pool were starved, so a failure cannot hang the run.
+    // A watchdog releases the lock if the pool were starved, so a failure cannot hang the run
+    // (after 60 s: the checks reach the lock in milliseconds, seconds on a loaded machine).
     let released = Flag()
     let watchdogFired = Flag()
     let watchdog = Thread {
-      for _ in 0..<200 where !released.isSet { usleep(50_000) }
+      for _ in 0..<1_200 where !released.isSet { usleep(50_000) }
       if released.set() {
         watchdogFired.set()
         flock(lockFD, LOCK_UN)

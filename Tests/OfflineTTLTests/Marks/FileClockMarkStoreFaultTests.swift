@@ -144,3 +144,94 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
     #expect(injections >= steps.count * Self.errnos.count)
   }
 }
+
+/// A failed write whose clean-up fails too: the previous slot's bytes cannot be put back, so the
+/// file may offer the unacknowledged record now and lose the acknowledged one at a crash. The
+/// store fails closed: `writeFailed` saying so, and `unreadable` for every later operation (this
+/// store, a new one) until an online sign-in replaces the record, keeping the generation.
+@Suite struct FileClockMarkStoreDoubleFaultTests {
+  /// The call that fails first (the write itself, after taking effect) and the call of the
+  /// restore that fails next.
+  struct DoubleFault: CustomTestStringConvertible, Sendable {
+    let write: SyscallKind
+    let restore: SyscallKind
+    let keptOpen: Bool
+
+    var testDescription: String {
+      "\(write) then the restore's \(restore)\(keptOpen ? ", kept descriptors" : "")"
+    }
+
+    /// The restore's call is the second pwrite, or the next fdatasync.
+    var restoreOccurrence: Int { restore == .pwrite || write == .fdatasync ? 2 : 1 }
+
+    static let all: [DoubleFault] = [SyscallKind.pwrite, .fdatasync].flatMap { write in
+      [SyscallKind.pwrite, .fdatasync].flatMap { restore in
+        [false, true].map { DoubleFault(write: write, restore: restore, keptOpen: $0) }
+      }
+    }
+  }
+
+  @Test(arguments: DoubleFault.all)
+  func aWriteAndItsRestoreFailingLeaveTheRecordUnreadableUntilAnOnlineSignIn(
+    _ fault: DoubleFault
+  ) throws {
+    let parent = try TemporaryStoreDirectory(prefix: "double-fault")
+    defer { parent.remove() }
+    let path = parent.appending("store")
+    let previous = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(1_000))
+    let plan = SyscallFaultPlan()
+    let store = FileClockMarkStore(atPath: path, faults: plan)
+    if fault.keptOpen { _ = try store.read() }
+    plan.resetCounts()
+    plan.fail(fault.write, occurrence: 1, with: .ioError, timing: .afterCall)
+    plan.fail(fault.restore, occurrence: fault.restoreOccurrence, with: .noSpace)
+    do {
+      let transition = try store.observe(now: instant(2_000))
+      Issue.record("the write was acknowledged: \(transition.current)")
+    } catch {
+      #expect(error.code == .writeFailed, "\(error)")
+      #expect(error.errno == Errno.ioError.rawValue, "\(error)")
+      #expect(error.description.contains("putting the previous record back failed"), "\(error)")
+      #expect(error.description.contains("cut short"), "\(error)")
+    }
+    #expect(plan.injected.count == 2, "both faults fired: \(plan.injected)")
+
+    // Neither record is offered: not the unacknowledged one, not the old one.
+    for (label, reader) in [
+      ("this store", store), ("a new store", FileClockMarkStore(atPath: path)),
+    ] {
+      #expect(throws: StoreError.self, "\(label)") { _ = try reader.read() }
+      do {
+        let transition = try reader.observe(now: instant(3_000))
+        Issue.record("\(label) observed: \(transition.current)")
+      } catch {
+        #expect(error.code == .unreadable, "\(label): \(error)")
+      }
+    }
+    // An online sign-in replaces the record, with the next generation.
+    let reset = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(4_000))
+    #expect(reset.generation > previous.generation)
+    #expect(try FileClockMarkStore(atPath: path).read() == reset)
+  }
+
+  /// The truncation failing as well: the error says the file is left as it is.
+  @Test func theTruncationFailingTooIsSaid() throws {
+    let parent = try TemporaryStoreDirectory(prefix: "double-fault")
+    defer { parent.remove() }
+    let path = parent.appending("store")
+    _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(1_000))
+    let plan = SyscallFaultPlan()
+    plan.fail(.fdatasync, occurrence: 1, with: .ioError, timing: .afterCall)
+    plan.fail(.fdatasync, occurrence: 2, with: .ioError)
+    plan.fail(.ftruncate, occurrence: 1, with: .readOnlyFileSystem)
+    let store = FileClockMarkStore(atPath: path, faults: plan)
+    do {
+      _ = try store.observe(now: instant(2_000))
+      Issue.record("the write was acknowledged")
+    } catch {
+      #expect(error.code == .writeFailed, "\(error)")
+      #expect(error.description.contains("left as it is"), "\(error)")
+    }
+    #expect(plan.injected.count == 3, "\(plan.injected)")
+  }
+}

@@ -154,8 +154,9 @@ import Testing
     var readings = 0
     var failure: (any Error)? = nil
     // A safety net: if the waiter waited for the lock instead, it gets it after this and then
-    // reads the newest slot (`sixHundred`), which the expectations below tell apart.
-    Self.release(held, afterSeconds: 10, setting: released)
+    // reads the newest slot (`sixHundred`), which the expectations below tell apart. Long
+    // enough that a loaded machine never reaches it before the waiter returns.
+    Self.release(held, afterSeconds: 60, setting: released)
     let transition = try store.observe(readingClocks: {
       readings += 1
       do {

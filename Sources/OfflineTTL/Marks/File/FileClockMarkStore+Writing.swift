@@ -1,7 +1,16 @@
 extension FileClockMarkStore {
   /// Writes `record` into the slot that does not hold the newest valid copy, with the next
-  /// sequence number, and `fdatasync`s. On failure, writes the slot's previous bytes back (best
-  /// effort) so the store keeps reading the old record, and throws `writeFailed`.
+  /// sequence number, and `fdatasync`s. On failure, writes the slot's previous bytes back and
+  /// `fdatasync`s again, so the store keeps reading the old record, and throws `writeFailed`.
+  ///
+  /// When putting the previous bytes back fails too, the file may offer the unacknowledged
+  /// record (the page cache) while the disk holds something else, and the next write would
+  /// target the slot of the last acknowledged record: a crash could then bring back a record
+  /// older than one already acknowledged. The store fails closed instead: it truncates the
+  /// record file by one byte (a size no reader accepts, both slots kept for the generation an
+  /// online sign-in salvages), so every later operation, in any process, is `unreadable` until
+  /// an online sign-in replaces the file, and throws `writeFailed` saying so. If even the
+  /// truncation fails, the message says the record file is left as it is.
   ///
   /// - Returns: The file as it now is, the written slot being the newest.
   @discardableResult
@@ -21,11 +30,25 @@ extension FileClockMarkStore {
       try system.pwriteAll(loaded.fd, bytes: slot[...], at: Int64(offset))
       try system.fdatasync(loaded.fd)
     } catch {
-      restoreSlot(target, from: loaded)
+      let failure = "cannot write \(Self.recordFileName) in \(directoryPath): \(error)"
+      guard let restoreError = restoreSlot(target, from: loaded) else {
+        throw StoreError(
+          code: .writeFailed, errno: error.rawValue,
+          message: failure + "; the previous record is kept")
+      }
+      let outcome: String
+      do throws(Errno) {
+        try system.ftruncate(loaded.fd, to: Int64(MarkRecordCodec.fileSize - 1))
+        outcome =
+          "the record file was cut short so that it reads as unreadable until an online sign-in"
+          + " replaces it"
+      } catch {
+        outcome = "cutting the record file short failed too (\(error)); it is left as it is"
+      }
       throw StoreError(
         code: .writeFailed, errno: error.rawValue,
-        message: "cannot write \(Self.recordFileName) in \(directoryPath): \(error);"
-          + " the previous record is kept")
+        message: failure + "; putting the previous record back failed (\(restoreError)): "
+          + outcome)
     }
     var bytes = loaded.bytes
     bytes.replaceSubrange(offset..<(offset + slot.count), with: slot)
@@ -50,18 +73,22 @@ extension FileClockMarkStore {
 
   /// Puts the previous bytes of a slot back after a failed write, so neither the page cache nor
   /// the disk offers the unacknowledged record, and the next write again targets this slot (never
-  /// the one holding the last acknowledged record). Errors are ignored: the failure is already
-  /// being reported.
-  private func restoreSlot(_ slot: Int, from loaded: LoadedRecord) {
+  /// the one holding the last acknowledged record).
+  ///
+  /// - Returns: `nil` when the bytes were written back and synced; else the error.
+  private func restoreSlot(_ slot: Int, from loaded: LoadedRecord) -> Errno? {
     let offset = MarkRecordCodec.slotOffsets[slot]
     // The slot, its padding up to the longest slot, and the seal trailer after it (zero in an
     // unsealed store).
     let previous = loaded.bytes[
       offset..<(offset + MarkRecordCodec.maximumSlotLength + MarkSeal.length)]
-    do {
+    do throws(Errno) {
       try system.pwriteAll(loaded.fd, bytes: previous, at: Int64(offset))
       try system.fdatasync(loaded.fd)
-    } catch {}
+      return nil
+    } catch {
+      return error
+    }
   }
 
   /// Replaces (or creates) the record file with one holding `record` in both slots: temporary
