@@ -78,13 +78,24 @@ extension OfflineAccessGate {
         return decision(items: Result { () throws(StoreError) in try cache.summary() }, mark: mark)
       case .failure(let error):
         // Unreadable items: the clock is still observed (so the time is seen), never a first mark.
-        return decision(items: .failure(error), mark: observed(mayTrustOnFirstUse: false))
+        let mark = observed(mayTrustOnFirstUse: false)
+        // A sign-in may have cured the items meanwhile (it created the sealing key, or replaced
+        // the set): a summary that now succeeds is judged from the start, so the failure seen
+        // before that sign-in is never paired with the mark it wrote.
+        if attempt < 2, case .success = Result(catching: cache.summaryIfSettledDeferringBinding) {
+          continue
+        }
+        return decision(items: .failure(error), mark: mark)
       case .success(nil):
         let mark = observed(mayTrustOnFirstUse: policy.trustOnFirstUse)
         guard let generation = mark.generationObserved else {
-          // No generation to pair the items with: judge the mark failure with the live set.
-          return decision(
-            items: Result { () throws(StoreError) in try cache.summary() }, mark: mark)
+          // No generation to pair the items with: judge the mark failure with the live set. The
+          // summary waits for a sign-in in progress (the first one, when no mark was found); a
+          // mark that exists after it was written by that sign-in, after this observation:
+          // judge again from the start rather than pair "no mark" with the new items.
+          let items = Result { () throws(StoreError) in try cache.summary() }
+          if attempt < 2, (try? marks.read()) != nil { continue }
+          return decision(items: items, mark: mark)
         }
         let items = Result { () throws(StoreError) in
           try cache.summary(forGeneration: generation)

@@ -68,11 +68,11 @@ import Testing
       return tree
     }
 
-    /// A sign-in whose mark reset fails (every `fdatasync` of the mark store fails): it stages
-    /// `items` and stops before its commit point.
+    /// A sign-in whose mark reset fails (its first `fdatasync` fails and the previous record is
+    /// put back): it stages `items` and stops before its commit point.
     func signInThatNeverCommits(_ items: [String: String]) throws {
       let plan = SyscallFaultPlan()
-      plan.fail(.fdatasync, occurrence: nil, with: .ioError)
+      plan.fail(.fdatasync, occurrence: 1, with: .ioError)
       let failing = try gate(
         marks: FileClockMarkStore(atPath: store, faults: plan, sealing: provider))
       #expect(throws: OnlineSessionError.self) { try signIn(items, gate: failing) }

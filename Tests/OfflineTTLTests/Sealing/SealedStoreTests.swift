@@ -593,7 +593,7 @@ import Testing
     try f.signIn(["token": "old"])
     // The reset fails (its fdatasync): the staging of the next generation stays, uncommitted.
     let plan = SyscallFaultPlan()
-    plan.fail(.fdatasync, occurrence: nil, with: .ioError)
+    plan.fail(.fdatasync, occurrence: 1, with: .ioError)
     let provider = FileSealingKeyProvider(path: f.keyPath)
     let failing = OfflineAccessGate(
       cache: DirectoryCacheStore(atPath: f.store, sealing: provider),
