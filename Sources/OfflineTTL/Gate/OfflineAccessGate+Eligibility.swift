@@ -33,7 +33,10 @@ extension OfflineAccessGate {
   /// meanwhile this repeats (three attempts, then a refusal with `item_unreadable`).
   ///
   /// Blocks the calling thread on `flock` and, when the mark rises, on `fdatasync` (file
-  /// stores); from Swift concurrency use ``checkEligibilityAsync()``.
+  /// stores); from Swift concurrency use ``checkEligibilityAsync()``. The file stores wait for
+  /// their locks with no time limit: a process that is stopped (a debugger, `SIGSTOP`) while it
+  /// holds one holds up every check until it goes on; a process that dies releases it. The
+  /// Secret Service stores give up after their configured lock timeout.
   ///
   /// - Returns: The decision.
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus

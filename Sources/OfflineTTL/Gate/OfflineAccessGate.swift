@@ -5,14 +5,15 @@ import Foundation
 ///
 /// ```swift
 /// let gate = OfflineAccessGate(
-///   cache: DirectoryCacheStore(at: dir), marks: FileClockMarkStore(at: dir),
+///   cache: DirectoryCacheStore(atPath: directory), marks: FileClockMarkStore(atPath: directory),
 ///   policy: try EligibilityPolicy(maxAge: .seconds(7 * 86_400)))
 /// switch gate.openOffline() {                       // rechecks now
 /// case .opened(let reader): show(try reader.item(forKey: key))
 /// case .refused(let decision): askForSignIn(decision.reasons)
 /// }
-/// let session = try gate.beginOnlineSession()       // after the server authenticated the user
-/// try session.write(key, data)                      // the only place items are written
+/// // After the server authenticated the user: sign in and write in one step (the only place
+/// // items are written; a concurrent sign-in elsewhere never makes it fail as superseded).
+/// try gate.beginOnlineSession(writing: [(key, data)])
 /// ```
 ///
 /// Every call reads its clocks when it is made, never at construction, and only through
