@@ -59,7 +59,7 @@ import Testing
   }
 
   /// A cache store whose next settled summary fails once with `error`, then forwards.
-  final class FailingOnceCacheStore: CacheItemStore, @unchecked Sendable {
+  final class FailingOnceCacheStore: ForwardingCacheStore, @unchecked Sendable {
     let base: any CacheItemStore
     private let failure = Mutex<StoreError?>(nil)
 
@@ -77,37 +77,6 @@ import Testing
         throw error
       }
       return try base.summaryIfSettledDeferringBinding()
-    }
-
-    func summary() throws(CacheStoreError) -> ItemTimeSummary { try base.summary() }
-    func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
-      try base.item(forKey: key)
-    }
-    func keys() throws(CacheStoreError) -> [CacheItemKey] { try base.keys() }
-    func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool) throws(CacheStoreError)
-      -> Bool
-    {
-      try base.commit(changes, onlyIf: precondition)
-    }
-    func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
-      try base.withWriterLock(body)
-    }
-    func commitSignIn(
-      _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
-    ) throws(StoreError) -> Bool {
-      try base.commitSignIn(changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
-    }
-    func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? {
-      try base.summaryIfSettled()
-    }
-    func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
-      try base.summary(forGeneration: generation)
-    }
-    func item(forKey key: CacheItemKey, generation: UInt64) throws(StoreError) -> CacheItem? {
-      try base.item(forKey: key, generation: generation)
-    }
-    func keys(forGeneration generation: UInt64) throws(StoreError) -> [CacheItemKey] {
-      try base.keys(forGeneration: generation)
     }
   }
 

@@ -4,7 +4,7 @@ import OfflineTTL
 /// A cache store that forwards every call to `base` and runs a hook once, just before or just
 /// after the next read of one item or of the keys of a generation's set: an online sign-in
 /// committed there forces the interleaving a reader must survive, deterministically.
-final class HookedCacheStore: CacheItemStore, @unchecked Sendable {
+final class HookedCacheStore: ForwardingCacheStore, @unchecked Sendable {
   /// Where the hook runs.
   enum Point: String, CaseIterable, CustomStringConvertible, Sendable {
     /// Before the reader reads the item (after its recheck).
@@ -35,38 +35,6 @@ final class HookedCacheStore: CacheItemStore, @unchecked Sendable {
       return pending.body
     }
     body?()
-  }
-
-  func summary() throws(CacheStoreError) -> ItemTimeSummary { try base.summary() }
-
-  func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
-    try base.item(forKey: key)
-  }
-
-  func keys() throws(CacheStoreError) -> [CacheItemKey] { try base.keys() }
-
-  func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool) throws(CacheStoreError)
-    -> Bool
-  {
-    try base.commit(changes, onlyIf: precondition)
-  }
-
-  func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
-    try base.withWriterLock(body)
-  }
-
-  func commitSignIn(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
-  ) throws(StoreError) -> Bool {
-    try base.commitSignIn(changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
-  }
-
-  func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? {
-    try base.summaryIfSettled()
-  }
-
-  func summary(forGeneration generation: UInt64) throws(StoreError) -> ItemTimeSummary {
-    try base.summary(forGeneration: generation)
   }
 
   func item(forKey key: CacheItemKey, generation: UInt64) throws(StoreError) -> CacheItem? {

@@ -14,8 +14,8 @@ import Testing
 
   /// An item store that runs `change` once, just before the sign-in's commit point (the mark
   /// reset), after the sealed staging: where the outside tester removed the key file.
-  final class ChangeBeforeCommitPoint: CacheItemStore, @unchecked Sendable {
-    let base: DirectoryCacheStore
+  final class ChangeBeforeCommitPoint: ForwardingCacheStore, @unchecked Sendable {
+    let base: any CacheItemStore
     let change: Mutex<(@Sendable () -> Void)?>
 
     init(_ base: DirectoryCacheStore, _ change: @escaping @Sendable () -> Void) {
@@ -23,19 +23,6 @@ import Testing
       self.change = Mutex(change)
     }
 
-    func summary() throws(CacheStoreError) -> ItemTimeSummary { try base.summary() }
-    func item(forKey key: CacheItemKey) throws(CacheStoreError) -> CacheItem? {
-      try base.item(forKey: key)
-    }
-    func keys() throws(CacheStoreError) -> [CacheItemKey] { try base.keys() }
-    func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
-      throws(CacheStoreError) -> Bool
-    {
-      try base.commit(changes, onlyIf: precondition)
-    }
-    func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
-      try base.withWriterLock(body)
-    }
     func commitSignIn(
       _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
     ) throws(StoreError) -> Bool {
