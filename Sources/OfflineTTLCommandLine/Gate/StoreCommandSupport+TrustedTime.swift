@@ -122,6 +122,8 @@ extension StoreCommandSupport {
     case .tpmChanged:
       return "; the TPM is not the one the store was signed in with (\(error.reason)): sign in"
         + " online again"
+    case .tpmTimedOut:
+      return "; the configured TPM did not answer in time (\(error))"
     default:
       return "; the configured TPM cannot be read (\(error.reason))"
     }
