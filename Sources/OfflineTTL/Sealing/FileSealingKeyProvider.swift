@@ -20,7 +20,7 @@ import Synchronization
 /// load. A file whose times are less than 2 seconds older than the clock at its load is not
 /// remembered (a rewrite within one timestamp tick would keep its times). Where the path allows
 /// it (absolute, no link, `.` or `..`, local file systems, Linux), the `lstat` is replaced by one
-/// `poll` of a watch set up at the read (``KeyFileWatch``: inotify on the file and every
+/// `poll` of a watch set up at the read (`KeyFileWatch`: inotify on the file and every
 /// directory above it, and the mount table), which reports every change the `lstat` would see.
 /// The same memory holds
 /// the store directories whose placement check passed for that key: the check runs again
