@@ -145,7 +145,7 @@ let package = Package(
     // A child process for the Secret Service tests (several processes, other session buses).
     .executableTarget(
       name: "offline-ttl-secret-probe",
-      dependencies: ["OfflineTTL", "OfflineTTLSecretService"],
+      dependencies: ["OfflineTTL", "OfflineTTLSecretService", "OfflineTTLCommandLine"],
       path: "Tests/SecretServiceProbe",
       swiftSettings: swiftSettings
     ),

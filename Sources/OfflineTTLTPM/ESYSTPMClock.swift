@@ -1,7 +1,6 @@
 #if TPM
   import CTSS2
   import OfflineTTL
-  import Synchronization
 
   /// The TPM 2.0 clock through the TPM Software Stack's ESYS API (`libtss2-esys`), over a TCTI
   /// chosen by a configuration string: `device:/dev/tpmrm0` (the kernel's resource manager; the
@@ -19,20 +18,82 @@
   /// When the owner hierarchy needs an authorization value (the primary key cannot be derived
   /// without it), the endorsement hierarchy's primary is used instead; its seed survives
   /// `TPM2_Clear` (only the TPM's replacement changes it), which the reset count then covers.
+  ///
+  /// ## A time limit on every call
+  ///
+  /// The TPM Software Stack's calls block, with no limit of their own: a TPM that another client
+  /// holds (swtpm serves one connection at a time), an endpoint that accepts a connection and
+  /// never answers, or a TPM that hangs would hold a check or a sign-in forever. So each call of
+  /// ``now()`` and ``shutdown()`` is bounded by ``timeout`` (``defaultTimeout``, 5 s, unless
+  /// given): the whole call, connecting, deriving the identity, the command and the one
+  /// reconnection included. At the limit the call throws `TPMClockError` with code
+  /// `tpm_timed_out`, which the gate reports as it reports any TPM that cannot be read
+  /// (`tpm_unavailable` among the reasons, the error in the decision's trusted-time verdict):
+  /// a refusal, never a hang and never a fallback to the other clocks.
+  ///
+  /// The TPM work runs on a thread of its own while the caller waits. A blocked read cannot be
+  /// cancelled, so a call that times out leaves that one thread, and the connection it holds,
+  /// behind until the TPM answers or the connection breaks (its peer closes it, as a restarted
+  /// or stopped TPM daemon does); until then every call on this clock fails with
+  /// `tpm_timed_out` at once rather than starting another thread, and once it ends the next
+  /// call proceeds (keeping the connection when the late command succeeded). A clock leaves at
+  /// most one thread behind.
+  ///
+  /// ## Connections, cost and threads
+  ///
+  /// Each `ESYSTPMClock` opens its own TCTI and ESYS context at its first reading and keeps it
+  /// until a reading fails or the clock is released; two clocks over the same TPM are two
+  /// connections, each paying the identity's key derivation once. Opening costs one connection
+  /// and a `TPM2_CreatePrimary` plus `TPM2_FlushContext` (milliseconds on swtpm, up to a few
+  /// hundred on a hardware TPM); each later reading is one `TPM2_ReadClock` and one thread
+  /// start. Keep one clock per TPM for the life of the process (the gate reads it at every
+  /// decision) rather than a clock per check. The swtpm TCTI connects anew for every command,
+  /// so its open context holds no socket between readings; the device TCTI keeps its file
+  /// descriptor open. The clock is safe to call from any thread: calls on one clock run one
+  /// at a time (a caller waits, within its own limit, for another caller's command).
+  ///
+  /// ## The TPM Software Stack's log
+  ///
+  /// tpm2-tss writes its own errors and warnings to standard error (a refused connection prints
+  /// `WARNING:tcti:...` lines), although every failure also reaches the caller as an error.
+  /// Its libraries read their log level only from the `TSS2_LOG` environment variable, at their
+  /// first log line. So the first `ESYSTPMClock` of a process sets `TSS2_LOG=all+none`
+  /// (silent) when `TSS2_LOG` is not set; set it yourself before starting the process to see
+  /// the log (`TSS2_LOG=all+warning`, `all+debug`), and that value is kept. Setting an
+  /// environment variable is not safe while another thread reads the environment: create the
+  /// first clock early, or set `TSS2_LOG` yourself.
   public final class ESYSTPMClock: TPMClock {
     /// The TCTI configuration string.
     public let tcti: String
-    private let connection: Mutex<Connection?>
+    /// The time limit of each call (``now()``, ``shutdown()``).
+    public let timeout: Duration
+    private let lane = TPMCommandLane()
+
+    /// The time limit of each call when none is given: 5 seconds, far above a healthy TPM's
+    /// answer (a `TPM2_ReadClock` takes well under a millisecond on swtpm, milliseconds on a
+    /// hardware TPM; the first reading's key derivation up to a few hundred milliseconds).
+    public static let defaultTimeout: Duration = .seconds(5)
+
+    /// The longest time limit accepted: one hour.
+    public static let maximumTimeout: Duration = .seconds(3600)
 
     /// Creates the clock; nothing is opened until the first reading.
     ///
-    /// - Parameter tcti: `device:<path>`, `swtpm:host=<host>,port=<port>`, `mssim:...` or
-    ///   `tabrmd:...`.
-    /// - Throws: `InvalidValueError` (`invalidOption`) for any other shape.
-    public init(tcti: String) throws(InvalidValueError) {
+    /// - Parameters:
+    ///   - tcti: `device:<path>`, `swtpm:host=<host>,port=<port>`, `mssim:...` or
+    ///     `tabrmd:...`.
+    ///   - timeout: The time limit of each call, more than zero and at most
+    ///     ``maximumTimeout``; ``defaultTimeout`` (5 s) by default.
+    /// - Throws: `InvalidValueError`: `invalidOption` for another TCTI shape, `invalidDuration`
+    ///   for a time limit out of range.
+    public init(tcti: String, timeout: Duration = ESYSTPMClock.defaultTimeout)
+      throws(InvalidValueError)
+    {
       try Self.validate(tcti)
+      try Self.validate(timeout: timeout)
       self.tcti = tcti
-      self.connection = Mutex(nil)
+      self.timeout = timeout
+      SoftwareStackLog.quietUnlessConfigured()
     }
 
     /// Checks the shape of a TCTI configuration string (the loader checks the rest).
@@ -50,15 +111,31 @@
       }
     }
 
-    /// Reads the TPM's clock (one `TPM2_ReadClock`) with its identity.
+    /// Checks a time limit for TPM calls.
+    ///
+    /// - Parameter timeout: The limit.
+    /// - Throws: `InvalidValueError` (`invalidDuration`) unless it is more than zero and at
+    ///   most ``maximumTimeout``.
+    public static func validate(timeout: Duration) throws(InvalidValueError) {
+      guard timeout > .zero, timeout <= maximumTimeout else {
+        throw InvalidValueError(
+          code: .invalidDuration,
+          reason: "a TPM time limit is more than 0s and at most 3600s, got \(timeout)")
+      }
+    }
+
+    /// Reads the TPM's clock (one `TPM2_ReadClock`) with its identity, within ``timeout``.
     ///
     /// - Returns: The reading.
-    /// - Throws: `TPMClockError` (`tpmUnavailable`) when the TPM cannot be opened or read,
-    ///   after one reconnection.
+    /// - Throws: `TPMClockError`: `tpmUnavailable` when the TPM cannot be opened or read,
+    ///   after one reconnection; `tpmTimedOut` when the call did not end within ``timeout``
+    ///   (or an earlier call that timed out is still waiting for the TPM).
     /// - Complexity: One TPM command; the first reading on a connection also opens it and
     ///   derives the identity (a primary key creation and flush).
     public func now() throws(TPMClockError) -> TPMClockReading {
-      try connection.withLock { (current: inout Connection?) throws(TPMClockError) in
+      let tcti = tcti
+      return try lane.run(limit: timeout, what: "TPM2_ReadClock on \(tcti)") {
+        (current: inout Connection?) throws(TPMClockError) in
         for attempt in 0..<2 {
           do throws(TPMClockError) {
             if current == nil { current = try Connection(tcti: tcti) }
@@ -73,11 +150,13 @@
     }
 
     /// Sends `TPM2_Shutdown(CLEAR)`: the orderly shutdown a system performs before a reboot,
-    /// for tools and tests. Closes the connection.
+    /// for tools and tests. Closes the connection. Bounded by ``timeout`` as ``now()`` is.
     ///
-    /// - Throws: `TPMClockError` (`tpmUnavailable`).
+    /// - Throws: `TPMClockError` (`tpmUnavailable`, `tpmTimedOut`).
     public func shutdown() throws(TPMClockError) {
-      try connection.withLock { (current: inout Connection?) throws(TPMClockError) in
+      let tcti = tcti
+      try lane.run(limit: timeout, what: "TPM2_Shutdown on \(tcti)") {
+        (current: inout Connection?) throws(TPMClockError) in
         let open: Connection
         if let current {
           open = current
@@ -87,58 +166,6 @@
         current = nil
         try open.check(otl_tpm_shutdown_clear(open.esys), "TPM2_Shutdown")
       }
-    }
-  }
-
-  /// One open ESYS context and TCTI, and the TPM's identity.
-  private final class Connection {
-    var esys: OpaquePointer?
-    var tctiContext: OpaquePointer?
-    var identity = TPMIdentity.none
-    let tcti: String
-
-    init(tcti: String) throws(TPMClockError) {
-      self.tcti = tcti
-      let rc = tcti.withCString { otl_tpm_open($0, &esys, &tctiContext) }
-      try check(rc, "opening the TCTI")
-      identity = try deriveIdentity()
-    }
-
-    deinit { otl_tpm_close(&esys, &tctiContext) }
-
-    func readClock() throws(TPMClockError) -> TPMClockReading {
-      var clock: UInt64 = 0
-      var reset: UInt32 = 0
-      var restart: UInt32 = 0
-      var safe: UInt8 = 0
-      try check(otl_tpm_read_clock(esys, &clock, &reset, &restart, &safe), "TPM2_ReadClock")
-      return TPMClockReading(
-        identity: identity, clockMilliseconds: clock, resetCount: reset, restartCount: restart,
-        isSafe: safe != 0)
-    }
-
-    private func deriveIdentity() throws(TPMClockError) -> TPMIdentity {
-      var name = [UInt8](repeating: 0, count: 68)
-      var length = 0
-      var rc = otl_tpm_primary_name(esys, otl_tpm_owner_hierarchy(), &name, &length)
-      if rc != 0 {
-        rc = otl_tpm_primary_name(esys, otl_tpm_endorsement_hierarchy(), &name, &length)
-      }
-      try check(rc, "deriving the storage primary key for the TPM's identity")
-      // The name is the 2-byte algorithm (0x000B, SHA-256) then the 32-byte digest.
-      guard length == 34, let identity = TPMIdentity(bytes: name[2..<34]) else {
-        throw TPMClockError(
-          code: .tpmUnavailable, reason: "the TPM returned a key name of \(length) bytes")
-      }
-      return identity
-    }
-
-    func check(_ rc: UInt32, _ what: String) throws(TPMClockError) {
-      guard rc != 0 else { return }
-      let decoded = String(cString: Tss2_RC_Decode(rc))
-      throw TPMClockError(
-        code: .tpmUnavailable, responseCode: rc,
-        reason: "\(what) on \(tcti) failed: \(decoded) (0x\(String(rc, radix: 16)))")
     }
   }
 #endif

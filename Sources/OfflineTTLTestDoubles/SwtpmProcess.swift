@@ -186,21 +186,42 @@ public final class SwtpmProcess: @unchecked Sendable {
     guard status == 0 else { throw SwtpmError("\(tool) failed (\(status)): \(output)") }
   }
 
+  /// How long one `tpm2-tools` command may run before it is killed: a TPM that another client
+  /// holds, or that hangs, makes them wait forever.
+  public static let toolTimeout: Duration = .seconds(10)
+
+  /// Runs a tool with its output captured, killed (SIGKILL) when it outlives ``toolTimeout``.
   private static func execute(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
+    let outputPath =
+      FileManager.default.temporaryDirectory.path + "/offline-ttl-swtpm-tool-" + UUID().uuidString
+    guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+      let output = FileHandle(forWritingAtPath: outputPath)
+    else { throw SwtpmError("cannot create \(outputPath)") }
+    defer { try? FileManager.default.removeItem(atPath: outputPath) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
-    let output = Pipe()
     process.standardOutput = output
     process.standardError = output
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    try? output.close()
+    let deadline = ContinuousClock.now.advanced(by: toolTimeout)
+    while process.isRunning, ContinuousClock.now < deadline { usleep(5_000) }
+    let timedOut = process.isRunning
+    if timedOut { kill(process.processIdentifier, SIGKILL) }
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let text = String(
+      decoding: FileManager.default.contents(atPath: outputPath) ?? Data(), as: UTF8.self)
+    if timedOut {
+      throw SwtpmError(
+        "\((path as NSString).lastPathComponent) did not finish within \(toolTimeout); killed:"
+          + " \(text)")
+    }
+    return (process.terminationStatus, text)
   }
 
   /// Whether nothing listens on 127.0.0.1:`port` (a bind succeeds).
-  private static func isFree(_ port: Int) -> Bool {
+  static func isFree(_ port: Int) -> Bool {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
@@ -225,7 +246,7 @@ public final class SwtpmProcess: @unchecked Sendable {
     }
   }
 
-  private static func loopback(_ port: Int) -> sockaddr_in {
+  static func loopback(_ port: Int) -> sockaddr_in {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -21,7 +21,7 @@ import Testing
       standardOutput: OutputSink(), standardError: OutputSink(),
       standardInput: InputSource(text: ""), clock: clock, environment: [:], bootClock: boot)
     if let tpm {
-      context.openTPM = { (_: String) throws(UsageError) -> any TPMClock in tpm }
+      context.openTPM = { (_: String, _: Duration) throws(UsageError) -> any TPMClock in tpm }
     }
     let code = OfflineTTLCommand.run(arguments, context: context)
     return CommandRun(

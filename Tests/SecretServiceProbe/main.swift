@@ -28,6 +28,7 @@
 #if SecretService
   import Foundation
   import OfflineTTL
+  import OfflineTTLCommandLine
   import OfflineTTLSecretService
   import Synchronization
 
@@ -41,7 +42,8 @@
     WallClockInstant(nanosecondsSinceEpoch: Int64(text) ?? 0)
   }
 
-  let arguments = CommandLine.arguments
+  // CommandLine.arguments is empty under libfaketime; ProcessArguments reads the kernel's copy.
+  let arguments = ProcessArguments.current()
   let timeout = getenv("OFFLINE_TTL_PROBE_TIMEOUT_MS").flatMap { Int64(String(cString: $0)) }
   let lockTimeout = getenv("OFFLINE_TTL_PROBE_LOCK_TIMEOUT_MS").flatMap {
     Int64(String(cString: $0))

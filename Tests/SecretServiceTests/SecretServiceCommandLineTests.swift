@@ -7,11 +7,7 @@
   /// (`FAKETIME_DONT_FAKE_MONOTONIC=1`: the boot clock and the store's watchdog stay real).
   @Suite struct SecretServiceCommandLineTests {
     static let day: Int64 = 86_400
-    static let library = [
-      "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-      "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-      "/usr/lib/faketime/libfaketime.so.1",
-    ].first { FileManager.default.fileExists(atPath: $0) }
+    static let library = SecretServiceTestSupport.fakeTimeLibrary
 
     static func run(_ arguments: [String], at seconds: Int64?) throws
       -> SecretServiceTestSupport.Output

@@ -67,11 +67,13 @@
       let bash = try #require(SecretServiceTestSupport.which("bash"))
       let python = try #require(Self.pythonWithDBus)
       // A fake provider owns the name and never reads its messages: every call hangs. The
-      // probe runs under libfaketime two days back when faketime is installed, where Dispatch
-      // and Task.sleep timers never fire; the watchdog must cancel the call anyway.
+      // probe runs under libfaketime two days back when it is installed, where Dispatch and
+      // Task.sleep timers never fire; the watchdog must cancel the call anyway.
       let directory = try SecretServiceTestSupport.temporaryDirectory()
-      let faketime = SecretServiceTestSupport.which("faketime").map { "\($0) -f -2d" } ?? ""
-      if faketime.isEmpty { print("note: faketime is not installed; probe runs unfaked") }
+      let fakeTime = SecretServiceTestSupport.fakeTimeLibrary
+      if fakeTime == nil {
+        print("note: faketime (libfaketime.so.1) is not installed; probe runs unfaked")
+      }
       let script = """
         "$PYTHON" -c 'import dbus, time
         bus = dbus.SessionBus()
@@ -83,15 +85,27 @@
             | grep -q "boolean true" && break
           sleep 0.05
         done
-        OFFLINE_TTL_PROBE_TIMEOUT_MS=1000 \(faketime) "$PROBE" org.offlinettl.tests.hang "$LOCKS" read
+        echo "faked_seconds=$(LD_PRELOAD="$FAKE_PRELOAD" FAKETIME=-2d date +%s)"
+        OFFLINE_TTL_PROBE_TIMEOUT_MS=1000 LD_PRELOAD="$FAKE_PRELOAD" FAKETIME=-2d \\
+          "$PROBE" org.offlinettl.tests.hang "$LOCKS" read
         kill %1
         """
       let output = try SecretServiceTestSupport.run(
         runSession,
         ["--config-file=\(try Self.writeBusConfig(in: directory))", "--", bash, "-c", script],
-        environment: ["PYTHON": python, "PROBE": probe, "LOCKS": directory])
+        environment: [
+          "PYTHON": python, "PROBE": probe, "LOCKS": directory,
+          "FAKE_PRELOAD": fakeTime ?? "",
+        ])
+      if fakeTime != nil {
+        // The probe really ran two days back (the preload took effect).
+        let faked = try #require(output.value("faked_seconds").flatMap { Int64($0) })
+        #expect(Int64(Date().timeIntervalSince1970) - faked > 86_400, "\(output.standardOutput)")
+      }
       #expect(
-        output.standardOutput.hasPrefix("error store_unusable (timed_out): "),
+        output.standardOutput.split(separator: "\n").contains {
+          $0.hasPrefix("error store_unusable (timed_out): ")
+        },
         "\(output.standardOutput)\(output.standardError)")
       let elapsed = try #require(output.value("elapsed_ms").flatMap { Int($0) })
       // Cancelled by the watchdog after its 1 s limit: never sooner, and long before the

@@ -34,6 +34,18 @@ enum SecretServiceTestSupport {
   /// threads take turns holding the lock over D-Bus calls, each slow on a loaded machine.
   static let lockLimit: Duration = .seconds(600)
 
+  /// Where libfaketime is installed by the Debian package `faketime`, or `nil`.
+  ///
+  /// Tests preload it themselves (`LD_PRELOAD`, `FAKETIME`) and never run the `faketime`
+  /// wrapper: the wrapper creates a POSIX semaphore named after its process id and refuses to
+  /// start ("sem_open: File exists") when a wrapper that was killed earlier with the same id left
+  /// one behind, which a machine that reuses process ids across runs does.
+  static let fakeTimeLibrary = [
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+  ].first { FileManager.default.fileExists(atPath: $0) }
+
   /// Whether `program` is on the PATH (for `.enabled(if:)`).
   static func has(_ program: String) -> Bool { which(program) != nil }
 

@@ -26,7 +26,8 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
   public static let clockBehindElapsedTime = EligibilityReasons(rawValue: 1 << 7)
   /// The boot clock went backward within one boot: the floor's anchor is untrusted.
   public static let bootClockInconsistent = EligibilityReasons(rawValue: 1 << 8)
-  /// A TPM is configured but cannot be read (missing, unreachable, no permission).
+  /// A TPM is configured but cannot be read (missing, unreachable, no permission, or no answer
+  /// within the TPM clock's time limit: the error is then `tpm_timed_out`).
   public static let tpmUnavailable = EligibilityReasons(rawValue: 1 << 9)
   /// The TPM is not the one the record was written with (cleared or replaced), or its clock went
   /// back further than a power loss explains; an online sign-in re-anchors.

@@ -7,6 +7,7 @@ public struct TPMClockError: Error, Sendable, Hashable, CustomStringConvertible 
     enum Backing: String, Sendable, Hashable {
       case tpmUnavailable = "tpm_unavailable"
       case tpmChanged = "tpm_changed"
+      case tpmTimedOut = "tpm_timed_out"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -18,6 +19,10 @@ public struct TPMClockError: Error, Sendable, Hashable, CustomStringConvertible 
     /// replaced), or counters and clock that went backward in a way no power loss explains.
     /// An online sign-in re-anchors on the TPM now present.
     public static let tpmChanged = Code(.tpmChanged)
+    /// The TPM did not answer within the clock's time limit (another client holds it, an
+    /// endpoint accepts connections and never answers, the TPM hangs). Reported as a TPM that
+    /// cannot be read: the decision's reasons carry `tpm_unavailable`.
+    public static let tpmTimedOut = Code(.tpmTimedOut)
 
     /// The stable snake_case name.
     public var description: String { backing.rawValue }

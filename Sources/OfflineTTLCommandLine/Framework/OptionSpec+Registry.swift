@@ -94,6 +94,14 @@ extension OptionSpec {
       }
     #endif
   }
+  /// `--tpm-timeout <duration>`: the time limit of each TPM call (only with the TPM trait).
+  static let tpmTimeout = OptionSpec.option(
+    "tpm-timeout", value: "duration",
+    help: "Gives up on a TPM that does not answer after this long (default 5s): the decision is"
+      + " then refused with tpm_unavailable and the error tpm_timed_out."
+  ).checked { text throws(UsageError) in
+    _ = try TrustedTimeOptions.tpmTimeout(ParsedArguments.duration(text, option: "tpm-timeout"))
+  }
   /// `--server-time <time>`: the server's time received at sign-in.
   static let serverTime = OptionSpec.option(
     "server-time", value: "time",

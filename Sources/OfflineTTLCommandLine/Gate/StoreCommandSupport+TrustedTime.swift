@@ -17,7 +17,8 @@ extension StoreCommandSupport {
   ///   `tpm_safe`, `tpm_identity`: this decision's TPM reading;
   /// - `tpm_power_loss_allowance` (a boolean) and `tpm_power_loss_allowance_ns`: whether the
   ///   TPM lost power since the last record, so its NV update interval was added;
-  /// - `tpm_error`: `tpm_unavailable: ...` or `tpm_changed: ...`.
+  /// - `tpm_error`: `tpm_unavailable: ...`, `tpm_timed_out: ...` (no answer within
+  ///   `--tpm-timeout`) or `tpm_changed: ...`.
   ///
   /// While trusted time decides, `effective_now` is the trusted time and `effective_clock` is
   /// `trusted`.
@@ -121,6 +122,8 @@ extension StoreCommandSupport {
     case .tpmChanged:
       return "; the TPM is not the one the store was signed in with (\(error.reason)): sign in"
         + " online again"
+    case .tpmTimedOut:
+      return "; the configured TPM did not answer in time (\(error))"
     default:
       return "; the configured TPM cannot be read (\(error.reason))"
     }

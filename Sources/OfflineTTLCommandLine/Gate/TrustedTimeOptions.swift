@@ -4,16 +4,43 @@ import OfflineTTL
   import OfflineTTLTPM
 #endif
 
-/// `--tpm <tcti>` (the store subcommands and `demo`, in a build with the `TPM` trait) and
-/// `--server-time`, `--server-time-uncertainty` (`sign-in`): the options of trusted time.
+/// `--tpm <tcti>` and `--tpm-timeout <duration>` (the store subcommands and `demo`, in a build
+/// with the `TPM` trait) and `--server-time`, `--server-time-uncertainty` (`sign-in`): the
+/// options of trusted time.
 enum TrustedTimeOptions {
-  /// The `--tpm` option, listed only when the TPM clock is built in.
+  /// The `--tpm` and `--tpm-timeout` options, listed only when the TPM clock is built in.
   static var tpmOptionSpecs: [OptionSpec] {
     #if TPM
-      [.tpm]
+      [.tpm, .tpmTimeout]
     #else
       []
     #endif
+  }
+
+  /// ``tpmOptionSpecs`` with a subcommand's own help for `--tpm`.
+  ///
+  /// - Parameter help: The help sentence of `--tpm`.
+  /// - Returns: The options.
+  static func tpmOptionSpecs(tpmHelp help: String) -> [OptionSpec] {
+    tpmOptionSpecs.map { $0.name == OptionSpec.tpm.name ? $0.with(help: help) : $0 }
+  }
+
+  /// The time limit of each TPM call when `--tpm-timeout` is not given: 5 seconds (the
+  /// library's default).
+  static let defaultTPMTimeout: Duration = .seconds(5)
+
+  /// A `--tpm-timeout` value, checked.
+  ///
+  /// - Parameter duration: The parsed duration.
+  /// - Returns: It, when it is more than zero and at most an hour.
+  /// - Throws: ``UsageError`` (exit 64) otherwise.
+  static func tpmTimeout(_ duration: Duration) throws(UsageError) -> Duration {
+    guard duration > .zero, duration <= .seconds(3600) else {
+      throw UsageError(
+        "--tpm-timeout: must be more than 0s and at most 1h, got "
+          + StoreCommandSupport.durationText(duration))
+    }
+    return duration
   }
 
   /// `--server-time` and `--server-time-uncertainty`, in the order `--help` lists them.
@@ -25,13 +52,20 @@ enum TrustedTimeOptions {
   ///   - arguments: The parsed arguments.
   ///   - context: Opens the clock (``CommandContext/openTPM``); nothing is read from the TPM
   ///     here.
-  /// - Throws: ``UsageError`` (exit 64) for a value that is not a TCTI configuration.
+  /// - Throws: ``UsageError`` (exit 64) for a value that is not a TCTI configuration, a
+  ///   `--tpm-timeout` out of range, or a `--tpm-timeout` without `--tpm`.
   static func tpmClock(_ arguments: ParsedArguments, context: CommandContext) throws(UsageError)
     -> (any TPMClock)?
   {
     #if TPM
-      guard let tcti = arguments.value(.tpm) else { return nil }
-      return try context.openTPM(tcti)
+      let timeout = try arguments.duration(.tpmTimeout).map { (value) throws(UsageError) in
+        try tpmTimeout(value)
+      }
+      guard let tcti = arguments.value(.tpm) else {
+        if timeout != nil { throw UsageError("--tpm-timeout needs --tpm") }
+        return nil
+      }
+      return try context.openTPM(tcti, timeout ?? defaultTPMTimeout)
     #else
       // This build does not declare --tpm, so the reader rejected it already.
       return nil

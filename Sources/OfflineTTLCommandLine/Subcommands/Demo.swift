@@ -19,11 +19,9 @@ enum Demo: Subcommand {
         help: "Tells the story on a store sealed with this key (a key file outside the store,"
           + " created when missing, or the Secret Service keyring)."),
     ] + StoreCommandSupport.floorOptionSpecs
-      + TrustedTimeOptions.tpmOptionSpecs.map {
-        $0.with(
-          help: "Also records the TPM 2.0 clock (a TCTI configuration such as"
-            + " swtpm:host=127.0.0.1,port=2321) with every mark, and says what it recorded.")
-      },
+      + TrustedTimeOptions.tpmOptionSpecs(
+        tpmHelp: "Also records the TPM 2.0 clock (a TCTI configuration such as"
+          + " swtpm:host=127.0.0.1,port=2321) with every mark, and says what it recorded."),
     discussion: """
       Creates a store directory under the temporary directory and, with a clock that starts at
       the real time and is then moved by hand: signs in online and writes two items (fresh);

@@ -19,11 +19,9 @@ enum Mark: Subcommand {
       .unit.with(help: "The unit of --now and of the output: s (default), ms or ns."),
       .json.with(help: "Prints {\"mark\":N,\"generation\":G} instead of a line of text."),
     ] + StoreBackend.optionSpecs
-      + TrustedTimeOptions.tpmOptionSpecs.map {
-        $0.with(
-          help: "Records the TPM 2.0 clock (named by a TCTI configuration such as"
-            + " device:/dev/tpmrm0) with each observe and reset.")
-      },
+      + TrustedTimeOptions.tpmOptionSpecs(
+        tpmHelp: "Records the TPM 2.0 clock (named by a TCTI configuration such as"
+          + " device:/dev/tpmrm0) with each observe and reset."),
     positionals: [
       PositionalSpec(name: "action", help: "observe, reset or show.")
     ],

@@ -33,7 +33,8 @@ enum Status: Subcommand {
       2s - 500 ppm): the output adds trusted_time, the wall clock's offset from it
       (wall_offset), the anchor and the clock that carried it (carried_by); with --tpm also the
       TPM's reading, whether its power-loss allowance was added, and tpm_changed or
-      tpm_unavailable when the TPM is not the recorded one or cannot be read.
+      tpm_unavailable when the TPM is not the recorded one or cannot be read (tpm_error then
+      says why: tpm_timed_out when it did not answer within --tpm-timeout).
       Both outputs end by naming the protections the decision applied: mark_rule and
       boot_clock_floor (active, off, unavailable, or superseded while a server anchor decides),
       server_anchor (holding, none, lost) and tpm_clock (in_use, not_configured, unavailable).
