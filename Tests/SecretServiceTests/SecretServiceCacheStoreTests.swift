@@ -101,5 +101,27 @@
       try store.commit(changes)
       #expect(try marks.read().mark == .at(1), "removeAll deletes items only, never the mark")
     }
+
+    /// Sign-ins that overlap stamp their items under the items' lock file, after the sign-ins
+    /// they waited for (outside test 6, F2: they were stamped before it, and reads were refused
+    /// as `too_old` right after the last sign-in).
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func overlappingSignInsStampAfterTheSignInsTheyWaitedFor() throws {
+      let store = try makeStore()
+      try OverlappingWritersCheck.signIns(
+        threads: 6, cache: store,
+        marks: SecretServiceClockMarkStore(configuration: store.configuration))
+    }
+
+    /// Writes of one session that overlap are each stamped after the writes they waited for.
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func overlappingSessionWritesStampAfterTheWritesTheyWaitedFor() throws {
+      let store = try makeStore()
+      try OverlappingWritersCheck.sessionWrites(
+        threads: 6, cache: store,
+        marks: SecretServiceClockMarkStore(configuration: store.configuration))
+    }
   }
 #endif

@@ -147,28 +147,3 @@ final class SharedStoreWatch: Sendable {
     state.withLock { $0.view = nil }
   }
 }
-
-/// One operation over the stores (the gate's check) in which they make one change-watch check
-/// together (``SharedStoreWatch/view(_:)``). Scopes nest: a scope inside a scope is the outer
-/// one.
-enum StoreCheckScope {
-  /// The scope of the operation running on this task: a number no other scope of this process
-  /// had, or `0` outside a scope.
-  @TaskLocal static var current: UInt64 = 0
-
-  private static let counter = Atomic<UInt64>(0)
-
-  /// Runs `body` inside a scope: the current one, or a new one for its duration.
-  ///
-  /// - Complexity: O(1) besides `body`.
-  static func run<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure)
-    -> Result
-  {
-    if current != 0 { return try body() }
-    let scope = counter.wrappingAdd(1, ordering: .relaxed).newValue
-    let outcome = $current.withValue(scope) {
-      Swift.Result { () throws(Failure) -> Result in try body() }
-    }
-    return try outcome.get()
-  }
-}

@@ -24,9 +24,10 @@ import Testing
     }
 
     func commitSignIn(
-      _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+      preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+      commitPoint: () -> Bool
     ) throws(StoreError) -> Bool {
-      try base.commitSignIn(changes, storedGeneration: storedGeneration) {
+      try base.commitSignIn(preparing: prepare, storedGeneration: storedGeneration) {
         change.withLock { change in
           defer { change = nil }
           return change
