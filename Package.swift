@@ -145,7 +145,9 @@ let package = Package(
     // A child process for the Secret Service tests (several processes, other session buses).
     .executableTarget(
       name: "offline-ttl-secret-probe",
-      dependencies: ["OfflineTTL", "OfflineTTLSecretService", "OfflineTTLCommandLine"],
+      dependencies: [
+        "OfflineTTL", "OfflineTTLSecretService", "OfflineTTLCommandLine", "OfflineTTLTestDoubles",
+      ],
       path: "Tests/SecretServiceProbe",
       swiftSettings: swiftSettings
     ),

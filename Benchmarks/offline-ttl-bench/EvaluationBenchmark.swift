@@ -1,5 +1,6 @@
 import Foundation
 import OfflineTTL
+import OfflineTTLTestDoubles
 
 /// `evaluate`: the pure policy (``EligibilityPolicy/evaluate(writtenAt:now:mark:)``) against its
 /// floor, a plain loop computing the min and max of the same `[WallClockInstant]` array, and the
@@ -68,10 +69,9 @@ enum EvaluationBenchmark {
 
   /// Item times for `n` items: the last 24 hours before `base`, in a fixed pseudo-random order.
   static func items(count n: Int, base: Int64) -> [WallClockInstant] {
-    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var random = SplitMix64(seed: 1)
     return (0..<n).map { _ in
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      let offset = Int64(truncatingIfNeeded: (state >> 11) % 86_400_000_000_000)
+      let offset = Int64(truncatingIfNeeded: random.next() % 86_400_000_000_000)
       return WallClockInstant(nanosecondsSinceEpoch: base - offset)
     }
   }

@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTestDoubles
 
 #if canImport(Glibc)
   import Glibc
@@ -180,14 +181,11 @@ enum ReadBenchmark {
       let handle = FileHandle(forWritingAtPath: path)
     else { throw BenchError.failed("cannot write \(path)") }
     defer { try? handle.close() }
-    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var random = SplitMix64(seed: 1)
     var chunk = [UInt64](repeating: 0, count: 1 << 17)
     var left = size
     while left > 0 {
-      for index in chunk.indices {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        chunk[index] = state
-      }
+      for index in chunk.indices { chunk[index] = random.next() }
       let count = Swift.min(left, chunk.count * 8)
       try chunk.withUnsafeBytes { try handle.write(contentsOf: Data($0.prefix(count))) }
       left -= count

@@ -55,7 +55,7 @@ enum SealBenchmark {
       }
       let count = try options.positiveInt("count", default: 10_000)
       let only = try gate("check-only", sealed: which == "sealed")
-      try signIn(only, [(try CacheItemKey("token"), Data(repeating: 0x5A, count: 64))])
+      try signIn(only, [(CacheItemKey("token"), Data(repeating: 0x5A, count: 64))])
       for _ in 0..<count { try GateBenchmark.expectFresh(only.checkEligibility()) }
       print("\(count) repeated checks on the \(which) store: fresh")
       return
@@ -65,7 +65,7 @@ enum SealBenchmark {
     // Repeated check.
     let sealedCheck = try gate("check-sealed", sealed: true)
     let plainCheck = try gate("check-plain", sealed: false)
-    let token = [(try CacheItemKey("token"), Data(repeating: 0x5A, count: 64))]
+    let token = [(CacheItemKey("token"), Data(repeating: 0x5A, count: 64))]
     try signIn(sealedCheck, token)
     try signIn(plainCheck, token)
     let checks = try BenchClock.paired(
@@ -91,7 +91,7 @@ enum SealBenchmark {
 
     // 1 MiB item read.
     let big = [
-      (try CacheItemKey("big"), Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) }))
+      (CacheItemKey("big"), Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) }))
     ]
     try signIn(sealedCheck, big)
     try signIn(plainCheck, big)

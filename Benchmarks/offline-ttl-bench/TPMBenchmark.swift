@@ -80,7 +80,7 @@
           cache: DirectoryCacheStore(atPath: path), marks: FileClockMarkStore(atPath: path),
           policy: policy, tpmClock: tpm)
         let session = try gate.beginOnlineSession(writing: [
-          (try CacheItemKey("token"), Data("benchmark".utf8))
+          (CacheItemKey("token"), Data("benchmark".utf8))
         ])
         session.close()
         return gate

@@ -6,6 +6,10 @@
 // GVariant per signal in libsecret 0.20.5.
 #define SECRET_API_SUBJECT_TO_CHANGE 1
 #include <libsecret/secret.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 // The attribute table {application, kind[, key]}; strings are copied. Free with
 // g_hash_table_unref. A NULL key leaves the `key` attribute out (a search over every key).
@@ -77,4 +81,48 @@ static inline GHashTable *otl_item_properties_new(const char *label, const char 
   g_hash_table_insert(properties, (gpointer) "org.freedesktop.Secret.Item.Attributes",
                       g_variant_ref_sink(g_variant_builder_end(&attributes)));
   return properties;
+}
+
+// CLOCK_MONOTONIC in nanoseconds, read with the raw system call: libfaketime replaces
+// clock_gettime for every clock id (and can freeze them all) but not syscall(2), so this is real
+// elapsed time in a faked process too. Falls back to clock_gettime if the system call fails.
+static inline int64_t otl_real_monotonic_nanoseconds(void) {
+  struct timespec now = {0, 0};
+  if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &now) != 0) clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t) now.tv_sec * 1000000000 + (int64_t) now.tv_nsec;
+}
+
+// A GSource that never dispatches and makes every iteration of its context wait at most
+// `interval` milliseconds: its timeout is a relative poll(2) timeout, which no clock (set,
+// stepped or faked by libfaketime) moves, unlike GLib's timeout sources (g_get_monotonic_time).
+typedef struct {
+  GSource source;
+  gint interval;
+} OtlWakeSource;
+
+static inline gboolean otl_wake_prepare(GSource *source, gint *timeout) {
+  *timeout = ((OtlWakeSource *) source)->interval;
+  return FALSE;
+}
+
+static inline gboolean otl_wake_check(GSource *source) {
+  (void) source;
+  return FALSE;
+}
+
+static inline gboolean otl_wake_dispatch(GSource *source, GSourceFunc callback, gpointer data) {
+  (void) source;
+  (void) callback;
+  (void) data;
+  return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs otl_wake_funcs = {
+    .prepare = otl_wake_prepare, .check = otl_wake_check, .dispatch = otl_wake_dispatch};
+
+// A new wake source (free with g_source_destroy, then g_source_unref).
+static inline GSource *otl_wake_source_new(gint interval) {
+  GSource *source = g_source_new(&otl_wake_funcs, sizeof(OtlWakeSource));
+  ((OtlWakeSource *) source)->interval = interval;
+  return source;
 }

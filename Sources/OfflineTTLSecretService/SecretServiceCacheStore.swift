@@ -12,9 +12,9 @@
   /// more secret (`kind` = `index`) lists every key's `writtenAt`, so ``summary()`` reads one
   /// secret and no payload.
   ///
-  /// - Serialization: ``commit(_:onlyIf:)`` holds the same `flock`ed lock file as
-  ///   ``SecretServiceClockMarkStore`` (same application id and lock directory), and runs the
-  ///   precondition under it.
+  /// - Serialization: ``commit(preparing:)`` holds the same `flock`ed lock file as
+  ///   ``SecretServiceClockMarkStore`` (same application id and lock directory), and prepares
+  ///   the changes under it (a sign-in stamps its items there).
   /// - Atomicity: the Secret Service has no transactions. Each item is replaced whole (old or new,
   ///   never half), but a commit of several items interrupted by a crash may leave some items new
   ///   and some old; the index, marked dirty for the commit's duration, is then rebuilt from the
@@ -97,23 +97,20 @@
       }
     }
 
-    /// Applies `changes` under the lock file if `precondition` (run under it) allows.
+    /// Applies the changes `prepare` returns, under the lock file (`prepare` runs under it,
+    /// before anything is written).
     ///
-    /// - Parameters:
-    ///   - changes: The writes and deletions.
-    ///   - precondition: Checked under the lock, before anything is written.
+    /// - Parameter prepare: The writes and deletions, or `nil` to refuse.
     /// - Returns: Whether the changes were applied.
     /// - Throws: `StoreError`: `writeFailed` (with the service's reason; items written
     ///   before the failure are new, the rest old, the index left dirty), `lockFailed`,
     ///   `itemUnreadable` (an unreadable item the commit does not replace blocks an index
     ///   rebuild), or `storeUnusable`.
     /// - Complexity: Two searches, one call per change, two index writes.
-    public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
-      throws(StoreError) -> Bool
-    {
+    public func commit(preparing prepare: () -> CacheChanges?) throws(StoreError) -> Bool {
       // A commit is online: it replaces a lock file it cannot use but may (a hard link).
       try run(locked: true, repairing: true) { session throws(StoreError) in
-        guard precondition() else { return false }
+        guard let changes = prepare() else { return false }
         guard !changes.isEmpty else { return true }
         let touched = Set(changes.entries.keys.map(\.rawValue))
         var index = try Self.currentIndex(

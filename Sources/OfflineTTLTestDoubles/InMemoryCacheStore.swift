@@ -69,16 +69,14 @@ public final class InMemoryCacheStore: CacheItemStore {
     state.withLock { $0.items.keys.sorted() }
   }
 
-  /// See `CacheItemStore.commit(_:onlyIf:)`.
-  public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
-    throws(StoreError) -> Bool
-  {
+  /// See `CacheItemStore.commit(preparing:)`.
+  public func commit(preparing prepare: () -> CacheChanges?) throws(StoreError) -> Bool {
     try writer.withLock { _ throws(StoreError) -> Bool in
       let failure = state.withLock { state in
         state.commitFailures.isEmpty ? nil : state.commitFailures.removeFirst()
       }
       if let failure { throw failure }
-      guard precondition() else { return false }
+      guard let changes = prepare() else { return false }
       if changes.isEmpty { return true }
       state.withLock { state in
         if changes.removesAll {
@@ -100,7 +98,7 @@ public final class InMemoryCacheStore: CacheItemStore {
     }
   }
 
-  /// Runs `body` holding the same exclusion as `commit(_:onlyIf:)`, writing nothing. An injected
+  /// Runs `body` holding the same exclusion as `commit(preparing:)`, writing nothing. An injected
   /// commit failure is not consumed.
   ///
   /// - Parameter body: The work to serialize with the writers.

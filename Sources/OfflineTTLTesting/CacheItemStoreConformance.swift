@@ -28,6 +28,8 @@ public enum CacheItemStoreConformance {
     try readsChangeNothing(makeStore())
     try concurrentCommitsAreSerialized(makeStore())
     try writerLockExcludesCommitsAndItself(makeStore())
+    try changesArePreparedUnderTheExclusion(makeStore())
+    try aSignInPreparesBetweenItsGenerationAndItsCommitPoint(makeStore())
   }
 
   static func t(_ nanoseconds: Int64) -> WallClockInstant {
@@ -239,5 +241,70 @@ public enum CacheItemStoreConformance {
     #expect(overlaps.load(ordering: .relaxed) == 0, "the writer lock excludes commits and itself")
     #expect(bodies.load(ordering: .relaxed) == 20, "every locked body ran once")
     #expect(try store.summary().count == 20, "the writer lock wrote nothing")
+  }
+  /// `commit(preparing:)` calls `prepare` once per commit, under the exclusion (8 threads, 5
+  /// commits each, never overlapping), and applies exactly what it returned, in that order:
+  /// the key every commit writes holds the last stamp prepared; a `nil` writes nothing.
+  static func changesArePreparedUnderTheExclusion(_ store: any CacheItemStore) throws {
+    let inside = Atomic<Int>(0)
+    let overlaps = Atomic<Int>(0)
+    let prepared = Mutex<Int64>(0)
+    let shared = try key("shared")
+    runConcurrently(8) { worker in
+      for round in 0..<5 {
+        _ = try? store.commit(preparing: { () -> CacheChanges? in
+          if inside.add(1, ordering: .sequentiallyConsistent).newValue > 1 {
+            overlaps.add(1, ordering: .relaxed)
+          }
+          defer { inside.subtract(1, ordering: .sequentiallyConsistent) }
+          let stamp = prepared.withLock { count in
+            count += 1
+            return count
+          }
+          var changes = CacheChanges()
+          changes.write(shared, Data("w\(worker)-r\(round)".utf8), writtenAt: t(stamp))
+          return changes
+        })
+      }
+    }
+    #expect(overlaps.load(ordering: .relaxed) == 0, "prepare runs under the exclusion")
+    #expect(prepared.withLock { $0 } == 40, "prepare runs once per commit")
+    #expect(
+      try store.item(forKey: shared)?.writtenAt == t(40), "the last prepared is the last applied")
+    var calls = 0
+    let refused = try store.commit(preparing: { () -> CacheChanges? in
+      calls += 1
+      return nil
+    })
+    #expect(!refused && calls == 1)
+    #expect(try store.summary().count == 1, "a refused commit wrote nothing")
+  }
+
+  /// `commitSignIn(preparing:storedGeneration:commitPoint:)` reads the generation, then prepares
+  /// the changes, then runs the commit point, each once and under the exclusion, and applies
+  /// what was prepared.
+  static func aSignInPreparesBetweenItsGenerationAndItsCommitPoint(_ store: any CacheItemStore)
+    throws
+  {
+    var steps: [String] = []
+    let token = try key("token")
+    let committed = try store.commitSignIn(
+      preparing: {
+        steps.append("prepare")
+        var changes = CacheChanges()
+        changes.write(token, Data("signed in".utf8), writtenAt: t(7))
+        return changes
+      },
+      storedGeneration: {
+        steps.append("generation")
+        return nil
+      },
+      commitPoint: {
+        steps.append("commit point")
+        return true
+      })
+    #expect(committed)
+    #expect(steps == ["generation", "prepare", "commit point"])
+    #expect(try store.item(forKey: token)?.writtenAt == t(7))
   }
 }

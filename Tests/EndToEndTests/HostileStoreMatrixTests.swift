@@ -29,7 +29,7 @@ import Testing
     _ arguments: [String], allowed: Set<Int32>, _ label: String, launcher: [String] = [],
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> BinaryResult {
-    try check(
+    check(
       try binary.run(arguments, launcher: launcher), arguments,
       allowed: allowed, label, sourceLocation: sourceLocation)
   }
@@ -303,7 +303,9 @@ import Testing
     let outside = scene.outsideSnapshot()
     let before = Scene.snapshot(scene.store)
     let label = "machine id: \(kind.rawValue)"
-    func inside(_ arguments: [String], allowed: Set<Int32>) throws -> BinaryResult {
+    @discardableResult func inside(_ arguments: [String], allowed: Set<Int32>) throws
+      -> BinaryResult
+    {
       check(
         try MountNamespace.run(arguments, binding: bindings), arguments,
         allowed: allowed, label)

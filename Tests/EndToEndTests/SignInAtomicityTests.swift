@@ -210,7 +210,7 @@ import Testing
     let start = try marks.read().generation
     // A sign-in that staged "new" and never reached its commit point (its reset failed).
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("token"), Data("new".utf8), writtenAt: try marks.read().mark)
+    changes.write(CacheItemKey("token"), Data("new".utf8), writtenAt: try marks.read().mark)
     let committed = try DirectoryCacheStore(atPath: store.path, sealing: sealing).commitSignIn(
       changes, storedGeneration: { start }, commitPoint: { false })
     #expect(!committed)

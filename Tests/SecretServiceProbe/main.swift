@@ -30,6 +30,7 @@
   import OfflineTTL
   import OfflineTTLCommandLine
   import OfflineTTLSecretService
+  import OfflineTTLTestDoubles
   import Synchronization
 
   func monotonicMilliseconds() -> Int64 {
@@ -216,19 +217,6 @@
   struct UnsafeSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
-  }
-
-  /// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
-  struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
   }
 #else
   print("offline-ttl-secret-probe: built without the SecretService trait")

@@ -45,10 +45,10 @@
       .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
     func anUnreadableItemIsLeftAloneAndOnlyACommitReplacesIt() throws {
       let store = try makeStore()
-      let key = try CacheItemKey("token")
+      let key = CacheItemKey("token")
       var changes = CacheChanges()
       changes.write(key, Data("good".utf8), writtenAt: .at(100))
-      changes.write(try CacheItemKey("other"), Data("x".utf8), writtenAt: .at(50))
+      changes.write(CacheItemKey("other"), Data("x".utf8), writtenAt: .at(50))
       try store.commit(changes)
       try SecretServiceTestSupport.storeRawSecret(
         "not an item", applicationID: store.configuration.applicationID, kind: "item",
@@ -76,8 +76,8 @@
     func anInterruptedCommitsDirtyIndexIsRebuiltFromTheItems() throws {
       let store = try makeStore()
       var changes = CacheChanges()
-      changes.write(try CacheItemKey("a"), Data("a".utf8), writtenAt: .at(10))
-      changes.write(try CacheItemKey("b"), Data("b".utf8), writtenAt: .at(30))
+      changes.write(CacheItemKey("a"), Data("a".utf8), writtenAt: .at(10))
+      changes.write(CacheItemKey("b"), Data("b".utf8), writtenAt: .at(30))
       try store.commit(changes)
       // As a crash mid-commit leaves it: marked dirty, listing a stale time.
       let body = "offline-ttl-index 1\nstate dirty\n999000000000\ta\n"
@@ -97,9 +97,31 @@
       #expect(try store.summary() == .empty)
       var changes = CacheChanges()
       changes.removeAll()
-      changes.write(try CacheItemKey("mark"), Data(), writtenAt: .at(2))
+      changes.write(CacheItemKey("mark"), Data(), writtenAt: .at(2))
       try store.commit(changes)
       #expect(try marks.read().mark == .at(1), "removeAll deletes items only, never the mark")
+    }
+
+    /// Sign-ins that overlap stamp their items under the items' lock file, after the sign-ins
+    /// they waited for (outside test 6, F2: they were stamped before it, and reads were refused
+    /// as `too_old` right after the last sign-in).
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func overlappingSignInsStampAfterTheSignInsTheyWaitedFor() throws {
+      let store = try makeStore()
+      try OverlappingWritersCheck.signIns(
+        threads: 6, cache: store,
+        marks: SecretServiceClockMarkStore(configuration: store.configuration))
+    }
+
+    /// Writes of one session that overlap are each stamped after the writes they waited for.
+    @Test(
+      .enabled(if: SecretServiceTestSupport.keyringReady, SecretServiceTestSupport.keyringMissing))
+    func overlappingSessionWritesStampAfterTheWritesTheyWaitedFor() throws {
+      let store = try makeStore()
+      try OverlappingWritersCheck.sessionWrites(
+        threads: 6, cache: store,
+        marks: SecretServiceClockMarkStore(configuration: store.configuration))
     }
   }
 #endif

@@ -43,7 +43,7 @@
         #expect(error.code == .missing)
       }
       let session = try gate.beginOnlineSession()
-      try session.write(try CacheItemKey("token"), Data("secret".utf8))
+      try session.write(CacheItemKey("token"), Data("secret".utf8))
       #expect(gate.checkEligibility().status == .fresh)
       clock.advance(by: .seconds(86_401))
       #expect(gate.checkEligibility().reasons.contains(.tooOld))
@@ -54,7 +54,7 @@
         #expect(decision.reasons.contains(.clockBehindMark))
       }
       let renewed = try gate.beginOnlineSession()
-      try renewed.write(try CacheItemKey("token"), Data("renewed".utf8))
+      try renewed.write(CacheItemKey("token"), Data("renewed".utf8))
       guard case .opened(let reader) = gate.openOffline() else {
         Issue.record("refused after the sign-in")
         return

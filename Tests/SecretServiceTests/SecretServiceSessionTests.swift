@@ -185,5 +185,64 @@
       try #require(after.count == 2, "\(output.standardOutput)")
       #expect(after[1].hasPrefix("ok generation=1 mark=5000000000000"), "nothing was lost")
     }
+    /// A provider that never answers, with the watchdog's cancellation swallowed (a preloaded
+    /// `g_cancellable_cancel` that does nothing, so the call is never cancelled): the loop that
+    /// waits for the call gives up by itself, two call limits and a grace of 1 s after the call
+    /// started, with `timed_out` (outside test 6, F6: it waited forever).
+    @Test(
+      .enabled(
+        if: SecretServiceTestSupport.has("dbus-run-session") && SecretServiceTestSupport.has("bash")
+          && SecretServiceTestSupport.has("cc") && SecretServiceTestSupport.has("timeout")
+          && Self.pythonWithDBus != nil,
+        "needs dbus-run-session, bash, cc, timeout, python3-dbus (Debian: dbus, gcc, python3-dbus)"
+      ))
+    func aProviderThatNeverAnswersIsGivenUpOnWhenTheCancellationIsSwallowed() throws {
+      let runSession = try #require(SecretServiceTestSupport.which("dbus-run-session"))
+      let bash = try #require(SecretServiceTestSupport.which("bash"))
+      let cc = try #require(SecretServiceTestSupport.which("cc"))
+      let python = try #require(Self.pythonWithDBus)
+      let directory = try SecretServiceTestSupport.temporaryDirectory()
+      try "void g_cancellable_cancel(void *cancellable) { (void) cancellable; }\n".write(
+        toFile: directory + "/swallow.c", atomically: true, encoding: .utf8)
+      let built = try SecretServiceTestSupport.run(
+        cc, ["-shared", "-fPIC", "-o", directory + "/swallow.so", directory + "/swallow.c"])
+      try #require(built.status == 0, "\(built.standardError)")
+      // The probe is bounded by `timeout` (20 s), so the old loop, which waits forever, fails
+      // the test instead of hanging it.
+      let script = """
+        "$PYTHON" -c 'import dbus, time
+        bus = dbus.SessionBus()
+        bus.request_name("org.freedesktop.secrets")
+        time.sleep(600)' &
+        for _ in $(seq 1200); do
+          dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \\
+            org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null \\
+            | grep -q "boolean true" && break
+          sleep 0.05
+        done
+        OFFLINE_TTL_PROBE_TIMEOUT_MS=1000 LD_PRELOAD="$SWALLOW" \\
+          timeout -s KILL 20 "$PROBE" org.offlinettl.tests.swallowed "$LOCKS" read
+        echo "probe_status=$?"
+        kill %1
+        """
+      let output = try SecretServiceTestSupport.run(
+        runSession,
+        ["--config-file=\(try Self.writeBusConfig(in: directory))", "--", bash, "-c", script],
+        environment: [
+          "PYTHON": python, "PROBE": probe, "LOCKS": directory,
+          "SWALLOW": directory + "/swallow.so",
+        ])
+      let lines = output.standardOutput.split(separator: "\n")
+      #expect(
+        lines.contains {
+          $0.hasPrefix("error store_unusable (timed_out): ") && $0.contains("given up")
+        },
+        "\(output.standardOutput)\(output.standardError)")
+      #expect(output.value("probe_status") == "1", "the probe returned, not killed")
+      let elapsed = try #require(output.value("elapsed_ms").flatMap { Int($0) })
+      // Two limits of 1 s and the grace of 1 s: never sooner; the upper bound is loose for a
+      // loaded machine.
+      #expect(elapsed >= 2_900 && elapsed < 15_000, "given up after two limits and the grace")
+    }
   }
 #endif

@@ -18,25 +18,51 @@
     /// and a poll wake-up take microseconds when quiet).
     static let slack: Duration = .seconds(2)
 
-    /// Calls `now()` and returns its error and how long it took.
+    /// How long a test waits for one call before it records a hang and moves on: a library
+    /// without a time limit fails these tests instead of hanging them.
+    static let hangBound: DispatchTimeInterval = .seconds(15)
+
+    /// Calls `now()` on a thread of its own, waiting at most ``hangBound``.
+    ///
+    /// - Returns: The result and how long it took; `nil` (and an issue) after a hang.
+    static func bounded(_ clock: ESYSTPMClock) -> (
+      Result<TPMClockReading, TPMClockError>, Duration
+    )? {
+      let outcome = Mutex<(Result<TPMClockReading, TPMClockError>, Duration)?>(nil)
+      let done = DispatchSemaphore(value: 0)
+      let thread = Thread {
+        let start = ContinuousClock.now
+        let result = Result { () throws(TPMClockError) in try clock.now() }
+        outcome.withLock { $0 = (result, start.duration(to: .now)) }
+        done.signal()
+      }
+      thread.start()
+      guard done.wait(timeout: .now() + hangBound) == .success else {
+        Issue.record("now() on \(clock.tcti) did not return within \(hangBound)")
+        return nil
+      }
+      return outcome.withLock { $0 }
+    }
+
+    /// Calls `now()` (bounded) and returns its error and how long it took.
     static func failure(_ clock: ESYSTPMClock) -> (TPMClockError?, Duration) {
-      let start = ContinuousClock.now
-      do throws(TPMClockError) {
-        _ = try clock.now()
-        return (nil, start.duration(to: .now))
-      } catch {
-        return (error, start.duration(to: .now))
+      guard let (result, elapsed) = bounded(clock) else { return (nil, .seconds(15)) }
+      switch result {
+      case .success: return (nil, elapsed)
+      case .failure(let error): return (error, elapsed)
       }
     }
 
-    /// Calls `now()` until it stops failing with `tpm_timed_out` (the call left behind has
-    /// ended), for at most `seconds`.
+    /// Calls `now()` (bounded) until it stops failing with `tpm_timed_out` (the call left
+    /// behind has ended), for at most `seconds`.
     static func untilNotTimedOut(_ clock: ESYSTPMClock, seconds: Int = 10) -> Result<
       TPMClockReading, TPMClockError
     > {
       let deadline = ContinuousClock.now.advanced(by: .seconds(seconds))
       while true {
-        let result = Result { () throws(TPMClockError) in try clock.now() }
+        guard let (result, _) = bounded(clock) else {
+          return .failure(TPMClockError(code: .tpmTimedOut, reason: "hung (test)"))
+        }
         if case .failure(let error) = result, error.code == .tpmTimedOut,
           ContinuousClock.now < deadline
         {
@@ -119,6 +145,35 @@
         #expect(error?.code == .tpmTimedOut, "\(String(describing: error))")
         #expect(elapsed < Self.limit + Self.slack, "\(elapsed)")
       }
+    }
+
+    @Test(
+      .enabled(if: SwtpmProcess.isAvailable, "needs swtpm and tpm2-tools (swtpm, tpm2_shutdown)"))
+    func concurrentCallersOnAHealthyTPMAllGetReadings() throws {
+      let swtpm = try SwtpmProcess()
+      defer { swtpm.stop() }
+      // A generous limit: on a loaded machine 8 threads queue for one TPM.
+      let clock = try ESYSTPMClock(tcti: swtpm.tcti, timeout: .seconds(10))
+      let identity = try clock.now().identity
+      let failures = Mutex<[String]>([])
+      let readings = Mutex(0)
+      runConcurrently(8) { _ in
+        var last: UInt64 = 0
+        for _ in 0..<20 {
+          do throws(TPMClockError) {
+            let reading = try clock.now()
+            if reading.identity != identity || reading.clockMilliseconds < last {
+              failures.withLock { $0.append("\(reading)") }
+            }
+            last = reading.clockMilliseconds
+            readings.withLock { $0 += 1 }
+          } catch {
+            failures.withLock { $0.append("\(error)") }
+          }
+        }
+      }
+      #expect(failures.withLock { $0 } == [])
+      #expect(readings.withLock { $0 } == 160)
     }
 
     @Test func aPortWithNothingListeningIsUnavailableAtOnce() throws {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A set of item writes and deletions applied by ``CacheItemStore/commit(_:onlyIf:)`` as one
+/// A set of item writes and deletions applied by ``CacheItemStore/commit(preparing:)`` as one
 /// durable commit. Only ``OnlineSession`` builds these for a gate; they are public so that other
 /// stores can be tested with the shared conformance suite.
 ///

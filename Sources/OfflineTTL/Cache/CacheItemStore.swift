@@ -3,13 +3,14 @@
 /// Every implementation must guarantee (<doc:Rules#Never-delete-on-expiry>, <doc:Rules#Durable-and-private-storage>), and must pass the shared
 /// conformance suite `CacheItemStoreConformance` in `OfflineTTLTesting`:
 /// 1. **Exact times.** ``item(forKey:)`` returns the `writtenAt` given to
-///    ``commit(_:onlyIf:)``, to the nanosecond; it is recorded by the store, never inferred
+///    ``commit(preparing:)``, to the nanosecond; it is recorded by the store, never inferred
 ///    (file modification times are changed and rounded by other tools).
-/// 2. **Atomic, durable commits.** When ``commit(_:onlyIf:)`` returns, every change in it survives
+/// 2. **Atomic, durable commits.** When ``commit(preparing:)`` returns, every change in it survives
 ///    a crash; a crash at any instant leaves each item old or new, never half of one.
 /// 3. **Serialized writers.** Commits are serialized across threads *and processes*; the
-///    precondition runs under that exclusion, so a writer can check a generation atomically with
-///    its writes.
+///    changes are prepared under that exclusion (``commit(preparing:)``), so a writer can check a
+///    generation atomically with its writes and stamps its items after every writer it waited
+///    for.
 /// 4. **Cheap summary.** ``summary()`` returns the count and the oldest and newest `writtenAt`
 ///    without reading any payload, at a cost independent of the number of items (except while
 ///    an index is rebuilt, which changes no item).
@@ -40,29 +41,28 @@ public protocol CacheItemStore: Sendable {
   /// - Complexity: O(n log n).
   func keys() throws(CacheStoreError) -> [CacheItemKey]
 
-  /// Applies `changes` as one durable commit, if `precondition` (run under the writer exclusion)
-  /// returns `true`.
+  /// Applies the changes that `prepare` returns, as one durable commit; `prepare` runs under the
+  /// writer exclusion, so whatever it reads (the stored generation, the wall clock that stamps
+  /// the items) is read after every earlier commit and sign-in finished.
   ///
-  /// - Parameters:
-  ///   - changes: The writes and deletions; may be empty (then only the precondition runs, under
-  ///     the exclusion). To serialize other work with the writers, use ``withWriterLock(_:)``.
-  ///   - precondition: Checked after the exclusion is taken and before anything is written.
-  /// - Returns: Whether the changes were applied (`false`: the precondition refused, nothing
-  ///   was written).
+  /// - Parameter prepare: Called exactly once, after the exclusion is taken and before anything
+  ///   is written: the changes to apply (may be empty: then nothing is written), or `nil` to
+  ///   refuse (nothing is written). To serialize other work with the writers, use
+  ///   ``withWriterLock(_:)``.
+  /// - Returns: Whether the changes were applied (`false`: `prepare` refused).
   /// - Throws: ``CacheStoreError``: `writeFailed` (items already committed are intact),
   ///   `lockFailed`, `storeUnusable`.
   /// - Complexity: O(n + k) for k changes; a constant number of durable syncs, not one per item.
-  func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool) throws(CacheStoreError)
-    -> Bool
+  func commit(preparing prepare: () -> CacheChanges?) throws(CacheStoreError) -> Bool
 
-  /// Runs `body` while holding the writer exclusion that serializes ``commit(_:onlyIf:)`` across
+  /// Runs `body` while holding the writer exclusion that serializes ``commit(preparing:)`` across
   /// threads and processes, and writes nothing.
   ///
   /// An online sign-in resets the clock mark inside it, so that no commit of an older session
   /// interleaves with the reset (a commit checks the generation under the same exclusion).
   ///
   /// - Parameter body: The work to serialize with the writers; it must not call back into this
-  ///   store's ``commit(_:onlyIf:)`` or ``withWriterLock(_:)`` (the exclusion is not reentrant).
+  ///   store's ``commit(preparing:)`` or ``withWriterLock(_:)`` (the exclusion is not reentrant).
   /// - Returns: What `body` returned.
   /// - Throws: ``StoreError``: `lockFailed`, or `storeUnusable` when the store cannot be opened
   ///   or created; `body` has not run then.
@@ -72,18 +72,20 @@ public protocol CacheItemStore: Sendable {
   /// protocol: `docs/sign-in-protocol.md`).
   ///
   /// Under the writer exclusion, calls `storedGeneration` once (the mark record's generation
-  /// now, `nil` when it is absent or unreadable), prepares the changes so that none is visible
-  /// yet, then calls `commitPoint` (the mark reset, which writes a generation at least
-  /// `storedGeneration() + 1`), and makes the changes visible. A store that stages (the
-  /// directory store) guarantees that a crash or a failure at any point leaves the state before
-  /// (when `commitPoint` did not return `true`) or after; the default implementation, for
-  /// stores that cannot stage, calls `commitPoint` and then ``commit(_:onlyIf:)``'s writes, so a
-  /// crash between them can leave the new generation with old items (each store documents what
-  /// it guarantees).
+  /// now, `nil` when it is absent or unreadable), then `prepare` once (the changes, stamped by
+  /// the caller under the exclusion, so never earlier than a sign-in it waited for), stages the
+  /// changes so that none is visible yet, then calls `commitPoint` (the mark reset, which writes
+  /// a generation at least `storedGeneration() + 1`), and makes the changes visible. A store
+  /// that stages (the directory store) guarantees that a crash or a failure at any point leaves
+  /// the state before (when `commitPoint` did not return `true`) or after; the default
+  /// implementation, for stores that cannot stage, calls `commitPoint` and then
+  /// ``commit(preparing:)``'s writes, so a crash between them can leave the new generation with
+  /// old items (each store documents what it guarantees).
   ///
   /// - Parameters:
-  ///   - changes: The sign-in's writes and deletions (may be empty: then only the commit point
-  ///     runs, after any earlier staging was reclaimed).
+  ///   - prepare: Returns the sign-in's writes and deletions; called once, under the exclusion,
+  ///     after `storedGeneration` (empty changes: only the commit point runs, after any earlier
+  ///     staging was reclaimed).
   ///   - storedGeneration: Reads the stored generation; called once, under the exclusion.
   ///   - commitPoint: Makes the sign-in visible (resets the mark); `false` when it failed.
   /// - Returns: What `commitPoint` returned.
@@ -92,7 +94,8 @@ public protocol CacheItemStore: Sendable {
   ///   `storeUnusable`.
   /// - Complexity: O(n + k) for k changes; a constant number of durable syncs.
   func commitSignIn(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    commitPoint: () -> Bool
   ) throws(StoreError) -> Bool
 
   /// ``summary()`` when the item set does not depend on which generation the mark record holds
@@ -176,17 +179,20 @@ public protocol CacheItemStore: Sendable {
 }
 
 extension CacheItemStore {
-  /// The default for stores that cannot stage a sign-in: the commit point runs under the
-  /// writer exclusion, then the changes are written in the same exclusion.
+  /// The default for stores that cannot stage a sign-in: under the writer exclusion, the
+  /// changes are prepared, the commit point runs, then the changes are written in the same
+  /// exclusion.
   public func commitSignIn(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     var committed = false
-    _ = try commit(changes) {
+    _ = try commit(preparing: { () -> CacheChanges? in
       _ = storedGeneration()
+      let changes = prepare()
       committed = commitPoint()
-      return committed
-    }
+      return committed ? changes : nil
+    })
     return committed
   }
 
@@ -219,12 +225,45 @@ extension CacheItemStore {
 }
 
 extension CacheItemStore {
+  /// Applies `changes` as one durable commit, if `precondition` (run under the writer exclusion)
+  /// returns `true`: ``commit(preparing:)`` with changes made before the exclusion was taken.
+  ///
+  /// - Parameters:
+  ///   - changes: The writes and deletions; may be empty (then only the precondition runs, under
+  ///     the exclusion).
+  ///   - precondition: Checked after the exclusion is taken and before anything is written.
+  /// - Returns: Whether the changes were applied (`false`: the precondition refused, nothing
+  ///   was written).
+  /// - Throws: As ``commit(preparing:)``.
+  /// - Complexity: As ``commit(preparing:)``.
+  public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
+    throws(CacheStoreError) -> Bool
+  {
+    try commit(preparing: { () -> CacheChanges? in precondition() ? changes : nil })
+  }
+
   /// Applies `changes` as one durable commit, unconditionally.
   ///
   /// - Parameter changes: The writes and deletions.
-  /// - Throws: As ``commit(_:onlyIf:)``.
+  /// - Throws: As ``commit(preparing:)``.
   public func commit(_ changes: CacheChanges) throws(CacheStoreError) {
-    _ = try commit(changes, onlyIf: { true })
+    _ = try commit(preparing: { changes })
+  }
+
+  /// ``commitSignIn(preparing:storedGeneration:commitPoint:)`` with changes made before the
+  /// exclusion was taken (a reset that writes no item, or changes with fixed stamps).
+  ///
+  /// - Parameters:
+  ///   - changes: The sign-in's writes and deletions.
+  ///   - storedGeneration: Reads the stored generation; called once, under the exclusion.
+  ///   - commitPoint: Makes the sign-in visible (resets the mark); `false` when it failed.
+  /// - Returns: What `commitPoint` returned.
+  /// - Throws: As ``commitSignIn(preparing:storedGeneration:commitPoint:)``.
+  public func commitSignIn(
+    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+  ) throws(StoreError) -> Bool {
+    try commitSignIn(
+      preparing: { changes }, storedGeneration: storedGeneration, commitPoint: commitPoint)
   }
 }
 

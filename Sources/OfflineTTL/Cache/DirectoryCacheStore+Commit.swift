@@ -1,18 +1,18 @@
 import Foundation
 
 extension DirectoryCacheStore {
-  /// See ``CacheItemStore/commit(_:onlyIf:)``.
+  /// See ``CacheItemStore/commit(preparing:)``.
   ///
-  /// Under the `flock(2)` writer lock, after the precondition: (1) create `pending` and sync
-  /// `cache/`; (2) write every new item to `tmp/` (0600, header with the exact `writtenAt` and a
-  /// CRC-32); (3) one `syncfs(2)` makes them all durable; (4) unlink deleted items and rename the
-  /// new ones into `items/`, then sync `items/` once; (5) write the index (temp, `fsync`, rename,
-  /// sync `cache/`) and remove `pending`. A crash before (5) leaves `pending`, so readers read
-  /// the item headers (in memory) until the next commit or sign-in repairs the index; each item
-  /// is old or new, never half of one.
+  /// Under the `flock(2)` writer lock, after `prepare` returned the changes: (1) create `pending`
+  /// and sync `cache/`; (2) write every new item to `tmp/` (0600, header with the exact
+  /// `writtenAt` and a CRC-32); (3) one `syncfs(2)` makes them all durable; (4) unlink deleted
+  /// items and rename the new ones into `items/`, then sync `items/` once; (5) write the index
+  /// (temp, `fsync`, rename, sync `cache/`) and remove `pending`. A crash before (5) leaves
+  /// `pending`, so readers read the item headers (in memory) until the next commit or sign-in
+  /// repairs the index; each item is old or new, never half of one.
   /// Creates the store directory and `cache/` (0700) when missing.
   ///
-  /// This is the online path, so it also repairs the store (even for empty `changes`, as a
+  /// This is the online path, so it also repairs the store (even for empty changes, as a
   /// sign-in's first step): whatever stands where `cache/`, `cache/lock`, `cache/index`,
   /// `cache/items/` or `cache/tmp/` belongs and is of the wrong type is removed; every entry of
   /// `items/` that is not a readable item of this user (a name that is not a key, a FIFO, a
@@ -21,28 +21,21 @@ extension DirectoryCacheStore {
   /// (``StoreError/Code/insecureStore``) and nothing is changed.
   ///
   /// - Complexity: O(n + k) for n stored and k changed items; six syncs whatever k is.
-  public func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool)
-    throws(CacheStoreError) -> Bool
-  {
-    for case let (_, write?) in changes.entries
-    where UInt64(write.payload.count) > CacheFormat.maximumPayloadLength {
-      throw CacheStoreError(
-        code: .writeFailed, errno: Errno.fileTooLarge.rawValue,
-        reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
-          + " nothing was written")
-    }
+  public func commit(preparing prepare: () -> CacheChanges?) throws(CacheStoreError) -> Bool {
     if sealing != nil {
       // One key for the precondition's read of the mark and the whole sealed commit.
       return try SealingKeyScope.run { () throws(CacheStoreError) -> Bool in
         try withLockedCache { cache throws(CacheStoreError) -> Bool in
-          guard precondition() else { return false }
+          guard let changes = prepare() else { return false }
+          try Self.checkPayloadSizes(changes)
           try sealedApply(changes, cache: cache)
           return true
         }
       }
     }
     return try withLockedCache { cache throws(CacheStoreError) -> Bool in
-      guard precondition() else { return false }
+      guard let changes = prepare() else { return false }
+      try Self.checkPayloadSizes(changes)
       do throws(StoreFileError) {
         try apply(changes, cache: cache)
       } catch {
@@ -52,6 +45,21 @@ extension DirectoryCacheStore {
             + (error.isInsecure ? Self.insecureAdvice : ""))
       }
       return true
+    }
+  }
+
+  /// Refuses changes that write an item over the format's 1 GiB maximum, before anything of
+  /// them is written.
+  ///
+  /// - Throws: ``StoreError`` `writeFailed` (`EFBIG`).
+  /// - Complexity: O(k) for k changes.
+  static func checkPayloadSizes(_ changes: CacheChanges) throws(StoreError) {
+    for case let (_, write?) in changes.entries
+    where UInt64(write.payload.count) > CacheFormat.maximumPayloadLength {
+      throw StoreError(
+        code: .writeFailed, errno: Errno.fileTooLarge.rawValue,
+        reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
+          + " nothing was written")
     }
   }
 

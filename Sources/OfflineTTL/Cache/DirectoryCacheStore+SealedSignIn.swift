@@ -17,9 +17,11 @@ import Foundation
 ///   to an older generation); adding it makes them look for a staging that authenticates (there
 ///   is none, or it is the one they would use anyway). Either way nothing unauthentic is read.
 extension DirectoryCacheStore {
-  /// ``commitSignIn(_:storedGeneration:commitPoint:)`` of a sealed store, under the writer lock.
+  /// ``commitSignIn(preparing:storedGeneration:commitPoint:)`` of a sealed store, under the
+  /// writer lock; `prepare` is called after the stored generation was read and any earlier
+  /// staging reclaimed.
   ///
-  /// The key may be created (only the online path does). Stages even when `changes` is empty:
+  /// The key may be created (only the online path does). Stages even when the changes are empty:
   /// the reset moves the mark to a new generation, and the index must follow it. Every path is
   /// opened with the secure open (``SecureStoreFiles``), as in the unsealed sign-in, and it
   /// repairs the same way: whatever stands where `items/`, `tmp/`, `index`, `pending`, a
@@ -32,18 +34,20 @@ extension DirectoryCacheStore {
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
   ///   index does not authenticate); n `fstatat`s, one `syncfs`, a constant number of `fsync`s.
   func sealedCommitSignIn(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     // One key for the whole sign-in: the staging and the mark reset of its commit point (the
     // mark store's load inside `commitPoint` returns this scope's key) are sealed with it.
     try SealingKeyScope.run { () throws(StoreError) -> Bool in
       try sealedCommitSignInInScope(
-        changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
+        preparing: prepare, storedGeneration: storedGeneration, commitPoint: commitPoint)
     }
   }
 
   private func sealedCommitSignInInScope(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = storedGeneration()
@@ -55,6 +59,7 @@ extension DirectoryCacheStore {
           error, "cannot reclaim an earlier sign-in's staging",
           then: "nothing of this sign-in was written")
       }
+      let changes = prepare()
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
       // The store id the reset will keep (or, with no authentic slot, take from this staging).

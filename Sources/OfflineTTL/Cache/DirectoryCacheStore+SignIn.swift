@@ -18,13 +18,14 @@ extension DirectoryCacheStore {
   /// for each of at most ``CacheFormat/maximumItemCount`` items.
   static let maximumDeletedListSize = Int64(CacheFormat.maximumItemCount) * 256
 
-  /// See ``CacheItemStore/commitSignIn(_:storedGeneration:commitPoint:)``.
+  /// See ``CacheItemStore/commitSignIn(preparing:storedGeneration:commitPoint:)``.
   ///
   /// Under the writer lock: reads the stored generation `g` (`nil` → 0), reclaims any staging
   /// (a valid `next-<h>` with `h <= g` is committed and rolled forward; anything else, a
-  /// `next-<h>` that is not a directory of this user included, is removed), writes the whole new
-  /// set to `next-<g+1>/` (the changed items, an index of every key, the deleted keys), creates
-  /// `pending`, makes all of it durable with one `syncfs`, calls `commitPoint` (the mark reset),
+  /// `next-<h>` that is not a directory of this user included, is removed), asks `prepare` for
+  /// the changes (stamped there, under the lock), writes the whole new set to `next-<g+1>/` (the
+  /// changed items, an index of every key, the deleted keys), creates `pending`, makes all of it
+  /// durable with one `syncfs`, calls `commitPoint` (the mark reset),
   /// and rolls forward: renames the staged items into `items/`, unlinks deleted keys, syncs
   /// `items/`, repairs the live set (entries of `items/` that are not readable items of this
   /// user are removed; a `tmp/`, `items/` or `index` of the wrong type is replaced), writes the
@@ -40,18 +41,12 @@ extension DirectoryCacheStore {
   /// - Complexity: O(n + k) for n stored and k changed items (the repair reads each item's
   ///   28-byte header); one `syncfs` and a constant number of `fsync`s, not one per item.
   public func commitSignIn(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     if sealing != nil {
       return try sealedCommitSignIn(
-        changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
-    }
-    for case let (_, write?) in changes.entries
-    where UInt64(write.payload.count) > CacheFormat.maximumPayloadLength {
-      throw StoreError(
-        code: .writeFailed, errno: Errno.fileTooLarge.rawValue,
-        reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
-          + " nothing was written")
+        preparing: prepare, storedGeneration: storedGeneration, commitPoint: commitPoint)
     }
     return try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = storedGeneration()
@@ -62,6 +57,8 @@ extension DirectoryCacheStore {
           error, "cannot reclaim an earlier sign-in's staging",
           then: "nothing of this sign-in was written")
       }
+      let changes = prepare()
+      try Self.checkPayloadSizes(changes)
       if changes.isEmpty {
         guard commitPoint() else { return false }
         do throws(StoreFileError) {

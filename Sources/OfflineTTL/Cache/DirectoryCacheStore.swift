@@ -29,7 +29,7 @@ import Foundation
 ///   nobody else, the index unchanged and no `pending` marker present, and takes the full path
 ///   at any doubt, so a sign-in by another process (a new index renamed into place) is seen by
 ///   the next call.
-/// - ``commit(_:onlyIf:)`` writes every new file, then makes them durable with *one*
+/// - ``commit(preparing:)`` writes every new file, then makes them durable with *one*
 ///   `syncfs(2)` (Linux; one `fsync` per file elsewhere), renames them into place, syncs the items
 ///   directory once and commits the index: a constant number of syncs per commit, not one per item.
 /// - No path follows a symbolic link and no open waits: every component is opened
@@ -38,7 +38,7 @@ import Foundation
 ///   ``StoreError/Code/notARegularFile``; a file or directory of another user, or one that
 ///   group or others may write, is ``StoreError/Code/insecureStore``; an item of the wrong
 ///   size, header or checksum is ``StoreError/Code/itemUnreadable``. Offline paths leave all of
-///   these where they are; the online path (``commit(_:onlyIf:)``) removes what is not an item
+///   these where they are; the online path (``commit(preparing:)``) removes what is not an item
 ///   and rebuilds the index (but never touches an insecure store).
 /// - Every length read from disk is checked against the file's `fstat` size and a documented
 ///   maximum (1 GiB per payload, 1,048,576 items per index) before anything is allocated.
@@ -80,9 +80,9 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// provider. It refuses what does not authenticate (`item_unauthentic`, `index_unauthentic`),
   /// an unsealed or differently sealed store (`seal_mismatch`), and leaves it in place; an
   /// unsealed store refuses a sealed one (`key_required`). Only the online path
-  /// (``commitSignIn(_:storedGeneration:commitPoint:)`` and ``commit(_:onlyIf:)``) may create a
-  /// missing key, re-seal the index, and drop item files that no longer authenticate. A sealed
-  /// sign-in stages its items sealed for the generation it commits (see
+  /// (``commitSignIn(preparing:storedGeneration:commitPoint:)`` and ``commit(preparing:)``) may
+  /// create a missing key, re-seal the index, and drop item files that no longer authenticate.
+  /// A sealed sign-in stages its items sealed for the generation it commits (see
   /// `docs/sign-in-protocol.md`). The rule: <doc:Rules#Sealed-stores>; layouts:
   /// `docs/cache-format.md`.
   ///

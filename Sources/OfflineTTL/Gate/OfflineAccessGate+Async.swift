@@ -65,6 +65,28 @@ extension OfflineAccessGate {
       try beginOnlineSession()
     }
   }
+
+  /// ``beginOnlineSession(writing:)`` without blocking a thread of the cooperative pool: signs
+  /// in and writes items in one atomic step, the store work (`flock`, `fdatasync`) on a
+  /// dedicated dispatch queue while the caller is suspended. Call it only after the app's server
+  /// sign-in succeeded.
+  ///
+  /// - Parameter items: Keys and bytes, stamped as ``beginOnlineSession(writing:)`` stamps them
+  ///   (the wall clock read under the cache's writer lock); a later duplicate key wins. Items
+  ///   not named are kept.
+  /// - Returns: As ``beginOnlineSession(writing:)``: the session, whose
+  ///   ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
+  /// - Throws: As ``beginOnlineSession(writing:)``.
+  /// - Complexity: As ``beginOnlineSession(writing:)``, plus one hop to a dispatch queue and back.
+  @discardableResult
+  public func beginOnlineSessionAsync(writing items: [(CacheItemKey, Data)])
+    async
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    try await BlockingStoreWork.run { () throws(OnlineSessionError) -> OnlineSession in
+      try beginOnlineSession(writing: items)
+    }
+  }
 }
 
 extension OfflineCacheReader {

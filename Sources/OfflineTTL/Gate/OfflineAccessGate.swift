@@ -149,7 +149,7 @@ public struct OfflineAccessGate: Sendable {
   /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
   /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
   public func beginOnlineSession() throws(OnlineSessionError) -> OnlineSession {
-    try beginOnlineSession(anchor: nil, applying: CacheChanges(), writtenAt: nil)
+    try beginOnlineSession(anchor: nil, writing: [], stamp: nil)
   }
 
   /// Signs in and writes items in one atomic step: the mark reset and the new items become
@@ -158,10 +158,11 @@ public struct OfflineAccessGate: Sendable {
   /// succeeded. Concurrent sign-ins serialize: each one commits, in its own generation, and the
   /// later one's items win for a key both wrote; none fails for losing the race.
   ///
-  /// - Parameter items: Keys and bytes, all stamped with the wall clock read before they are
-  ///   staged (``Clocks/readForItemStamp()``; the reset reads the clocks again, under the mark
-  ///   lock, so the new mark is never earlier); a later duplicate key wins. Items not named are
-  ///   kept.
+  /// - Parameter items: Keys and bytes, all stamped with the wall clock read under the cache's
+  ///   writer lock, just before they are staged (``Clocks/readForItemStamp()``): a sign-in that
+  ///   waited for another one stamps its items after that one's mark, never before it. The reset
+  ///   reads the clocks again, under the mark lock, so the new mark is never earlier. A later
+  ///   duplicate key wins; items not named are kept.
   /// - Returns: The session (for later writes in this generation); its ``OnlineSession/record``
   ///   holds the new mark and ``OnlineSession/signInWrittenAt`` the items' `writtenAt`.
   /// - Throws: ``OnlineSessionError`` (`mark_store_failed`, `cache_store_failed`); when it is
@@ -171,11 +172,7 @@ public struct OfflineAccessGate: Sendable {
   public func beginOnlineSession(writing items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> OnlineSession
   {
-    let now = clocks.readForItemStamp()
-    var changes = CacheChanges()
-    for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
-    return try beginOnlineSession(
-      anchor: nil, applying: changes, writtenAt: changes.isEmpty ? nil : now)
+    try beginOnlineSession(anchor: nil, writing: Array(items), stamp: nil)
   }
 
   /// Starts an online session anchored at a server time: the time the app obtained over its
@@ -205,8 +202,7 @@ public struct OfflineAccessGate: Sendable {
         .invalidServerTime,
         reason: "the server time's uncertainty must be zero or more, got \(uncertainty)")
     }
-    return try beginOnlineSession(
-      anchor: (serverTime, uncertainty), applying: CacheChanges(), writtenAt: nil)
+    return try beginOnlineSession(anchor: (serverTime, uncertainty), writing: [], stamp: nil)
   }
 
   /// Signs in anchored at a server time and writes items, in one atomic step: as
@@ -237,16 +233,14 @@ public struct OfflineAccessGate: Sendable {
         reason: "the server time's uncertainty must be zero or more, got \(uncertainty)")
     }
     let stamp = serverTime.saturatingAdvanced(by: .zero - uncertainty - TrustedTime.fixedAllowance)
-    var changes = CacheChanges()
-    for (key, payload) in items { changes.write(key, payload, writtenAt: stamp) }
     return try beginOnlineSession(
-      anchor: (serverTime, uncertainty), applying: changes,
-      writtenAt: changes.isEmpty ? nil : stamp)
+      anchor: (serverTime, uncertainty), writing: Array(items), stamp: stamp)
   }
 
   /// The time an online session stamps on the items it writes: the wall clock, or, in a session
   /// that began with a server time, the trusted time carried from the stored record to now (the
-  /// stored record read first, the clocks after it).
+  /// stored record read first, the clocks after it). Read under the cache's writer lock (in the
+  /// commit's `prepare`), so that a write that waited for another one is not stamped before it.
   ///
   /// - Parameter anchored: Whether the session's sign-in anchored trusted time.
   /// - Returns: The stamp.
@@ -258,11 +252,18 @@ public struct OfflineAccessGate: Sendable {
     return stored.observing(reading).effectiveNow(wall: reading.wall)
   }
 
-  /// The sign-in: `changes` staged, the mark reset (anchored at a server time, or not) as the
+  /// The sign-in: `items` staged, the mark reset (anchored at a server time, or not) as the
   /// commit point.
+  ///
+  /// - Parameters:
+  ///   - anchor: The server time and its uncertainty, or `nil`.
+  ///   - items: The items to write (a later duplicate key wins).
+  ///   - stamp: Their fixed `writtenAt` (trusted time at the anchor), or `nil` to stamp them
+  ///     with the wall clock read under the cache's writer lock, after the stored generation was
+  ///     read and before they are staged.
   private func beginOnlineSession(
-    anchor: (WallClockInstant, Duration)?, applying changes: CacheChanges,
-    writtenAt: WallClockInstant?
+    anchor: (WallClockInstant, Duration)?, writing items: [(CacheItemKey, Data)],
+    stamp: WallClockInstant?
   ) throws(OnlineSessionError) -> OnlineSession {
     if let tpm = clocks.tpm {
       // Checked before anything is staged; a failure under the lock is refused by the mark
@@ -282,9 +283,17 @@ public struct OfflineAccessGate: Sendable {
     }
     var reset: Result<ClockMarkRecord, StoreError>?
     var tpmError: TPMClockError?
+    var writtenAt: WallClockInstant?
     do {
       _ = try cache.commitSignIn(
-        changes,
+        preparing: {
+          var changes = CacheChanges()
+          guard !items.isEmpty else { return changes }
+          let now = stamp ?? clocks.readForItemStamp()
+          for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
+          writtenAt = now
+          return changes
+        },
         storedGeneration: { try? marks.read().generation },
         commitPoint: {
           let result = Result { () throws(StoreError) in

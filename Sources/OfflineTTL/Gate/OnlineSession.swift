@@ -4,8 +4,9 @@ import Synchronization
 /// The only writer of a cache: created by ``OfflineAccessGate/beginOnlineSession()`` after a
 /// successful server sign-in (<doc:Rules#Never-delete-on-expiry>).
 ///
-/// Writes are stamped with the wall clock at write time and applied as one durable commit per
-/// call (``write(contentsOf:)`` writes any number of items with a constant number of syncs). Each
+/// Writes are stamped with the wall clock read under the store's writer lock and applied as one
+/// durable commit per call (``write(contentsOf:)`` writes any number of items with a constant
+/// number of syncs). Each
 /// commit checks, under the store's writer lock, that this session is open and that no newer
 /// online session has begun (the stored generation is still this session's); otherwise it
 /// refuses and writes nothing. ``signOut()`` removes every item but keeps the clock mark and its
@@ -47,7 +48,8 @@ public final class OnlineSession: Sendable {
     closed.withLock { $0 = true }
   }
 
-  /// Writes (or replaces) one item, stamped with the wall clock now.
+  /// Writes (or replaces) one item, stamped with the wall clock read under the store's writer
+  /// lock.
   ///
   /// - Parameters:
   ///   - key: The item's key.
@@ -61,7 +63,8 @@ public final class OnlineSession: Sendable {
     try write(contentsOf: [(key, payload)])
   }
 
-  /// Writes (or replaces) many items in one durable commit, all stamped with the wall clock now.
+  /// Writes (or replaces) many items in one durable commit, all stamped with the wall clock read
+  /// under the store's writer lock (so a write that waited for another one is stamped after it).
   ///
   /// - Parameter items: Keys and bytes; a later duplicate key wins.
   /// - Returns: The `writtenAt` recorded.
@@ -75,10 +78,21 @@ public final class OnlineSession: Sendable {
   public func write(contentsOf items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> WallClockInstant
   {
-    let now = gate.itemStampTime(anchored: record.trustedTime?.isAnchored == true)
-    var changes = CacheChanges()
-    for (key, payload) in items { changes.write(key, payload, writtenAt: now) }
-    try commit(changes)
+    let items = Array(items)
+    let anchored = record.trustedTime?.isAnchored == true
+    var now: WallClockInstant?
+    try commit {
+      // Stamped under the writer lock: after every commit and sign-in this one waited for.
+      let stamp = gate.itemStampTime(anchored: anchored)
+      now = stamp
+      var changes = CacheChanges()
+      for (key, payload) in items { changes.write(key, payload, writtenAt: stamp) }
+      return changes
+    }
+    guard let now else {
+      // `commit` returns only after the changes were prepared.
+      preconditionFailure("the store applied a commit without preparing it")
+    }
     return now
   }
 
@@ -87,9 +101,11 @@ public final class OnlineSession: Sendable {
   /// - Parameter key: The item's key.
   /// - Throws: ``OnlineSessionError``: `closed`, `superseded`, or a store failure.
   public func delete(_ key: CacheItemKey) throws(OnlineSessionError) {
-    var changes = CacheChanges()
-    changes.delete(key)
-    try commit(changes)
+    try commit {
+      var changes = CacheChanges()
+      changes.delete(key)
+      return changes
+    }
   }
 
   /// Signs out: removes every item and closes the session. The clock mark and its generation
@@ -97,24 +113,27 @@ public final class OnlineSession: Sendable {
   ///
   /// - Throws: ``OnlineSessionError``: `closed`, `superseded`, or a store failure.
   public func signOut() throws(OnlineSessionError) {
-    var changes = CacheChanges()
-    changes.removeAll()
-    try commit(changes)
+    try commit {
+      var changes = CacheChanges()
+      changes.removeAll()
+      return changes
+    }
     close()
   }
 
-  /// Commits `changes` if this session is still open and current (under the writer lock).
-  func commit(_ changes: CacheChanges) throws(OnlineSessionError) {
+  /// Commits the changes `prepare` makes (under the writer lock, after the admission) if this
+  /// session is still open and current.
+  func commit(_ prepare: () -> CacheChanges) throws(OnlineSessionError) {
     guard !isClosed else {
       throw OnlineSessionError(.closed, reason: "the online session is closed")
     }
     var refusal: OnlineSessionError?
     let applied: Bool
     do throws(CacheStoreError) {
-      applied = try gate.cache.commit(changes) {
+      applied = try gate.cache.commit(preparing: { () -> CacheChanges? in
         refusal = admission()
-        return refusal == nil
-      }
+        return refusal == nil ? prepare() : nil
+      })
     } catch {
       throw OnlineSessionError(cacheError: error)
     }

@@ -120,10 +120,10 @@
       }
     }
 
+    /// Real elapsed time: `CLOCK_MONOTONIC` by the raw system call, which libfaketime does not
+    /// fake (its `clock_gettime` fakes, and can freeze, every clock).
     private static func monotonicNanoseconds() -> Int64 {
-      var now = timespec()
-      clock_gettime(CLOCK_MONOTONIC, &now)
-      return Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
+      otl_real_monotonic_nanoseconds()
     }
   }
 

@@ -63,6 +63,20 @@
     /// is never iterated again, so GDBus's deferred teardown of each proxy's signal subscription
     /// piles up there); the session drains it before it ends.
     private let context: OpaquePointer
+    /// Wakes every iteration of `context` at least every ``wakeInterval`` milliseconds, so that
+    /// the loop of ``awaitResult(_:write:_:)`` checks its own time limit even when nothing
+    /// arrives (a cancellation that is never delivered included).
+    private let wake: UnsafeMutablePointer<GSource>
+    /// How long one call may wait in ``awaitResult(_:write:_:)``, in nanoseconds: two call
+    /// limits (the watchdog cancels a call within one to two limits of the last answer, which
+    /// came before the call started) and ``cancellationGrace``.
+    private let callLimitNanoseconds: Int64
+
+    /// How often an idle loop of ``awaitResult(_:write:_:)`` wakes, in milliseconds.
+    static let wakeInterval: Int32 = 100
+    /// How long the loop waits, after the watchdog must have cancelled a call, for the
+    /// cancellation to arrive before it gives up on the call itself.
+    static let cancellationGrace: Duration = .seconds(1)
 
     private init(configuration: SecretServiceStoreConfiguration) throws(SecretServiceFault) {
       guard LibSecretTypes.registered else {
@@ -73,7 +87,14 @@
       self.configuration = configuration
       deadline = try CallDeadline(timeout: configuration.timeout)
       schema = otl_secret_schema_new(Self.schemaName)
+      let limit = max(configuration.timeout.exactNanoseconds ?? .max, 1)
+      let grace = Self.cancellationGrace.exactNanoseconds ?? 0
+      let (twice, overflowed) = limit.multipliedReportingOverflow(by: 2)
+      let (total, overflowedAgain) = twice.addingReportingOverflow(grace)
+      callLimitNanoseconds = overflowed || overflowedAgain ? .max : total
       context = g_main_context_new()
+      wake = otl_wake_source_new(Self.wakeInterval)
+      g_source_attach(wake, context)
       g_main_context_push_thread_default(context)
     }
 
@@ -81,21 +102,49 @@
       for list in lists { otl_object_list_free(list) }
       if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
       while g_main_context_iteration(context, 0) != 0 {}
+      g_source_destroy(wake)
+      g_source_unref(wake)
       g_main_context_pop_thread_default(context)
       g_main_context_unref(context)
       secret_schema_unref(schema)
       deadline.finish()
     }
 
-    /// Starts an async libsecret call and iterates this session's context until it completes.
+    /// Starts an async libsecret call and iterates this session's context until it completes,
+    /// or until its own time limit passed.
     ///
-    /// - Parameter start: Starts the call with the given callback and user data.
+    /// The watchdog (``CallDeadline``) cancels a call that goes unanswered, and the call then
+    /// completes with `G_IO_ERROR_CANCELLED`. The loop does not rely on that alone: it wakes at
+    /// least every ``wakeInterval`` milliseconds and, once two call limits and
+    /// ``cancellationGrace`` have passed since the call started (measured on the real monotonic
+    /// clock, which libfaketime does not move), it cancels the call itself and gives up on it,
+    /// whether or not the cancellation was delivered. A call given up on may still complete
+    /// later: its callback then releases what it holds.
+    ///
+    /// - Parameters:
+    ///   - step: What the call does, for the fault's message.
+    ///   - write: Whether the call writes (its fault is then a failed write).
+    ///   - start: Starts the call with the given callback and user data.
     /// - Returns: The `GAsyncResult` (a new reference: unref it after the `_finish` call).
-    private func awaitResult(_ start: (GAsyncReadyCallback, gpointer) -> Void) -> OpaquePointer {
+    /// - Throws: `SecretServiceFault` `timed_out` when the call was given up on.
+    private func awaitResult(
+      _ step: String, write: Bool = false, _ start: (GAsyncReadyCallback, gpointer) -> Void
+    ) throws(SecretServiceFault) -> OpaquePointer {
       let box = SecretServiceAsyncResult()
+      let started = otl_real_monotonic_nanoseconds()
       start(secretServiceAsyncReady, Unmanaged.passRetained(box).toOpaque())
-      while box.result == nil { g_main_context_iteration(context, 1) }
-      return box.result!
+      while box.result == nil {
+        g_main_context_iteration(context, 1)
+        if box.result == nil, otl_real_monotonic_nanoseconds() &- started > callLimitNanoseconds {
+          g_cancellable_cancel(cancellable)
+          throw SecretServiceFault(
+            reason: .timedOut, duringWrite: write,
+            message: "\(step): no answer within two call limits of \(configuration.timeout) and"
+              + " a grace of \(Self.cancellationGrace) (the cancellation was not delivered);"
+              + " the call was given up")
+        }
+      }
+      return box.take()
     }
 
     /// Connects to the default collection and runs `body` with the session.
@@ -125,14 +174,19 @@
       var error: UnsafeMutablePointer<GError>?
       // The bus first, to tell "no session bus" from "no provider". The shared connection must
       // not kill the process when the bus goes away (GLib's default for g_bus_get).
-      guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+      let gotBus = try awaitResult("connecting to the session bus") {
+        g_bus_get(G_BUS_TYPE_SESSION, cancellable, $0, $1)
+      }
+      let connection = g_bus_get_finish(gotBus, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotBus))
+      guard let bus = connection else {
         throw fault(error, "connecting to the session bus", connecting: true)
       }
       g_dbus_connection_set_exit_on_close(bus, 0)
       g_object_unref(UnsafeMutableRawPointer(bus))
       deadline.progressed()
 
-      let gotService = awaitResult {
+      let gotService = try awaitResult("opening the Secret Service") {
         secret_service_get(SECRET_SERVICE_OPEN_SESSION, cancellable, $0, $1)
       }
       service = secret_service_get_finish(gotService, &error)
@@ -141,7 +195,7 @@
         throw fault(error, "opening the Secret Service")
       }
       deadline.progressed()
-      let gotCollection = awaitResult {
+      let gotCollection = try awaitResult("finding the default collection") {
         secret_collection_for_alias(
           service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, cancellable, $0, $1)
       }
@@ -163,7 +217,15 @@
       }
       let objects = g_list_append(nil, UnsafeMutableRawPointer(collection))
       var unlocked: UnsafeMutablePointer<GList>?
-      let gotUnlock = awaitResult { secret_service_unlock(service, objects, cancellable, $0, $1) }
+      let gotUnlock: OpaquePointer
+      do {
+        gotUnlock = try awaitResult("unlocking the default collection") {
+          secret_service_unlock(service, objects, cancellable, $0, $1)
+        }
+      } catch {
+        g_list_free(objects)
+        throw error
+      }
       let count = secret_service_unlock_finish(service, gotUnlock, &unlocked, &error)
       g_object_unref(UnsafeMutableRawPointer(gotUnlock))
       g_list_free(objects)
@@ -196,7 +258,7 @@
       // The service-wide search, filtered to the default collection below:
       // secret_collection_search_sync leaks one reply GVariant per call in libsecret 0.20.5
       // (measured with valgrind; see docs/secret-service.md).
-      let gotList = awaitResult { [schema] in
+      let gotList = try awaitResult("searching the Secret Service") { [schema] in
         secret_service_search(service, schema, attributes, flags, cancellable, $0, $1)
       }
       let list = secret_service_search_finish(service, gotList, &error)
@@ -228,7 +290,9 @@
       let value = Self.value(bytes, contentType: contentType)
       defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
       var error: UnsafeMutablePointer<GError>?
-      let gotSet = awaitResult { secret_item_set_secret(item, value, cancellable, $0, $1) }
+      let gotSet = try awaitResult("writing a secret", write: true) {
+        secret_item_set_secret(item, value, cancellable, $0, $1)
+      }
       defer { g_object_unref(UnsafeMutableRawPointer(gotSet)) }
       guard secret_item_set_secret_finish(item, gotSet, &error) != 0 else {
         throw fault(error, "writing a secret", write: true)
@@ -247,7 +311,7 @@
       let value = Self.value(bytes, contentType: contentType)
       defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
       var error: UnsafeMutablePointer<GError>?
-      let gotItem = awaitResult {
+      let gotItem = try awaitResult("creating a secret", write: true) {
         secret_service_create_item_dbus_path(
           service, collectionPath, properties, value, SECRET_ITEM_CREATE_REPLACE, cancellable,
           $0, $1)
@@ -262,7 +326,9 @@
     /// Deletes an item (only an online sign-in removes duplicates; no failure path deletes).
     func delete(_ item: UnsafeMutablePointer<SecretItem>) throws(SecretServiceFault) {
       var error: UnsafeMutablePointer<GError>?
-      let gotDelete = awaitResult { secret_item_delete(item, cancellable, $0, $1) }
+      let gotDelete = try awaitResult("deleting a secret", write: true) {
+        secret_item_delete(item, cancellable, $0, $1)
+      }
       defer { g_object_unref(UnsafeMutableRawPointer(gotDelete)) }
       guard secret_item_delete_finish(item, gotDelete, &error) != 0 else {
         throw fault(error, "deleting a secret", write: true)
@@ -274,19 +340,21 @@
     func lockCollection() throws(SecretServiceFault) {
       guard let service, let collectionPath else { preconditionFailure("not connected") }
       var error: UnsafeMutablePointer<GError>?
-      let count = collectionPath.withCString { path -> Int32 in
+      // `withCString` rethrows untyped errors: the fault travels in a `Result`.
+      let gotLock = try collectionPath.withCString { path in
         var paths: [UnsafePointer<gchar>?] = [path, nil]
-        let gotLock = paths.withUnsafeMutableBufferPointer { buffer in
-          awaitResult {
-            secret_service_lock_dbus_paths(service, buffer.baseAddress, cancellable, $0, $1)
+        return paths.withUnsafeMutableBufferPointer { buffer in
+          Result { () throws(SecretServiceFault) -> OpaquePointer in
+            try awaitResult("locking the default collection") {
+              secret_service_lock_dbus_paths(service, buffer.baseAddress, cancellable, $0, $1)
+            }
           }
         }
-        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-        let count = secret_service_lock_dbus_paths_finish(service, gotLock, &locked, &error)
-        g_object_unref(UnsafeMutableRawPointer(gotLock))
-        g_strfreev(locked)
-        return count
-      }
+      }.get()
+      var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+      let count = secret_service_lock_dbus_paths_finish(service, gotLock, &locked, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotLock))
+      g_strfreev(locked)
       if count < 0 { throw fault(error, "locking the default collection") }
     }
 
@@ -318,9 +386,18 @@
     }
   }
 
-  /// Where an async libsecret call's completion lands.
+  /// Where an async libsecret call's completion lands. It owns the result's reference until
+  /// ``take()``: a call given up on that completes later releases it with the box.
   private final class SecretServiceAsyncResult {
     var result: OpaquePointer?
+
+    /// The result; its reference passes to the caller.
+    func take() -> OpaquePointer {
+      defer { result = nil }
+      return result!
+    }
+
+    deinit { if let result { g_object_unref(UnsafeMutableRawPointer(result)) } }
   }
 
   /// The `GAsyncReadyCallback` of every call: keeps a reference to the result.

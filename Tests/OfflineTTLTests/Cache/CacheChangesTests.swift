@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct CacheChangesTests {
   @Test func laterChangeToAKeyReplacesTheEarlierOne() throws {
-    let key = try CacheItemKey("k")
+    let key = CacheItemKey("k")
     var changes = CacheChanges()
     #expect(changes.isEmpty)
     changes.write(key, Data("a".utf8), writtenAt: WallClockInstant(nanosecondsSinceEpoch: 1))
@@ -17,12 +17,12 @@ import Testing
 
   @Test func removeAllDropsEarlierEntriesAndKeepsLaterOnes() throws {
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("a"), Data(), writtenAt: .min)
+    changes.write(CacheItemKey("a"), Data(), writtenAt: .min)
     changes.removeAll()
     #expect(changes.removesAll)
     #expect(changes.entries.isEmpty)
     #expect(!changes.isEmpty)
-    changes.write(try CacheItemKey("b"), Data(), writtenAt: .max)
+    changes.write(CacheItemKey("b"), Data(), writtenAt: .max)
     #expect(changes.entries.keys.map(\.rawValue) == ["b"])
   }
 }

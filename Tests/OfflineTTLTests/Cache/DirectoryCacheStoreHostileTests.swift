@@ -22,7 +22,7 @@ import Testing
 
     init() throws {
       directory = try TemporaryStoreDirectory(prefix: "hostile")
-      store = DirectoryCacheStore(at: directory.path)
+      store = DirectoryCacheStore(atPath: directory.path)
       try Base.fill(store, count: 3)
     }
 
@@ -148,7 +148,7 @@ import Testing
       #expect(error.reason.contains(s.directory.path), "names the path")
     }
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("new"), Data(), writtenAt: Base.t(5000))
+    changes.write(CacheItemKey("new"), Data(), writtenAt: Base.t(5000))
     #expect(Self.code { try s.store.commit(changes) } == .insecureStore)
     #expect(
       try Base.mode(s.directory.path) == mode, "never tightened: this process did not create it")
@@ -175,7 +175,7 @@ import Testing
   @Test func aDirectoryThisProcessCreatesIsPrivate() throws {
     let parent = try TemporaryStoreDirectory(prefix: "hostile-new")
     defer { parent.remove() }
-    let store = DirectoryCacheStore(at: parent.appending("store"))
+    let store = DirectoryCacheStore(atPath: parent.appending("store"))
     try Base.fill(store, count: 1)
     for relative in ["store", "store/cache", "store/cache/items", "store/cache/tmp"] {
       #expect(try Base.mode(parent.appending(relative)) == 0o700, "\(relative)")
@@ -198,11 +198,11 @@ import Testing
     let path =
       spelling.hasPrefix("./")
       ? parent.path + "/" + spelling : parent.appending(spelling)
-    let linked = DirectoryCacheStore(at: path)
+    let linked = DirectoryCacheStore(atPath: path)
     #expect(Self.code { _ = try linked.summary() } == .storeUnusable)
     #expect(Self.code { _ = try linked.item(forKey: CacheItemKey("item-0")) } == .storeUnusable)
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("item-0"), Data("x".utf8), writtenAt: Base.t(9000))
+    changes.write(CacheItemKey("item-0"), Data("x".utf8), writtenAt: Base.t(9000))
     #expect(Self.code { try linked.commit(changes) } == .storeUnusable)
     #expect(try s.store.item(forKey: CacheItemKey("item-0"))?.payload == Data("payload-0".utf8))
   }
@@ -231,7 +231,7 @@ import Testing
     try Self.replace(s.path("cache/items/item-1"), with: kind)
     try Data("junk".utf8).write(to: URL(fileURLWithPath: s.path("cache/items/bad\u{7}name")))
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("item-1"), Data("new".utf8), writtenAt: Base.t(7000))
+    changes.write(CacheItemKey("item-1"), Data("new".utf8), writtenAt: Base.t(7000))
     try s.store.commit(changes)
     #expect(try s.store.item(forKey: CacheItemKey("item-1"))?.payload == Data("new".utf8))
     #expect(try s.store.summary().count == 3)
@@ -249,7 +249,7 @@ import Testing
     try s.store.commit(CacheChanges())
     _ = try s.store.summary()
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("fresh"), Data("f".utf8), writtenAt: Base.t(8000))
+    changes.write(CacheItemKey("fresh"), Data("f".utf8), writtenAt: Base.t(8000))
     try s.store.commit(changes)
     #expect(try s.store.item(forKey: CacheItemKey("fresh"))?.writtenAt == Base.t(8000))
     #expect(FileManager.default.fileExists(atPath: "/dev/zero"), "a link's target is untouched")

@@ -64,7 +64,7 @@ import Testing
     defer { directory.remove() }
     let store = DirectoryCacheStore(atPath: directory.path)
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("k"), Data("v".utf8), writtenAt: Self.t(123_456_789))
+    changes.write(CacheItemKey("k"), Data("v".utf8), writtenAt: Self.t(123_456_789))
     try store.commit(changes)
     try FileManager.default.setAttributes(
       [.modificationDate: Date(timeIntervalSince1970: 2_000_000_000)],
@@ -129,7 +129,7 @@ import Testing
     #expect(throws: CacheStoreError.self) { try store.summary() }
     // An online write that replaces it heals the cache.
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("item-2"), Data("new".utf8), writtenAt: Self.t(5000))
+    changes.write(CacheItemKey("item-2"), Data("new".utf8), writtenAt: Self.t(5000))
     try store.commit(changes)
     #expect(try store.summary().count == 3)
   }
@@ -225,7 +225,7 @@ import Testing
     plan.resetCounts()
     plan.fail(.syncfs, with: .ioError)
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("item-1"), Data("replaced".utf8), writtenAt: Self.t(9999))
+    changes.write(CacheItemKey("item-1"), Data("replaced".utf8), writtenAt: Self.t(9999))
     #expect {
       try store.commit(changes)
     } throws: { error in
@@ -245,8 +245,8 @@ import Testing
     let tracer = SyscallFaultPlan()
     try Self.fill(DirectoryCacheStore(atPath: directory.path, faults: tracer), count: 2)
     var replacement = CacheChanges()
-    replacement.write(try CacheItemKey("item-0"), Data("new".utf8), writtenAt: Self.t(5000))
-    replacement.delete(try CacheItemKey("item-1"))
+    replacement.write(CacheItemKey("item-0"), Data("new".utf8), writtenAt: Self.t(5000))
+    replacement.delete(CacheItemKey("item-1"))
     tracer.resetCounts()
     try DirectoryCacheStore(atPath: directory.path, faults: tracer).commit(replacement)
     let trace = tracer.trace
@@ -279,7 +279,7 @@ import Testing
     try Data("mark bytes".utf8).write(to: URL(fileURLWithPath: markFile))
     let store = DirectoryCacheStore(atPath: directory.path)
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("clock-mark"), Data("item".utf8), writtenAt: Self.t(1))
+    changes.write(CacheItemKey("clock-mark"), Data("item".utf8), writtenAt: Self.t(1))
     try store.commit(changes)
     changes = CacheChanges()
     changes.removeAll()
@@ -295,7 +295,7 @@ import Testing
     try Self.fill(writer, count: 2)
     #expect(try reader.summary().count == 2)
     var changes = CacheChanges()
-    changes.delete(try CacheItemKey("item-0"))
+    changes.delete(CacheItemKey("item-0"))
     try writer.commit(changes)
     #expect(try reader.summary().count == 1)
     #expect(try reader.summary().oldest == Self.t(1001))

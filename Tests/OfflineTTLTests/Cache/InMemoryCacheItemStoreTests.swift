@@ -10,7 +10,7 @@ import Testing
 
   @Test func unreadableItemFailsSummaryAndReadUntilReplaced() throws {
     let store = InMemoryCacheStore()
-    let key = try CacheItemKey("k")
+    let key = CacheItemKey("k")
     var changes = CacheChanges()
     changes.write(key, Data("v".utf8), writtenAt: WallClockInstant(nanosecondsSinceEpoch: 5))
     try store.commit(changes)
@@ -25,7 +25,7 @@ import Testing
     let store = InMemoryCacheStore()
     store.failNextCommit(with: CacheStoreError(code: .writeFailed, reason: "disk full"))
     var changes = CacheChanges()
-    changes.write(try CacheItemKey("k"), Data(), writtenAt: .min)
+    changes.write(CacheItemKey("k"), Data(), writtenAt: .min)
     #expect(throws: CacheStoreError.self) { try store.commit(changes) }
     #expect(try store.summary() == .empty)
     try store.commit(changes)

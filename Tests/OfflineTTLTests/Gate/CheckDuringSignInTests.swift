@@ -80,66 +80,13 @@ import Testing
     }
   }
 
-  struct Fixture {
-    let root: TemporaryStoreDirectory
-    let store: String
-    let provider: (any SealingKeyProvider)?
-    let clock = ManualWallClock(WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000))
-    let policy: EligibilityPolicy
-
-    init(sealed: Bool) throws {
-      root = try TemporaryStoreDirectory(prefix: "check-during-sign-in")
-      store = root.path + "/store"
-      provider = sealed ? FileSealingKeyProvider(path: root.path + "/key") : nil
-      policy = try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false)
-    }
-
-    func gate(cache: (any CacheItemStore)? = nil, marks: (any ClockMarkStore)? = nil)
-      -> OfflineAccessGate
-    {
-      OfflineAccessGate(
-        cache: cache ?? DirectoryCacheStore(atPath: store, sealing: provider),
-        marks: marks ?? FileClockMarkStore(atPath: store, sealing: provider),
-        policy: policy, clock: clock)
-    }
-
-    /// A complete sign-in through a gate of its own, on a thread of its own (outside the
-    /// check's task-local scopes, as another thread or process would be).
-    func signInOnAnotherThread(_ value: String) {
-      let done = DispatchSemaphore(value: 0)
-      let failure = Mutex<String?>(nil)
-      let gate = self.gate()
-      Thread.detachNewThread {
-        do {
-          _ = try gate.beginOnlineSession(writing: [(try CacheItemKey("token"), Data(value.utf8))])
-        } catch {
-          failure.withLock { $0 = "\(error)" }
-        }
-        done.signal()
-      }
-      done.wait()
-      #expect(failure.withLock { $0 } == nil)
-    }
-
-    /// The state of a store during its first sign-in, before the commit point: the sign-in
-    /// staged its items (`cache/pending` is there) and no mark record exists yet. Made by a
-    /// first sign-in whose mark reset (its commit point) fails before writing anything.
-    func firstSignInBeforeItsCommitPoint() throws {
-      let marks = HookedMarkStore(FileClockMarkStore(atPath: store, sealing: provider))
-      marks.failResets = true
-      #expect(throws: OnlineSessionError.self) {
-        _ = try gate(marks: marks).beginOnlineSession(
-          writing: [(try CacheItemKey("token"), Data("a".utf8))])
-      }
-      #expect(FileManager.default.fileExists(atPath: store + "/cache/pending"))
-    }
-  }
+  typealias Fixture = DirectoryGateFixture
 
   /// The tester's case: the check finds the first sign-in's staging (not settled) and no mark;
   /// that sign-in commits before the check reads the items. Before: `expired`, `mark_missing`.
   @Test(arguments: [false, true])
   func aCheckDuringTheFirstSignInJudgesTheStateAfterIt(sealed: Bool) throws {
-    let fixture = try Fixture(sealed: sealed)
+    let fixture = try Fixture(prefix: "check-during-sign-in", sealed: sealed)
     try fixture.firstSignInBeforeItsCommitPoint()
     #expect(throws: StoreError.self) {
       _ = try FileClockMarkStore(atPath: fixture.store, sealing: fixture.provider).read()
@@ -157,7 +104,7 @@ import Testing
   /// start. Before: `expired` with the stale failure beside the new mark.
   @Test(arguments: [false, true])
   func anItemFailureCuredByASignInIsJudgedAgain(sealed: Bool) throws {
-    let fixture = try Fixture(sealed: sealed)
+    let fixture = try Fixture(prefix: "check-during-sign-in", sealed: sealed)
     fixture.signInOnAnotherThread("a")
     let cache = FailingOnceCacheStore(
       DirectoryCacheStore(atPath: fixture.store, sealing: fixture.provider))
@@ -173,7 +120,7 @@ import Testing
   /// A failure that stays is still judged (and refused) after one more look, not retried
   /// without end: the check ends with the failure and its reason.
   @Test func aFailureThatStaysIsRefused() throws {
-    let fixture = try Fixture(sealed: false)
+    let fixture = try Fixture(prefix: "check-during-sign-in", sealed: false)
     fixture.signInOnAnotherThread("a")
     let cache = FailingOnceCacheStore(DirectoryCacheStore(atPath: fixture.store))
     let persistent = StoreError(code: .itemUnreadable, message: "forced by the test")
@@ -184,5 +131,39 @@ import Testing
     let decision = fixture.gate(cache: cache, marks: marks).checkEligibility()
     #expect(decision.status == .expired)
     #expect(decision.reasons.contains(.itemUnreadable), "\(decision.reasons)")
+  }
+}
+
+extension DirectoryGateFixture {
+  /// A complete sign-in through a gate of its own, on a thread of its own (outside the
+  /// check's task-local scopes, as another thread or process would be).
+  fileprivate func signInOnAnotherThread(_ value: String) {
+    let done = DispatchSemaphore(value: 0)
+    let failure = Mutex<String?>(nil)
+    let gate = self.gate()
+    Thread.detachNewThread {
+      do {
+        _ = try gate.beginOnlineSession(writing: [(CacheItemKey("token"), Data(value.utf8))])
+      } catch {
+        failure.withLock { $0 = "\(error)" }
+      }
+      done.signal()
+    }
+    done.wait()
+    #expect(failure.withLock { $0 } == nil)
+  }
+
+  /// The state of a store during its first sign-in, before the commit point: the sign-in
+  /// staged its items (`cache/pending` is there) and no mark record exists yet. Made by a
+  /// first sign-in whose mark reset (its commit point) fails before writing anything.
+  fileprivate func firstSignInBeforeItsCommitPoint() throws {
+    let marks = CheckDuringSignInTests.HookedMarkStore(
+      FileClockMarkStore(atPath: store, sealing: provider))
+    marks.failResets = true
+    #expect(throws: OnlineSessionError.self) {
+      _ = try gate(marks: marks).beginOnlineSession(
+        writing: [(try CacheItemKey("token"), Data("a".utf8))])
+    }
+    #expect(FileManager.default.fileExists(atPath: store + "/cache/pending"))
   }
 }

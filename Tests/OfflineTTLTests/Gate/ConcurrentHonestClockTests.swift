@@ -70,7 +70,7 @@ import Testing
     let gate = OfflineAccessGate(
       cache: cache, marks: marks, policy: policy, clock: ForwardClock(),
       bootClock: ForwardBootClock())
-    let key = try CacheItemKey("token")
+    let key = CacheItemKey("token")
     try gate.beginOnlineSession().write(key, Data("secret".utf8))
 
     let threads = 6

@@ -20,10 +20,8 @@ extension ForwardingCacheStore {
 
   func keys() throws(CacheStoreError) -> [CacheItemKey] { try base.keys() }
 
-  func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool) throws(CacheStoreError)
-    -> Bool
-  {
-    try base.commit(changes, onlyIf: precondition)
+  func commit(preparing prepare: () -> CacheChanges?) throws(CacheStoreError) -> Bool {
+    try base.commit(preparing: prepare)
   }
 
   func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
@@ -31,9 +29,11 @@ extension ForwardingCacheStore {
   }
 
   func commitSignIn(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
-    try base.commitSignIn(changes, storedGeneration: storedGeneration, commitPoint: commitPoint)
+    try base.commitSignIn(
+      preparing: prepare, storedGeneration: storedGeneration, commitPoint: commitPoint)
   }
 
   func summaryIfSettled() throws(StoreError) -> ItemTimeSummary? { try base.summaryIfSettled() }

@@ -11,22 +11,8 @@ import Testing
 /// clock that goes away, TPM restarts, power losses, clears and failures, plain and anchored
 /// sign-ins, three policies.
 @Suite struct OfflineAccessDecisionOnePassTests {
-  /// SplitMix64: a small deterministic generator, so that a failure names its walk.
-  struct Walk: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-
-    mutating func seconds(_ range: ClosedRange<Int64>) -> Duration {
-      .seconds(Int64.random(in: range, using: &self))
-    }
-  }
+  /// A seeded walk, so that a failure names its seed.
+  typealias Walk = SplitMix64
 
   struct Device {
     let wall = ManualWallClock(GateFixture.start)
@@ -81,7 +67,7 @@ import Testing
 
   @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
   func theOnePassDecisionIsTheRulesOneByOne(walkSeed: UInt64) throws {
-    var walk = Walk(state: walkSeed)
+    var walk = Walk(seed: walkSeed)
     let device = try Device(withTPM: walkSeed % 2 == 0)
     let policies = [
       try EligibilityPolicy(maxAge: .seconds(3_600)),
@@ -172,5 +158,12 @@ extension Result {
   fileprivate var failureValue: Failure? {
     if case .failure(let error) = self { return error }
     return nil
+  }
+}
+
+extension SplitMix64 {
+  /// A whole number of seconds drawn from `range`.
+  fileprivate mutating func seconds(_ range: ClosedRange<Int64>) -> Duration {
+    .seconds(Int64.random(in: range, using: &self))
   }
 }

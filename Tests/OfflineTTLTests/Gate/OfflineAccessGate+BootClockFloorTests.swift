@@ -22,7 +22,7 @@ private struct FloorGate {
 
   func signIn() throws {
     let session = try gate.beginOnlineSession()
-    try session.write(try CacheItemKey("token"), Data("secret".utf8))
+    try session.write(CacheItemKey("token"), Data("secret".utf8))
   }
 }
 

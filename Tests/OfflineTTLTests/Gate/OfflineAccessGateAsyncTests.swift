@@ -44,10 +44,8 @@ import Testing
       try inner.item(forKey: key)
     }
     func keys() throws(StoreError) -> [CacheItemKey] { try inner.keys() }
-    func commit(_ changes: CacheChanges, onlyIf precondition: () -> Bool) throws(StoreError)
-      -> Bool
-    {
-      try inner.commit(changes, onlyIf: precondition)
+    func commit(preparing prepare: () -> CacheChanges?) throws(StoreError) -> Bool {
+      try inner.commit(preparing: prepare)
     }
     func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
       try inner.withWriterLock(body)
@@ -112,5 +110,69 @@ import Testing
     }
     #expect(try await reader.itemAsync(forKey: "token")?.payload == Data("secret".utf8))
     #expect(try await reader.keysAsync() == ["token"])
+  }
+  /// The async sign-in that writes: one atomic step, stamped under the writer lock; with the
+  /// cache's writer lock held by someone else, more of them than the pool has threads wait for
+  /// it while other async work runs, and each commits in a generation of its own.
+  @Test func asyncSignInsThatWriteWaitWithoutBlockingThePoolAndAllCommit() async throws {
+    let directory = try TemporaryStoreDirectory(prefix: "async-sign-in")
+    defer { directory.remove() }
+    let clock = ManualWallClock(GateFixture.start)
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: directory.path),
+      marks: FileClockMarkStore(atPath: directory.path),
+      policy: try EligibilityPolicy(maxAge: .seconds(3_600), usesBootClockFloor: false),
+      clock: clock)
+    let first = try await gate.beginOnlineSessionAsync(writing: [
+      ("token", Data("first".utf8)), ("profile", Data("p".utf8)),
+    ])
+    #expect(first.generation == 1)
+    #expect(first.signInWrittenAt == GateFixture.start)
+    #expect(try gate.cache.item(forKey: "profile")?.writtenAt == GateFixture.start)
+
+    // Hold the cache's writer lock as another process would.
+    let lockFD = open(directory.appending("cache/lock"), O_RDONLY | O_CLOEXEC)
+    try #require(lockFD >= 0)
+    defer { close(lockFD) }
+    try #require(flock(lockFD, LOCK_EX) == 0)
+    let released = Flag()
+    let watchdogFired = Flag()
+    let watchdog = Thread {
+      // Releases the lock after 20 s at most, so a starved pool cannot hang the run.
+      for _ in 0..<400 where !released.isSet { usleep(50_000) }
+      if released.set() {
+        watchdogFired.set()
+        flock(lockFD, LOCK_UN)
+      }
+    }
+    watchdog.start()
+    clock.advance(by: .seconds(60))
+    let waiting = ProcessInfo.processInfo.activeProcessorCount * 4
+    let sessions = Task {
+      await withTaskGroup(of: OnlineSession?.self) { group in
+        for index in 0..<waiting {
+          group.addTask {
+            try? await gate.beginOnlineSessionAsync(writing: [
+              ("token", Data("sign-in \(index)".utf8))
+            ])
+          }
+        }
+        var all: [OnlineSession] = []
+        for await session in group { all += session.map { [$0] } ?? [] }
+        return all
+      }
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    let sentinel = await Task.detached { 42 }.value
+    #expect(sentinel == 42)
+    #expect(!watchdogFired.isSet, "the cooperative pool was blocked")
+    if released.set() { flock(lockFD, LOCK_UN) }
+    let all = await sessions.value
+    #expect(all.count == waiting, "every sign-in commits")
+    #expect(Set(all.map(\.generation)) == Set((2...(waiting + 1)).map { UInt64($0) }))
+    let last = try #require(all.max { $0.generation < $1.generation })
+    let token = try gate.cache.item(forKey: "token")
+    #expect(token?.writtenAt == last.signInWrittenAt)
+    #expect(gate.checkEligibility().status == .fresh)
   }
 }

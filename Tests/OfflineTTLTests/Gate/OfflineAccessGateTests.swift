@@ -137,7 +137,7 @@ import Testing
     let gate = OfflineAccessGate(
       cache: DirectoryCacheStore(at: url), marks: FileClockMarkStore(at: url), policy: policy)
     let first = try gate.beginOnlineSession()
-    try first.write(try CacheItemKey("token"), Data("0".utf8))
+    try first.write(CacheItemKey("token"), Data("0".utf8))
     first.close()
     let refusals = Mutex<[String]>([])
     runConcurrently(8) { index in
@@ -147,7 +147,7 @@ import Testing
       for round in 0..<12 {
         if index < 2 {
           guard let session = try? own.beginOnlineSession() else { continue }
-          _ = try? session.write(try! CacheItemKey("token"), Data("\(index)-\(round)".utf8))
+          _ = try? session.write(CacheItemKey("token"), Data("\(index)-\(round)".utf8))
           session.close()
         } else {
           let decision = own.checkEligibility()

@@ -9,75 +9,7 @@ import Testing
 @Suite struct SignInGenerationTests {
   static let start = WallClockInstant(nanosecondsSinceEpoch: 1_700_000_000_000_000_000)
 
-  struct Fixture {
-    let root: TemporaryStoreDirectory
-    let store: String
-    let keyPath: String
-    let sealed: Bool
-    let clock = ManualWallClock(SignInGenerationTests.start)
-
-    init(sealed: Bool = false) throws {
-      root = try TemporaryStoreDirectory(prefix: "sign-in-generation")
-      store = root.path + "/store"
-      keyPath = root.path + "/key"
-      self.sealed = sealed
-    }
-
-    var provider: (any SealingKeyProvider)? {
-      sealed ? FileSealingKeyProvider(path: keyPath) : nil
-    }
-
-    func gate(cache: (any CacheItemStore)? = nil, marks: (any ClockMarkStore)? = nil) throws
-      -> OfflineAccessGate
-    {
-      OfflineAccessGate(
-        cache: cache ?? DirectoryCacheStore(atPath: store, sealing: provider),
-        marks: marks ?? FileClockMarkStore(atPath: store, sealing: provider),
-        policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false),
-        clock: clock)
-    }
-
-    func signIn(_ items: [String: String], gate: OfflineAccessGate? = nil) throws {
-      _ = try (gate ?? self.gate()).beginOnlineSession(
-        writing: items.sorted { $0.key < $1.key }.map {
-          (try CacheItemKey($0.key), Data($0.value.utf8))
-        })
-    }
-
-    func openReader() throws -> OfflineCacheReader {
-      guard case .opened(let reader) = try gate().openOffline() else {
-        throw Failure("the store was not fresh")
-      }
-      return reader
-    }
-
-    /// The names in `cache/` that are stagings.
-    func stagings() throws -> [String] {
-      try FileManager.default.contentsOfDirectory(atPath: store + "/cache")
-        .filter { $0.hasPrefix("next-") }.sorted()
-    }
-
-    /// Every path under `cache/` with its size, for comparing before and after.
-    func cacheTree() throws -> [String: Int] {
-      var tree: [String: Int] = [:]
-      let base = store + "/cache"
-      for path in try FileManager.default.subpathsOfDirectory(atPath: base) {
-        let attributes = try FileManager.default.attributesOfItem(atPath: base + "/" + path)
-        tree[path] = (attributes[.size] as? Int) ?? 0
-      }
-      return tree
-    }
-
-    /// A sign-in whose mark reset fails (its first `fdatasync` fails and the previous record is
-    /// put back): it stages `items` and stops before its commit point.
-    func signInThatNeverCommits(_ items: [String: String]) throws {
-      let plan = SyscallFaultPlan()
-      plan.fail(.fdatasync, occurrence: 1, with: .ioError)
-      let failing = try gate(
-        marks: FileClockMarkStore(atPath: store, faults: plan, sealing: provider))
-      #expect(throws: OnlineSessionError.self) { try signIn(items, gate: failing) }
-    }
-  }
+  typealias Fixture = DirectoryGateFixture
 
   struct Failure: Error, CustomStringConvertible {
     let description: String
@@ -89,7 +21,7 @@ import Testing
   /// to it (one staging at most, of one sign-in's items), and the next sign-in removes it.
   @Test(arguments: [false, true])
   func staleStagingIsReclaimedOnlyByASignInAndBounded(sealed: Bool) throws {
-    let f = try Fixture(sealed: sealed)
+    let f = try Fixture(prefix: "sign-in-generation", sealed: sealed)
     defer { f.root.remove() }
     try f.signIn(["token": "old"])
     f.clock.advance(by: .seconds(60))
@@ -100,7 +32,7 @@ import Testing
     let before = try f.cacheTree()
     // Offline checks, opens, reads and key listings: nothing under cache/ changes.
     for _ in 0..<3 {
-      #expect(try f.gate().checkEligibility().isFresh)
+      #expect(f.gate().checkEligibility().isFresh)
       let reader = try f.openReader()
       #expect(try reader.item(forKey: "token")?.payload == Data("old".utf8))
       #expect(try reader.item(forKey: "bulk-0") == nil)
@@ -144,11 +76,11 @@ import Testing
   /// sign-in lands (forced with a hook in the item store).
   @Test(arguments: [false, true], SignInPoint.allCases)
   func aReaderJudgesANewerSignInsSetAsANewOpenWould(sealed: Bool, point: SignInPoint) throws {
-    let f = try Fixture(sealed: sealed)
+    let f = try Fixture(prefix: "sign-in-generation", sealed: sealed)
     defer { f.root.remove() }
     try f.signIn(["token": "old", "profile": "old profile"])
     let hooked = HookedCacheStore(DirectoryCacheStore(atPath: f.store, sealing: f.provider))
-    guard case .opened(let reader) = try f.gate(cache: hooked).openOffline() else {
+    guard case .opened(let reader) = f.gate(cache: hooked).openOffline() else {
       throw Failure("the store was not fresh")
     }
     let opened = try #require(reader.decision.generation)
@@ -185,7 +117,7 @@ import Testing
   /// nothing cached reads as absent; the reader keeps its decision either way.
   @Test(arguments: [false, true])
   func aNewerSignInsSetThatIsNotFreshIsRefusedWithItsOwnReasons(sealed: Bool) throws {
-    let f = try Fixture(sealed: sealed)
+    let f = try Fixture(prefix: "sign-in-generation", sealed: sealed)
     defer { f.root.remove() }
     try f.signIn(["token": "old"])
     let reader = try f.openReader()
@@ -220,14 +152,14 @@ import Testing
   /// staged entry one by one, and leaves a store whose index serves the next check on the fast
   /// path with the new set.
   @Test func aSignInsRollForwardReadsNoItemBack() throws {
-    let f = try Fixture()
+    let f = try Fixture(prefix: "sign-in-generation")
     defer { f.root.remove() }
     var bulk: [String: String] = [:]
     for index in 0..<1_000 { bulk["bulk-\(index)"] = "payload \(index)" }
     try f.signIn(bulk)
     f.clock.advance(by: .seconds(60))
     let plan = SyscallFaultPlan()
-    let counted = try f.gate(cache: DirectoryCacheStore(atPath: f.store, faults: plan))
+    let counted = f.gate(cache: DirectoryCacheStore(atPath: f.store, faults: plan))
     var changed: [String: String] = [:]
     for index in 0..<10 { changed["bulk-\(index * 100)"] = "new \(index)" }
     try f.signIn(changed, gate: counted)
@@ -248,5 +180,41 @@ import Testing
     #expect(try reader.item(forKey: "bulk-100")?.payload == Data("new 1".utf8))
     #expect(try reader.item(forKey: "bulk-101")?.payload == Data("payload 101".utf8))
     #expect(try reader.keys().count == 1_000)
+  }
+}
+
+extension DirectoryGateFixture {
+  fileprivate func openReader() throws -> OfflineCacheReader {
+    guard case .opened(let reader) = gate().openOffline() else {
+      throw SignInGenerationTests.Failure("the store was not fresh")
+    }
+    return reader
+  }
+
+  /// The names in `cache/` that are stagings.
+  fileprivate func stagings() throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: store + "/cache")
+      .filter { $0.hasPrefix("next-") }.sorted()
+  }
+
+  /// Every path under `cache/` with its size, for comparing before and after.
+  fileprivate func cacheTree() throws -> [String: Int] {
+    var tree: [String: Int] = [:]
+    let base = store + "/cache"
+    for path in try FileManager.default.subpathsOfDirectory(atPath: base) {
+      let attributes = try FileManager.default.attributesOfItem(atPath: base + "/" + path)
+      tree[path] = (attributes[.size] as? Int) ?? 0
+    }
+    return tree
+  }
+
+  /// A sign-in whose mark reset fails (its first `fdatasync` fails and the previous record is
+  /// put back): it stages `items` and stops before its commit point.
+  fileprivate func signInThatNeverCommits(_ items: [String: String]) throws {
+    let plan = SyscallFaultPlan()
+    plan.fail(.fdatasync, occurrence: 1, with: .ioError)
+    let failing = gate(
+      marks: FileClockMarkStore(atPath: store, faults: plan, sealing: provider))
+    #expect(throws: OnlineSessionError.self) { try signIn(items, gate: failing) }
   }
 }

@@ -39,7 +39,7 @@ import Testing
 
     func signIn() throws {
       let session = try gate.beginOnlineSession()
-      try session.write(try CacheItemKey("token"), Data("secret".utf8))
+      try session.write(CacheItemKey("token"), Data("secret".utf8))
     }
   }
 
@@ -149,7 +149,7 @@ import Testing
     let directory = try TemporaryStoreDirectory(prefix: "machine")
     defer { directory.remove() }
     let marks = FileClockMarkStore(atPath: directory.path)
-    let cache = DirectoryCacheStore(at: directory.path)
+    let cache = DirectoryCacheStore(atPath: directory.path)
     let wall = ManualWallClock(Self.start)
     let a = try Machine(
       Self.machineA, bootID: BootID(high: 1, low: 1), uptime: Self.day, wall: wall, marks: marks,
@@ -195,7 +195,7 @@ import Testing
 
   @Test func aRecordWrittenBeforeBindingIsJudgedAsBeforeAndTheNextSignInBindsIt() throws {
     let marks = InMemoryClockMarkStore()
-    let cache = InMemoryCacheItemStore()
+    let cache = InMemoryCacheStore()
     let wall = ManualWallClock(Self.start)
     let unbound = try Machine(
       nil, bootID: BootID(high: 1, low: 1), uptime: Self.day, wall: wall, marks: marks,
@@ -220,7 +220,7 @@ import Testing
   @Test(arguments: [true, false])
   func twoMachinesAlternatingNeverRatchetTheFloor(_ bound: Bool) throws {
     let marks = InMemoryClockMarkStore()
-    let cache = InMemoryCacheItemStore()
+    let cache = InMemoryCacheStore()
     let wall = ManualWallClock(Self.start)
     let a = try Machine(
       bound ? Self.machineA : nil, bootID: BootID(high: 1, low: 1), uptime: Self.day * 10,

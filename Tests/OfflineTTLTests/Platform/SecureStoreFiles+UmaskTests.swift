@@ -72,14 +72,14 @@ import Testing
     }
 
     func signIn(_ text: String) throws {
-      _ = try gate().beginOnlineSession(writing: [(try CacheItemKey("token"), Data(text.utf8))])
+      _ = try gate().beginOnlineSession(writing: [(CacheItemKey("token"), Data(text.utf8))])
     }
 
     /// The offline check's status, and the item read through an opened reader (or `nil`).
     func checkAndRead() throws -> (status: EligibilityStatus, payload: String?) {
       let status = try gate().checkEligibility().status
       guard case .opened(let reader) = try gate().openOffline() else { return (status, nil) }
-      let item = try reader.item(forKey: try CacheItemKey("token"))
+      let item = try reader.item(forKey: CacheItemKey("token"))
       return (status, item.map { String(decoding: $0.payload, as: UTF8.self) })
     }
   }

@@ -331,54 +331,48 @@ import Testing
     #expect(plan.count(of: .write) == 0 && plan.count(of: .fsync) == 0)
   }
 
-  /// One change to the mark store between two repeated observations.
-  struct MarkChange: Sendable, CustomTestStringConvertible {
-    let testDescription: String
-    let make: @Sendable (_ parent: TemporaryStoreDirectory, _ path: String) throws -> Void
-  }
-
-  static let markChanges: [MarkChange] = [
-    MarkChange(testDescription: "a write by another store value") { _, path in
+  /// The changes to the mark record itself between two repeated observations or checks.
+  static let markRecordChanges: [Change] = [
+    Change(testDescription: "a mark write by another store value") { _, path in
       _ = try FileClockMarkStore(atPath: path).observe(
         resolution: .zero, readingClocks: { FileClockMarkStoreKeptOpenTests.at(60_000) })
     },
-    MarkChange(testDescription: "a sign-in by another store value") { _, path in
+    Change(testDescription: "a sign-in by another store value") { _, path in
       _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(readingClocks: {
         FileClockMarkStoreKeptOpenTests.at(30_000)
       })
     },
-    MarkChange(testDescription: "an older record renamed in") { parent, path in
+    Change(testDescription: "an older mark record renamed in") { parent, path in
       #expect(rename(parent.appending("older"), path + "/clock-mark") == 0)
     },
-    MarkChange(testDescription: "the record's bytes damaged in place") { _, path in
+    Change(testDescription: "the mark record's bytes damaged in place") { _, path in
       let handle = try #require(FileHandle(forWritingAtPath: path + "/clock-mark"))
       try handle.write(contentsOf: Data(repeating: 0, count: 8192))
       try handle.close()
     },
-    MarkChange(testDescription: "the record unlinked") { _, path in
+    Change(testDescription: "the mark record unlinked") { _, path in
       #expect(unlink(path + "/clock-mark") == 0)
     },
-    MarkChange(testDescription: "chmod clock-mark 644") { _, path in
-      #expect(chmod(path + "/clock-mark", 0o644) == 0)
-    },
-    MarkChange(testDescription: "chmod clock-mark.lock 666") { _, path in
-      #expect(chmod(path + "/clock-mark.lock", 0o666) == 0)
-    },
-    MarkChange(testDescription: "chmod store 777") { _, path in
-      #expect(chmod(path, 0o777) == 0)
-    },
-    MarkChange(testDescription: "the store directory replaced by rename") { parent, path in
-      #expect(rename(path, parent.appending("moved")) == 0)
-      #expect(rename(parent.appending("copy"), path) == 0)
-    },
+    chmodChange("clock-mark", 0o644),
+    chmodChange("clock-mark.lock", 0o666),
   ]
+
+  /// Every change to the mark store between two repeated observations.
+  static let markChanges: [Change] =
+    markRecordChanges + [
+      chmodChange("", 0o777),
+      Change(testDescription: "the store directory replaced by rename") { parent, path in
+        #expect(rename(path, parent.appending("moved")) == 0)
+        #expect(rename(parent.appending("copy"), path) == 0)
+      },
+    ]
 
   @Test(
     .enabled(
       if: watchAvailable,
       "needs inotify (Linux) and a local file system for the temporary directory"),
     arguments: markChanges)
-  func everyChangeBetweenTwoRepeatedObservationsIsNoticed(_ change: MarkChange) throws {
+  func everyChangeBetweenTwoRepeatedObservationsIsNoticed(_ change: Change) throws {
     let (parent, path) = try Self.makeStore()
     defer {
       _ = chmod(path, 0o700)
@@ -524,31 +518,8 @@ import Testing
     #expect(markFaults.count(of: .poll) == 1 && markFaults.count(of: .fstatat) == 1)
   }
 
-  static let gateChanges: [Change] =
-    changes + [
-      Change(testDescription: "a mark write by another store value") { _, path in
-        _ = try FileClockMarkStore(atPath: path).observe(
-          resolution: .zero, readingClocks: { FileClockMarkStoreKeptOpenTests.at(60_000) })
-      },
-      Change(testDescription: "a sign-in by another store value") { _, path in
-        _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(readingClocks: {
-          FileClockMarkStoreKeptOpenTests.at(30_000)
-        })
-      },
-      Change(testDescription: "an older mark record renamed in") { parent, path in
-        #expect(rename(parent.appending("older"), path + "/clock-mark") == 0)
-      },
-      Change(testDescription: "the mark record's bytes damaged in place") { _, path in
-        let handle = try #require(FileHandle(forWritingAtPath: path + "/clock-mark"))
-        try handle.write(contentsOf: Data(repeating: 0, count: 8192))
-        try handle.close()
-      },
-      Change(testDescription: "the mark record unlinked") { _, path in
-        #expect(unlink(path + "/clock-mark") == 0)
-      },
-      chmodChange("clock-mark", 0o644),
-      chmodChange("clock-mark.lock", 0o666),
-    ]
+  /// The item store's changes and the mark record's (the store-wide ones are among the first).
+  static let gateChanges: [Change] = changes + markRecordChanges
 
   /// Every change to either store between two repeated checks of one gate is seen by the very
   /// next check, though only one of the stores polls the shared watch in it: its decision is

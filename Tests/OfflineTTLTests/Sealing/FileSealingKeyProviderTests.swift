@@ -19,7 +19,7 @@ import Testing
 
   func write(_ bytes: [UInt8], to name: String = "key", mode: Int = 0o600) throws -> String {
     let path = directory + "/" + name
-    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
     try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
     return path
   }
@@ -250,14 +250,16 @@ import Testing
       try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
     }
     let genuine = [UInt8](repeating: 1, count: 32)
-    FileManager.default.createFile(
-      atPath: keys + "/key", contents: Data(genuine), attributes: [.posixPermissions: 0o600])
+    #expect(
+      FileManager.default.createFile(
+        atPath: keys + "/key", contents: Data(genuine), attributes: [.posixPermissions: 0o600]))
     let provider = FileSealingKeyProvider(path: keys + "/key", faults: nil, settle: .zero)
     for _ in 0..<2 { #expect(try provider.loadKey(forStoreAt: store).bytes == genuine) }
     // The forger can write the store: a key of theirs there, and the key directory a link to it.
-    FileManager.default.createFile(
-      atPath: store + "/key", contents: Data([UInt8](repeating: 9, count: 32)),
-      attributes: [.posixPermissions: 0o600])
+    #expect(
+      FileManager.default.createFile(
+        atPath: store + "/key", contents: Data([UInt8](repeating: 9, count: 32)),
+        attributes: [.posixPermissions: 0o600]))
     try FileManager.default.moveItem(atPath: keys, toPath: directory + "/keys-moved")
     try FileManager.default.createSymbolicLink(atPath: keys, withDestinationPath: store)
     for _ in 0..<2 {

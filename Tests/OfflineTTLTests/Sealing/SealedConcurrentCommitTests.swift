@@ -112,7 +112,7 @@ import Testing
     try f.signIn(["token": "gen1"])
     f.clock.advance(by: .seconds(1))
     _ = try SealedStoreTests().gateThatCannotRollForward(f).beginOnlineSession(
-      writing: [(try CacheItemKey("token"), Data("gen2".utf8))])
+      writing: [(CacheItemKey("token"), Data("gen2".utf8))])
     #expect(FileManager.default.fileExists(atPath: f.store + "/cache/pending"))
     let gate = try f.gate()
     let decision = interleaving([.afterMarkBinding: signIn(f, "gen3")]) {
@@ -132,7 +132,7 @@ import Testing
     let f = try Fixture()
     defer { f.root.remove() }
     let session = try f.gate().beginOnlineSession(
-      writing: [(try CacheItemKey("token"), Data("gen1".utf8))])
+      writing: [(CacheItemKey("token"), Data("gen1".utf8))])
     let store = DirectoryCacheStore(
       atPath: f.store, sealing: FileSealingKeyProvider(path: f.keyPath))
     let commit: @Sendable () -> Void

@@ -24,9 +24,10 @@ import Testing
     }
 
     func commitSignIn(
-      _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+      preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+      commitPoint: () -> Bool
     ) throws(StoreError) -> Bool {
-      try base.commitSignIn(changes, storedGeneration: storedGeneration) {
+      try base.commitSignIn(preparing: prepare, storedGeneration: storedGeneration) {
         change.withLock { change in
           defer { change = nil }
           return change
@@ -93,13 +94,14 @@ import Testing
         try? FileManager.default.removeItem(atPath: keyPath)
       } else {
         let other = root + "/other.key"
-        FileManager.default.createFile(
-          atPath: other, contents: Data(repeating: 7, count: 32),
-          attributes: [.posixPermissions: 0o600])
+        #expect(
+          FileManager.default.createFile(
+            atPath: other, contents: Data(repeating: 7, count: 32),
+            attributes: [.posixPermissions: 0o600]))
         _ = rename(other, keyPath)
       }
     }
-    _ = try gate.beginOnlineSession(writing: [(try CacheItemKey("token"), Data("vA".utf8))])
+    _ = try gate.beginOnlineSession(writing: [(CacheItemKey("token"), Data("vA".utf8))])
     #expect(
       FileManager.default.fileExists(atPath: keyPath) == (change == "replaced"),
       "no key is created mid sign-in")
@@ -142,9 +144,10 @@ import Testing
     let other = f.root.path + "/other.key"
     let hook = DirectoryCacheStore.SealedReadHook([
       .afterDeferredIndex: {
-        FileManager.default.createFile(
-          atPath: other, contents: Data(repeating: 9, count: 32),
-          attributes: [.posixPermissions: 0o600])
+        #expect(
+          FileManager.default.createFile(
+            atPath: other, contents: Data(repeating: 9, count: 32),
+            attributes: [.posixPermissions: 0o600]))
         _ = rename(other, keyPath)
       }
     ])

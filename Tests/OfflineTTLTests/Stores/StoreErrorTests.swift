@@ -26,8 +26,8 @@ struct StoreErrorTests {
     let checksum = StoreError(code: .unreadable, unreadableReason: .badChecksum, message: "m")
     let link = StoreError(code: .unreadable, unreadableReason: .symbolicLink, message: "m")
     #expect(checksum != link)
-    let a = StoreError(code: .itemUnreadable, key: try CacheItemKey("a"), message: "m")
-    let b = StoreError(code: .itemUnreadable, key: try CacheItemKey("b"), message: "m")
+    let a = StoreError(code: .itemUnreadable, key: CacheItemKey("a"), message: "m")
+    let b = StoreError(code: .itemUnreadable, key: CacheItemKey("b"), message: "m")
     #expect(a != b)
   }
 

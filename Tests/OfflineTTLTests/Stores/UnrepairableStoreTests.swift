@@ -131,7 +131,7 @@ import Testing
       do {
         _ = try Self.gate(scene).beginOnlineSession(
           writing: [(CacheItemKey("token"), Data("a".utf8))])
-      } catch let error as OnlineSessionError {
+      } catch {
         refusal = error.storeError
       }
       #expect(refusal?.code == .insecureStore, "\(change): \(String(describing: refusal))")

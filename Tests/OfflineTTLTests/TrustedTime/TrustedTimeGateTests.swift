@@ -47,7 +47,7 @@ import Testing
     @discardableResult
     func signIn(uncertainty: Duration = .milliseconds(200)) throws -> WallClockInstant {
       let session = try gate.beginOnlineSession(serverTime: trueNow, uncertainty: uncertainty)
-      return try session.write(try CacheItemKey("token"), Data("secret".utf8))
+      return try session.write(CacheItemKey("token"), Data("secret".utf8))
     }
 
     func check() -> OfflineAccessDecision { gate.checkEligibility() }
@@ -141,7 +141,7 @@ import Testing
   @Test func scenario6RestoredCopyIsRefused() throws {
     // Signed in without a server time, with a TPM: the TPM carries the floor.
     let device = try Device(wallOffset: .zero, tpm: true)
-    _ = try device.gate.beginOnlineSession().write(try CacheItemKey("token"), Data("x".utf8))
+    _ = try device.gate.beginOnlineSession().write(CacheItemKey("token"), Data("x".utf8))
     let copy = try Data(contentsOf: URL(fileURLWithPath: device.directory.appending("clock-mark")))
     let copyTime = device.wall.now()
     device.run(.seconds(600))
@@ -190,7 +190,7 @@ import Testing
   /// applied.
   @Test func powerLossWithoutAnAnchorDoesNotRefuseACorrectWallClock() throws {
     let device = try Device(wallOffset: .zero, tpm: true)
-    _ = try device.gate.beginOnlineSession().write(try CacheItemKey("token"), Data("x".utf8))
+    _ = try device.gate.beginOnlineSession().write(CacheItemKey("token"), Data("x".utf8))
     device.run(.seconds(600))
     try #require(device.tpm).powerLoss(fallBack: .seconds(300))
     device.boot.reboot(into: BootID(high: 2, low: 2), uptime: .seconds(10))
@@ -210,7 +210,7 @@ import Testing
   @Test(arguments: [false, true])
   func aTPMFailingUnderTheLockLeavesNothingWritten(anchored: Bool) throws {
     let device = try Device(wallOffset: .zero, tpm: false)
-    _ = try device.gate.beginOnlineSession().write(try CacheItemKey("old"), Data("x".utf8))
+    _ = try device.gate.beginOnlineSession().write(CacheItemKey("old"), Data("x".utf8))
     let before = try FileClockMarkStore(atPath: device.directory.path).read()
     let flaky = FlakyTPMClock(answers: 1)
     let gate = OfflineAccessGate(
@@ -218,7 +218,7 @@ import Testing
       marks: FileClockMarkStore(atPath: device.directory.path),
       policy: try EligibilityPolicy(maxAge: Self.week), clock: device.wall,
       bootClock: device.boot, tpmClock: flaky)
-    let items = [(try CacheItemKey("new"), Data("y".utf8))]
+    let items = [(CacheItemKey("new"), Data("y".utf8))]
     do {
       if anchored {
         _ = try gate.beginOnlineSession(
@@ -247,7 +247,7 @@ import Testing
 
   @Test func withoutServerTimeOrTPMNothingChanges() throws {
     let device = try Device(wallOffset: .zero, tpm: false)
-    _ = try device.gate.beginOnlineSession().write(try CacheItemKey("token"), Data("x".utf8))
+    _ = try device.gate.beginOnlineSession().write(CacheItemKey("token"), Data("x".utf8))
     let decision = device.check()
     #expect(decision.trustedTime == nil)
     let bytes = try Data(contentsOf: URL(fileURLWithPath: device.directory.appending("clock-mark")))
