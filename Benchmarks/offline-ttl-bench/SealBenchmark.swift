@@ -76,6 +76,18 @@ enum SealBenchmark {
       "repeated check p50, sealed", BenchStats.median(checks.measured), unit: "ns",
       floor: ("same check, unsealed", BenchStats.median(checks.floor)),
       target: .ratioAtMost(1.2))
+    if AllocationProbe.valgrind != nil {
+      let work = directory.appendingPathComponent("memcheck").path
+      let plain = try allocationsPerCheck(sealed: false, directory: work)
+      report.record(
+        "heap allocations per repeated check, sealed (valgrind memcheck)",
+        try allocationsPerCheck(sealed: true, directory: work), unit: "allocs",
+        floor: ("same check, unsealed", plain),
+        note: "1,100 vs 100 checks in a child (--checks-only); what sealing adds is the"
+          + " difference")
+    } else {
+      report.note("valgrind is not installed: heap allocations per sealed check not counted")
+    }
 
     // 1 MiB item read.
     let big = [
@@ -136,6 +148,35 @@ enum SealBenchmark {
       BenchStats.median(sealedTimes) / 1e6, unit: "ms",
       floor: ("same sign-in, unsealed", BenchStats.median(plainTimes) / 1e6),
       target: .ratioAtMost(1.3), note: "median of 3, interleaved")
+  }
+}
+
+extension SealBenchmark {
+  /// Heap allocations per repeated check of the `--checks-only` child (valgrind memcheck's
+  /// "total heap usage" of 1,100 checks minus that of 100, over 1,000).
+  static func allocationsPerCheck(sealed: Bool, directory: String) throws -> Double {
+    guard let valgrind = AllocationProbe.valgrind else {
+      throw BenchError.failed("valgrind is not installed")
+    }
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    func allocations(_ count: Int) throws -> Int {
+      let log = directory + "/seal-\(sealed ? "sealed" : "unsealed")-\(count).txt"
+      _ = try BenchProcess.run(
+        executable: valgrind,
+        arguments: [
+          "--tool=memcheck", "--leak-check=no", "--log-file=" + log, BenchProcess.selfExecutable,
+          "seal", "--checks-only", sealed ? "sealed" : "unsealed", "--count", String(count),
+        ])
+      let text = try String(contentsOfFile: log, encoding: .utf8)
+      guard
+        let line = text.split(separator: "\n").first(where: { $0.contains("total heap usage:") }),
+        let field = line.split(separator: ":").last?.split(separator: " ").first,
+        let value = Int(field.filter(\.isNumber))
+      else { throw BenchError.failed("no heap usage line in \(log)") }
+      return value
+    }
+    return Double(try allocations(1_100) - allocations(100)) / 1_000
   }
 }
 

@@ -24,7 +24,9 @@ extension DirectoryCacheStore {
   /// - Parameter creating: Whether a missing key may be created (online sign-in only).
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys {
     guard let sealing else { preconditionFailure("not a sealed store") }
-    return try SealingKeyScope.keys(of: sealing, directory: directory) {
+    return try SealingKeyScope.keys(
+      named: sealingScopeName ?? SealingKeyScope.Name(sealing, directory: directory)
+    ) {
       () throws(StoreError) -> SealKeys in
       do throws(SealingKeyError) {
         guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directory)) }
@@ -288,9 +290,30 @@ extension DirectoryCacheStore {
   func sealedSummary(_ cache: StoreDirectory, generation: UInt64?) throws(StoreError)
     -> ItemTimeSummary
   {
-    let keys = try sealKeys(creating: false)
-    return try sealedSet(cache, keys: keys, generation: generation, withBody: false)?.header
-      .summary ?? .empty
+    do {
+      let keys = try sealKeys(creating: false)
+      return try sealedSet(cache, keys: keys, generation: generation, withBody: false)?.header
+        .summary ?? .empty
+    } catch {
+      if generation == nil, holdsNothingCommitted(cache) { return .empty }
+      throw error
+    }
+  }
+
+  /// Whether this sealed store holds nothing any sign-in committed: no clock-mark record (the
+  /// reset that writes it is a sealed sign-in's commit point), no live index, and no item file
+  /// in `items/`. What a first sign-in killed before its commit point leaves (a lock, a
+  /// staging, `pending`, perhaps a key file or none) is then no cache at all (`unavailable`),
+  /// not a store that fails to read; the next sign-in removes the staging. Asked only when a
+  /// read failed, so a store that reads pays nothing for it.
+  ///
+  /// - Complexity: Three `fstatat`s and one listing of `items/`.
+  func holdsNothingCommitted(_ cache: StoreDirectory) -> Bool {
+    guard (try? files.exists(cache, Self.indexName)) == false, storedItemCount(cache) == 0,
+      let store = try? files.openStore(directory, creating: false)
+    else { return false }
+    defer { files.close(store) }
+    return (try? files.exists(store, FileClockMarkStore.recordFileName)) == false
   }
 
   /// ``summaryIfSettledDeferringBinding()`` of a sealed store: the verified index header's
@@ -305,7 +328,14 @@ extension DirectoryCacheStore {
     -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
   {
     if (try? files.exists(cache, Self.pendingName)) == true { return nil }
-    let keys = try sealKeys(creating: false)
+    let keys: SealKeys
+    do {
+      keys = try sealKeys(creating: false)
+    } catch {
+      // No key (yet): a first sign-in that never committed holds nothing to summarize.
+      if holdsNothingCommitted(cache) { return (.empty, nil) }
+      throw error
+    }
     try checkSealedItemsDirectory(cache)
     guard let (header, _) = try loadSealedIndex(cache, keys: keys, withBody: false),
       header.summary.count > 0

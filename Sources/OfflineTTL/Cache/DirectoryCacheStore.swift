@@ -51,6 +51,8 @@ public struct DirectoryCacheStore: CacheItemStore {
   /// The descriptors kept open between summaries of an unsealed store (`keptSummary()`), shared
   /// by every copy of this value.
   let kept: KeptCacheFiles
+  /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
+  let sealingScopeName: SealingKeyScope.Name?
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -93,6 +95,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls())
     self.kept = KeptCacheFiles(system: files.sys)
+    self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
   }
 
   /// Creates a store whose every system call first consults a fault plan (for tests).
@@ -109,6 +112,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.sealing = sealing
     self.files = CacheFiles(sys: Syscalls(faults: faults))
     self.kept = KeptCacheFiles(system: files.sys)
+    self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
   }
 
   /// Creates a store over a directory given as a file URL; no I/O.

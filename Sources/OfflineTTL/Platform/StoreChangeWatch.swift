@@ -147,6 +147,26 @@ struct StoreChangeWatch: Sendable {
     #endif
   }
 
+  /// Adds a watch of the directory open as `directory` for what happens to the directory
+  /// itself, not to its entries: moved or renamed (`IN_MOVE_SELF`), removed (`IN_DELETE_SELF`),
+  /// or its mode, owner or link count changed (`IN_ATTRIB`; the kernel also reports this one
+  /// for an entry's attributes). What watches a path's ancestors: a name on the path can only
+  /// come to mean another directory by moving or removing the one it named (or by a mount,
+  /// which inotify does not report).
+  ///
+  /// - Returns: Whether the watch was added (never on another platform).
+  func addAncestor(_ system: Syscalls, _ directory: FileDescriptor) -> Bool {
+    #if os(Linux)
+      if let faults = system.faults, !faults.allowsChangeWatch { return false }
+      let mask =
+        UInt32(IN_ATTRIB) | UInt32(IN_MOVE_SELF) | UInt32(IN_DELETE_SELF) | UInt32(IN_ONLYDIR)
+      return (try? system.inotifyAddWatch(fd, "/proc/self/fd/\(directory.rawValue)", mask: mask))
+        != nil
+    #else
+      return false
+    #endif
+  }
+
   /// Whether the queue holds events (one `poll` with a zero timeout); when it does, reads it
   /// until it is empty (non-blocking `read`s up to `EAGAIN`).
   ///

@@ -139,6 +139,31 @@ public struct Syscalls: Sendable {
     throw Errno(rawValue: EBADF)
   }
 
+  /// One `poll` with a zero timeout of a change watch (for input) and of a mount table opened
+  /// from `/proc/self/mountinfo` (for `POLLPRI`, which the kernel raises once after each change
+  /// of this process's mounts, and clears for this descriptor by reporting it): whether either
+  /// reports a change now. Counted as ``SyscallKind/poll``.
+  ///
+  /// - Returns: `true` when the watch has input or the mount table changed.
+  /// - Throws: ``Errno``; `EBADF` when either descriptor reports an error other than a change.
+  public func hasInputOrMountChange(_ watch: FileDescriptor, mountTable: FileDescriptor)
+    throws(Errno) -> Bool
+  {
+    var entries = (
+      pollfd(fd: watch.rawValue, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: mountTable.rawValue, events: Int16(POLLPRI), revents: 0)
+    )
+    let ready = try withUnsafeMutableBytes(of: &entries) { raw throws(Errno) -> Int32 in
+      let first = raw.baseAddress!.assumingMemoryBound(to: pollfd.self)
+      return try call(.poll) { system_poll(first, count: 2) }
+    }
+    guard ready > 0 else { return false }
+    if entries.0.revents & Int16(POLLIN) != 0 { return true }
+    // The mount table reports a change as POLLPRI together with POLLERR.
+    if entries.1.revents & Int16(POLLPRI) != 0 { return true }
+    throw Errno(rawValue: EBADF)
+  }
+
   /// `pread(fd, buffer, count, offset)`.
   ///
   /// - Returns: Bytes read; `0` at end of file.
@@ -252,6 +277,43 @@ public struct Syscalls: Sendable {
   /// publish a fully written file only if no other process published one first.
   public func linkat(_ directory: FileDescriptor, _ from: String, to: String) throws(Errno) {
     _ = try call(.linkat) { system_linkat(directory.rawValue, from, directory.rawValue, to) }
+  }
+
+  /// `openat(directory, ".", O_TMPFILE | O_WRONLY, mode)`: a new regular file in `directory`
+  /// that has no name (Linux 3.11 and later, on file systems that support it), so a process
+  /// killed before ``linkat(_:into:as:)`` gives it one leaves nothing behind. Counted as
+  /// ``SyscallKind/openat``.
+  ///
+  /// - Returns: The file's descriptor, open for writing.
+  /// - Throws: ``Errno``; `EOPNOTSUPP` or `EISDIR` where unnamed files are not supported
+  ///   (`ENOSYS` on other platforms): the caller falls back to a named temporary file.
+  public func openUnnamedFile(in directory: FileDescriptor, mode: UInt32) throws(Errno)
+    -> FileDescriptor
+  {
+    #if os(Linux)
+      // O_TMPFILE (`__O_TMPFILE | O_DIRECTORY`), spelled out: Swift does not import the macro.
+      let raw = 0o20_000_000 | O_DIRECTORY | O_WRONLY | O_CLOEXEC
+      return FileDescriptor(
+        rawValue: try call(.openat) { system_openat(directory.rawValue, ".", raw, mode) })
+    #else
+      throw Errno(rawValue: ENOSYS)
+    #endif
+  }
+
+  /// `linkat(AT_FDCWD, "/proc/self/fd/<file>", directory, name, AT_SYMLINK_FOLLOW)`: gives the
+  /// open file `file` (from ``openUnnamedFile(in:mode:)``) the name `name`, failing with `EEXIST`
+  /// when `name` exists (never replacing it). Counted as ``SyscallKind/linkat``.
+  public func linkat(_ file: FileDescriptor, into directory: FileDescriptor, as name: String)
+    throws(Errno)
+  {
+    #if os(Linux)
+      _ = try call(.linkat) {
+        Glibc.linkat(
+          AT_FDCWD, "/proc/self/fd/\(file.rawValue)", directory.rawValue, name, AT_SYMLINK_FOLLOW)
+      }
+    #else
+      throw Errno(rawValue: ENOSYS)
+    #endif
   }
 
   /// `renameat(fromDirectory, from, toDirectory, to)`: atomically moves a name between two
@@ -492,8 +554,8 @@ private func system_openat(_ dir: Int32, _ name: String, _ flags: Int32, _ mode:
   name.withCString { openat(dir, $0, flags, mode_t(mode)) }
 }
 private func system_close(_ fd: Int32) -> Int32 { close(fd) }
-private func system_poll(_ entry: UnsafeMutablePointer<pollfd>) -> Int32 {
-  poll(entry, 1, 0)
+private func system_poll(_ entry: UnsafeMutablePointer<pollfd>, count: Int = 1) -> Int32 {
+  poll(entry, nfds_t(count), 0)
 }
 private func system_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ count: Int) -> Int {
   read(fd, buf, count)

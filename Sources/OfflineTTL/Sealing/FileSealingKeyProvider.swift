@@ -18,15 +18,24 @@ import Synchronization
 /// identity is unchanged; anything else (a link, another file, a rewrite, `chmod`, `chown`,
 /// removal) reads and checks the file again, so every refusal above still applies at the next
 /// load. A file whose times are less than 2 seconds older than the clock at its load is not
-/// remembered (a rewrite within one timestamp tick would keep its times). The same memory holds
+/// remembered (a rewrite within one timestamp tick would keep its times). Where the path allows
+/// it (absolute, no link, `.` or `..`, local file systems, Linux), the `lstat` is replaced by one
+/// `poll` of a watch set up at the read (`KeyFileWatch`: inotify on the file and every
+/// directory above it, and the mount table), which reports every change the `lstat` would see.
+/// The same memory holds
 /// the store directories whose placement check passed for that key: the check runs again
 /// whenever the key is read from the file. What this changes in the threat model:
 /// <doc:ThreatModel#Keys-kept-in-memory>.
 ///
-/// ``loadOrCreateKey()`` creates a missing key: 32 bytes from libsodium's random source written
-/// to a new temporary file (0600, `O_EXCL`) in the key's directory, `fsync`ed, then published with
-/// `link(2)`, which never replaces a key another process published first (that one is then used),
-/// and the directory is synced. The key's directory must exist.
+/// ``loadOrCreateKey()`` creates a missing key, holding an exclusive `flock` of the key's
+/// directory: 32 bytes from libsodium's random source written to a new file with no name
+/// (`O_TMPFILE`, mode 0600; where that is not supported, a temporary name `.<name>.new-<random>`
+/// created with `O_EXCL`), `fsync`ed, then published with `linkat(2)`, which never replaces a key
+/// another process published first (that one is then used), and the directory is synced. A
+/// creation killed at any point leaves no file, or the whole key under its name and no second
+/// name of it; the temporary names that a killed creation of the fallback leaves are removed by
+/// the next ``loadOrCreateKey()`` (under the same lock, so never one in use). The key's
+/// directory must exist.
 public struct FileSealingKeyProvider: SealingKeyProvider {
   /// The key file's path.
   public let path: String
@@ -66,8 +75,9 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// - Throws: ``SealingKeyError``: `key_missing`, `key_symbolic_link`, `key_not_regular_file`,
   ///   `key_wrong_owner`, `key_insecure_mode`, `key_wrong_size` or `key_io`, checked in that
   ///   order.
-  /// - Complexity: O(1): one `lstat` while the remembered key's file is unchanged; else open,
-  ///   fstat, one 33-byte read, close.
+  /// - Complexity: O(1): one `poll` of its watch (or, where the path is not watched, one
+  ///   `lstat`) while the remembered key's file is unchanged; else open, fstat, one 33-byte read,
+  ///   close, and setting up the watch (O(path depth)).
   public func loadKey() throws(SealingKeyError) -> SealingKey {
     if let key = remembered(forStoreAt: nil) { return key }
     return try loadFromFile(placedOutside: nil)
@@ -91,6 +101,10 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   private func remembered(forStoreAt directory: String?) -> SealingKey? {
     guard let entry = memory.entry.withLock({ $0 }) else { return nil }
     if let directory, !entry.placedOutside.contains(directory) { return nil }
+    if let watch = entry.watch {
+      guard watch.isUnchanged(), system.effectiveUserID() == entry.user else { return nil }
+      return entry.key
+    }
     guard let now = try? system.lstat(path), now == entry.status,
       system.effectiveUserID() == entry.user
     else { return nil }
@@ -102,14 +116,18 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   private func loadFromFile(placedOutside directory: String?) throws(SealingKeyError)
     -> SealingKey
   {
-    let (key, status, user) = try readFile()
+    let (key, status, user, watch) = try readFile()
     memory.remember(
-      key: key, status: status, user: user, placedOutside: directory,
+      key: key, status: status, user: user, watch: watch, placedOutside: directory,
       remember: memory.isSettled(status))
     return key
   }
 
-  private func readFile() throws(SealingKeyError) -> (SealingKey, FileStatus, UInt32) {
+  /// Reads and checks the file; for a file whose key will be remembered, sets up the watch
+  /// that replaces the `lstat` per load (``KeyFileWatch``; `nil` where it cannot be relied on).
+  private func readFile() throws(SealingKeyError) -> (
+    SealingKey, FileStatus, UInt32, KeyFileWatch?
+  ) {
     let fd: FileDescriptor
     do {
       fd = try system.open(path, [.readOnly, .nonBlocking])
@@ -128,7 +146,11 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
           code: .wrongSize,
           reason: "key file \(path) holds \(count) bytes, not \(SealingKey.byteCount)")
       }
-      return (try SealingKey(bytes: buffer.prefix(SealingKey.byteCount)), info, user)
+      let key = try SealingKey(bytes: buffer.prefix(SealingKey.byteCount))
+      let watch =
+        memory.isSettled(info)
+        ? KeyFileWatch.watch(system, key: fd, path: path, status: info) : nil
+      return (key, info, user, watch)
     } catch let error as SealingKeyError {
       throw error
     } catch let error as Errno {
@@ -145,11 +167,60 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// - Throws: ``SealingKeyError``: any failure of ``loadKey()`` other than `key_missing`, or
   ///   `key_io` when the key cannot be created (for example its directory is missing).
   public func loadOrCreateKey() throws(SealingKeyError) -> SealingKey {
-    do {
-      return try loadKey()
-    } catch  where error.code == .missing {
-      try create()
-      return try loadKey()
+    // Under the lock of the key's directory, which every creation takes too: what a creation
+    // killed before it finished left behind is removed, and no creation is in progress.
+    try withKeyDirectoryLock { directory throws(SealingKeyError) -> SealingKey in
+      removeLeftovers(in: directory)
+      do throws(SealingKeyError) {
+        return try loadKey()
+      } catch  where error.code == .missing {
+        try create(in: directory)
+        return try loadKey()
+      }
+    }
+  }
+
+  /// The prefix of the temporary names a creation gives a new key before publishing it where
+  /// unnamed files are not supported: `.<name>.new-`.
+  var temporaryPrefix: String { ".\((path as NSString).lastPathComponent).new-" }
+
+  /// Runs `body` with the key's directory open and locked (`flock`, exclusive; released when
+  /// it returns).
+  private func withKeyDirectoryLock<Result>(
+    _ body: (FileDescriptor) throws(SealingKeyError) -> Result
+  ) throws(SealingKeyError) -> Result {
+    let parent = (path as NSString).deletingLastPathComponent
+    let directory: FileDescriptor
+    do throws(Errno) {
+      directory = try system.open(parent.isEmpty ? "." : parent, [.readOnly, .directory])
+      do throws(Errno) {
+        try system.flock(directory, .exclusive)
+      } catch {
+        system.closeIgnoringErrors(directory)
+        throw error
+      }
+    } catch  where error == .noSuchFileOrDirectory {
+      // No directory: no key, and none can be made (the load says which).
+      return try body(FileDescriptor(rawValue: -1))
+    } catch {
+      throw SealingKeyError(
+        code: .io, errno: error.rawValue,
+        reason: "cannot lock the key file's directory for \(path): \(error)")
+    }
+    defer { system.closeIgnoringErrors(directory) }
+    return try body(directory)
+  }
+
+  /// Removes the temporary files of creations that were killed before they finished (each a
+  /// partly written key, or a second name of the key they published). Only called under the
+  /// directory's lock, so none of them belongs to a creation in progress.
+  private func removeLeftovers(in directory: FileDescriptor) {
+    guard directory.rawValue >= 0, let names = try? system.directoryEntries(directory) else {
+      return
+    }
+    let prefix = temporaryPrefix
+    for name in names where name.hasPrefix(prefix) {
+      try? system.unlinkat(directory, name)
     }
   }
 
@@ -269,36 +340,49 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     }
   }
 
-  private func create() throws(SealingKeyError) {
-    let parent = (path as NSString).deletingLastPathComponent
+  /// Creates the key file with 32 new random bytes (mode 0600), under the directory's lock
+  /// (``withKeyDirectoryLock(_:)``): written to a file with no name (`O_TMPFILE`), synced, and
+  /// published with `linkat`, so a creation killed at any point leaves either no file or the
+  /// whole key, and never a second name of it; where unnamed files are not supported, through
+  /// a named temporary file (``temporaryPrefix``) that the next online load removes if this one
+  /// is killed before it does. `linkat` never replaces a key published first (that one is kept).
+  private func create(in directory: FileDescriptor) throws(SealingKeyError) {
     let name = (path as NSString).lastPathComponent
-    let temporary = ".\(name).new-\(Sodium.randomBytes(8).map { String($0, radix: 16) }.joined())"
     do throws(Errno) {
-      let directory = try system.open(parent.isEmpty ? "." : parent, .directory)
-      defer { system.closeIgnoringErrors(directory) }
-      let fd = try system.openat(
-        directory, temporary, [.writeOnly, .create, .exclusive], mode: 0o600)
-      var published = false
-      defer {
-        if !published { try? system.unlinkat(directory, temporary) }
-      }
-      do throws(Errno) {
+      guard directory.rawValue >= 0 else { throw Errno.noSuchFileOrDirectory }
+      func write(_ fd: FileDescriptor) throws(Errno) {
         try system.fchmod(fd, mode: 0o600)
         let key = SealingKey.random()
         try key.withUnsafeBytes { raw throws(Errno) in try system.writeAll(fd, raw) }
         try system.fsync(fd)
-        system.closeIgnoringErrors(fd)
-      } catch {
-        system.closeIgnoringErrors(fd)
-        throw error
       }
-      do {
-        try system.linkat(directory, temporary, to: name)
-      } catch  where error == .fileExists {
-        // Another process published its key first: keep it.
+      if let unnamed = try? system.openUnnamedFile(in: directory, mode: 0o600) {
+        defer { system.closeIgnoringErrors(unnamed) }
+        try write(unnamed)
+        do {
+          try system.linkat(unnamed, into: directory, as: name)
+        } catch  where error == .fileExists {
+          // Another process published its key first: keep it.
+        }
+      } else {
+        let temporary =
+          temporaryPrefix + Sodium.randomBytes(8).map { String($0, radix: 16) }.joined()
+        let fd = try system.openat(
+          directory, temporary, [.writeOnly, .create, .exclusive], mode: 0o600)
+        defer { try? system.unlinkat(directory, temporary) }
+        do throws(Errno) {
+          try write(fd)
+          system.closeIgnoringErrors(fd)
+        } catch {
+          system.closeIgnoringErrors(fd)
+          throw error
+        }
+        do {
+          try system.linkat(directory, temporary, to: name)
+        } catch  where error == .fileExists {
+          // Another process published its key first: keep it.
+        }
       }
-      published = true
-      try? system.unlinkat(directory, temporary)
       try system.fsync(directory)
     } catch {
       throw SealingKeyError(
@@ -322,6 +406,8 @@ public final class KeyMemory: Sendable {
     let status: FileStatus
     /// The effective user the load checked the owner against.
     let user: UInt32
+    /// What says the file is unchanged without an `lstat`, where it can be relied on.
+    let watch: KeyFileWatch?
     var placedOutside: Set<String>
   }
 
@@ -353,8 +439,8 @@ public final class KeyMemory: Sendable {
   /// Remembers `key` read from a file with `status` (or forgets any key when `remember` is
   /// `false`); the placement set carries over when the file is the one remembered before.
   func remember(
-    key: SealingKey, status: FileStatus, user: UInt32, placedOutside directory: String?,
-    remember: Bool
+    key: SealingKey, status: FileStatus, user: UInt32, watch: KeyFileWatch?,
+    placedOutside directory: String?, remember: Bool
   ) {
     entry.withLock { entry in
       guard remember else {
@@ -369,7 +455,7 @@ public final class KeyMemory: Sendable {
         if placed.count >= 64 { placed.removeAll() }
         placed.insert(directory)
       }
-      entry = Entry(key: key, status: status, user: user, placedOutside: placed)
+      entry = Entry(key: key, status: status, user: user, watch: watch, placedOutside: placed)
     }
   }
 }

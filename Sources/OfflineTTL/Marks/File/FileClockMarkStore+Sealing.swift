@@ -25,7 +25,9 @@ extension FileClockMarkStore {
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys? {
     guard let sealing else { return nil }
     if let presetSealKeys { return presetSealKeys }
-    return try SealingKeyScope.keys(of: sealing, directory: directoryPath) {
+    return try SealingKeyScope.keys(
+      named: sealingScopeName ?? SealingKeyScope.Name(sealing, directory: directoryPath)
+    ) {
       () throws(StoreError) -> SealKeys in
       do throws(SealingKeyError) {
         guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directoryPath)) }

@@ -88,6 +88,8 @@ public struct FileClockMarkStore: ClockMarkStorage {
   let kept: KeptMarkFiles
   /// The record bytes a sealed store value last verified (`observeSealed`).
   let sealedMemo = SealedMarkMemo()
+  /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
+  let sealingScopeName: SealingKeyScope.Name?
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
   /// that writes, created with mode 0700) by each operation.
@@ -132,6 +134,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
     self.sealing = sealing
     self.system = Syscalls()
     self.kept = KeptMarkFiles(system: system)
+    self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
   }
 
   /// Creates a store whose system calls consult a fault plan (tests only).
@@ -147,6 +150,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
     self.sealing = sealing
     self.system = Syscalls(faults: faults)
     self.kept = KeptMarkFiles(system: system)
+    self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
   }
 
   /// The current record, under a shared lock, writing nothing.

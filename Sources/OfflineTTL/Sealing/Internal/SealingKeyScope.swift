@@ -16,8 +16,44 @@ import Synchronization
 /// Scopes: the sealed sign-in and commit (around the writer lock, so the mark reset of its
 /// commit point is inside), the gate's check, and each read of an offline reader. A scope
 /// inside a scope is the outer one.
+///
+/// **Cost of a check.** A store names its provider and directory once, when it is made
+/// (``Name``); a scope keeps its first key beside the name without a dictionary, so a repeated
+/// check compares one name and allocates nothing here besides the scope itself.
 final class SealingKeyScope: Sendable {
-  private let keys = Mutex<[String: SealKeys]>([:])
+  /// A provider's key for one store directory: the provider's description and the directory,
+  /// built once per store value (two stores over one directory with providers that describe
+  /// themselves alike share the scope's key).
+  struct Name: Sendable, Equatable {
+    let text: String
+
+    /// The name of `provider`'s key for the store in `directory`.
+    init(_ provider: any SealingKeyProvider, directory: String) {
+      text = "\(provider)\u{0}\(directory)"
+    }
+  }
+
+  private struct Kept: Sendable {
+    /// The first key loaded in the scope (nearly every scope loads one).
+    var first: (name: Name, keys: SealKeys)?
+    /// Keys of other names (a scope over stores of several directories or providers).
+    var others: [String: SealKeys] = [:]
+
+    func keys(_ name: Name) -> SealKeys? {
+      if let first, first.name == name { return first.keys }
+      return others.isEmpty ? nil : others[name.text]
+    }
+
+    mutating func keep(_ name: Name, _ keys: SealKeys) {
+      if first == nil {
+        first = (name, keys)
+      } else {
+        others[name.text] = keys
+      }
+    }
+  }
+
+  private let kept = Mutex(Kept())
 
   /// The scope of the operation running on this task, if any.
   @TaskLocal static var current: SealingKeyScope?
@@ -35,21 +71,20 @@ final class SealingKeyScope: Sendable {
     return try outcome.get()
   }
 
-  /// The keys of `provider` for the store in `directory`: those loaded first in this scope, or
-  /// `load()`'s (kept for the rest of the scope). Outside a scope, `load()`'s.
+  /// The keys named `name` (a provider's, for one store directory): those loaded first in this
+  /// scope, or `load()`'s (kept for the rest of the scope). Outside a scope, `load()`'s.
   ///
   /// - Throws: What `load` throws (nothing is kept then).
+  /// - Complexity: O(1): one comparison of the name with the scope's first.
   static func keys(
-    of provider: any SealingKeyProvider, directory: String,
-    load: () throws(StoreError) -> SealKeys
+    named name: Name, load: () throws(StoreError) -> SealKeys
   ) throws(StoreError) -> SealKeys {
     guard let scope = current else { return try load() }
-    let name = "\(provider)\u{0}\(directory)"
-    if let kept = scope.keys.withLock({ $0[name] }) { return kept }
+    if let kept = scope.kept.withLock({ $0.keys(name) }) { return kept }
     let loaded = try load()
-    return scope.keys.withLock { keys in
-      if let kept = keys[name] { return kept }
-      keys[name] = loaded
+    return scope.kept.withLock { kept in
+      if let earlier = kept.keys(name) { return earlier }
+      kept.keep(name, loaded)
       return loaded
     }
   }

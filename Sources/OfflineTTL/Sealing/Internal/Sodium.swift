@@ -199,12 +199,24 @@ enum Sodium {
   static func equalInConstantTime(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>)
     -> Bool
   {
+    // Contiguous storage (arrays and their slices) is compared in place: no copy, no heap
+    // allocation on a check's path.
+    let direct = lhs.withContiguousStorageIfAvailable { left in
+      rhs.withContiguousStorageIfAvailable { right in
+        equalInConstantTime(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
+      }
+    }
+    if let direct, let direct { return direct }
     let left = Array(lhs)
     let right = Array(rhs)
+    return left.withUnsafeBytes { l in right.withUnsafeBytes { r in equalInConstantTime(l, r) } }
+  }
+
+  private static func equalInConstantTime(
+    _ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer
+  ) -> Bool {
     guard left.count == right.count else { return false }
     guard !left.isEmpty else { return true }
-    return left.withUnsafeBytes { l in
-      right.withUnsafeBytes { r in sodium_memcmp(l.baseAddress, r.baseAddress, l.count) == 0 }
-    }
+    return sodium_memcmp(left.baseAddress, right.baseAddress, left.count) == 0
   }
 }

@@ -1,0 +1,134 @@
+import Synchronization
+
+/// What tells a ``FileSealingKeyProvider`` that the key file it remembers is still the one its
+/// path names, unchanged, without a system call on the path: a change watch
+/// (``StoreChangeWatch``, one inotify descriptor) of the key file and of every directory from
+/// the root down to the key's, and the process's mount table, both asked by one `poll` that
+/// never waits.
+///
+/// What a remembered key relied on before was one `lstat` of the path per load: the same file
+/// (device, inode), unchanged in kind, owner, mode, size and times. The watch reports every way
+/// that answer can change:
+///
+/// - the key file itself: written or truncated (`IN_MODIFY`), `chmod`, `chown`, a link added
+///   or removed, times set (`IN_ATTRIB`), renamed (`IN_MOVE_SELF`) or removed
+///   (`IN_DELETE_SELF`). Another file renamed over the key's name, or the key unlinked, drops
+///   the key file's link count: `IN_ATTRIB`.
+/// - each directory on the path (the key's, up to `/`): moved, removed, or its mode or owner
+///   changed (``StoreChangeWatch/addAncestor(_:_:)``). A name on the path can only come to mean
+///   another directory after the one it named was moved or removed.
+/// - a mount or unmount anywhere in this process's mount namespace (`/proc/self/mountinfo`
+///   raises `POLLPRI`), which is how a bind mount over the key file or a directory above it
+///   would change what the path names without any inotify event.
+///
+/// **One-shot.** The first `poll` that finds anything (an event, a mount change, an error)
+/// marks the watch changed for good; the provider then forgets the key and reads the file again
+/// (a new watch is set up with that read). The queue is never drained, so every later `poll`
+/// also finds it, and the mark is taken under a lock together with the `poll`, so a concurrent
+/// load never reads "unchanged" from a mount-table change that another load's `poll` cleared.
+///
+/// **Set up after the read that it covers** (``watch(_:key:path:status:)``), with the key file
+/// still open: the key file's watch is added through `/proc/self/fd/N`, so it is the very file
+/// that was read; each directory is opened from the root one name at a time without following
+/// a link and watched through its descriptor; then every name on the path is looked up again
+/// (`fstatat`) and must still lead to the watched directory, and the key's name to a file whose
+/// status equals the one read. A change before the watches were added shows in that check; a
+/// change after, as an event. Paths the watch cannot cover keep the `lstat` per load: a
+/// relative path (the working directory can change), a path through a symbolic link or with
+/// `.` or `..`, a file system where inotify does not see every change (network file systems:
+/// ``StoreChangeWatch/localFileSystems``), a platform without inotify or `/proc`.
+final class KeyFileWatch: Sendable {
+  private let watch: StoreChangeWatch
+  private let mountTable: FileDescriptor
+  private let system: Syscalls
+  /// Whether a `poll` found a change (taken together with the `poll`).
+  private let changed = Mutex(false)
+
+  private init(watch: StoreChangeWatch, mountTable: FileDescriptor, system: Syscalls) {
+    self.watch = watch
+    self.mountTable = mountTable
+    self.system = system
+  }
+
+  deinit {
+    watch.close(system)
+    system.closeIgnoringErrors(mountTable)
+  }
+
+  /// Whether nothing the key's path depends on changed since the watch was set up: one `poll`
+  /// of the watch and the mount table (none once a change was found).
+  ///
+  /// - Complexity: O(1): one `poll`, never waiting.
+  func isUnchanged() -> Bool {
+    changed.withLock { changed in
+      if changed { return false }
+      let found: Bool
+      do throws(Errno) {
+        found = try system.hasInputOrMountChange(watch.fd, mountTable: mountTable)
+      } catch {
+        found = true
+      }
+      if found { changed = true }
+      return !found
+    }
+  }
+
+  /// Sets up the watch of the key file open as `key` (read with status `status`) at `path`,
+  /// or returns `nil` where none can be relied on (the type's discussion says which paths).
+  ///
+  /// - Complexity: O(d) for d directories on the path: an open, an `inotify_add_watch` and an
+  ///   `fstatat` each.
+  static func watch(_ system: Syscalls, key: FileDescriptor, path: String, status: FileStatus)
+    -> KeyFileWatch?
+  {
+    #if os(Linux)
+      guard path.hasPrefix("/") else { return nil }
+      let names = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+      guard let last = names.last, !names.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
+      else { return nil }
+      guard let watch = StoreChangeWatch.open(system, watching: [key]) else { return nil }
+      // From here on, any change to the key file is an event (the descriptor is the file read).
+      var directories: [FileDescriptor] = []
+      defer { directories.forEach { system.closeIgnoringErrors($0) } }
+      func local(_ fd: FileDescriptor) -> Bool {
+        guard let type = try? system.fileSystemType(fd) else { return false }
+        return StoreChangeWatch.localFileSystems.contains(type)
+      }
+      guard let root = try? system.open("/", [.readOnly, .directory, .nonBlocking]) else {
+        watch.close(system)
+        return nil
+      }
+      directories.append(root)
+      for name in names.dropLast() {
+        guard
+          let next = try? system.openat(
+            directories[directories.count - 1], String(name), [.readOnly, .directory, .nonBlocking])
+        else {
+          watch.close(system)
+          return nil
+        }
+        directories.append(next)
+      }
+      guard directories.allSatisfy({ local($0) && watch.addAncestor(system, $0) }),
+        let mountTable = try? system.open("/proc/self/mountinfo", [.readOnly, .nonBlocking])
+      else {
+        watch.close(system)
+        return nil
+      }
+      let keyWatch = KeyFileWatch(watch: watch, mountTable: mountTable, system: system)
+      // Every name still leads where the watches are: a change before they were added shows
+      // here, one after them as an event (or a mount-table change).
+      for (index, name) in names.dropLast().enumerated() {
+        guard let found = try? system.fstatat(directories[index], String(name)),
+          let watched = try? system.fstat(directories[index + 1]),
+          found.device == watched.device, found.inode == watched.inode
+        else { return nil }
+      }
+      guard (try? system.fstatat(directories[directories.count - 1], String(last))) == status
+      else { return nil }
+      return keyWatch
+    #else
+      return nil
+    #endif
+  }
+}
