@@ -4,8 +4,8 @@ import Synchronization
 import Testing
 
 /// Checks that online writers that overlap stamp their items after the writers they waited for:
-/// sign-ins (``OfflineAccessGate/beginOnlineSession(writing:)``) and one session's writes
-/// (``OnlineSession/write(contentsOf:)``) run at once from many threads, on a wall clock that
+/// sign-ins (`OfflineAccessGate.beginOnlineSession(writing:)`) and one session's writes
+/// (`OnlineSession.write(contentsOf:)`) run at once from many threads, on a wall clock that
 /// rises at every reading, against the stores you pass. Failures are recorded with Swift
 /// Testing's `#expect`.
 ///
