@@ -27,7 +27,9 @@ enum SealBenchmark {
     }
     let quick = options.flag("quick")
     let report = BenchReport(section: "seal", json: json)
-    let directory = try BenchProcess.workDirectory("seal")
+    // A `--checks-only` child (the allocation count below) works apart from its parent's stores.
+    let directory = try BenchProcess.workDirectory(
+      options.value("checks-only") == nil ? "seal" : "seal-checks-only")
     defer { BenchProcess.discard(directory) }
     let provider = FileSealingKeyProvider(path: directory.appendingPathComponent("key").path)
     _ = try provider.loadOrCreateKey()
@@ -77,11 +79,12 @@ enum SealBenchmark {
       floor: ("same check, unsealed", BenchStats.median(checks.floor)),
       target: .ratioAtMost(1.2))
     if AllocationProbe.valgrind != nil {
-      let work = directory.appendingPathComponent("memcheck").path
-      let plain = try allocationsPerCheck(sealed: false, directory: work)
+      let work = try BenchProcess.workDirectory("seal-memcheck")
+      defer { BenchProcess.discard(work) }
+      let plain = try allocationsPerCheck(sealed: false, directory: work.path)
       report.record(
         "heap allocations per repeated check, sealed (valgrind memcheck)",
-        try allocationsPerCheck(sealed: true, directory: work), unit: "allocs",
+        try allocationsPerCheck(sealed: true, directory: work.path), unit: "allocs",
         floor: ("same check, unsealed", plain),
         note: "1,100 vs 100 checks in a child (--checks-only); what sealing adds is the"
           + " difference")

@@ -1,7 +1,7 @@
 /// A small seeded random number generator (SplitMix64), so that a randomized test or stress run
-/// can be replayed from the seed it prints.
+/// can be replayed from its printed seed.
 ///
-/// The sequence depends only on the seed: the same seed gives the same values on every machine
+/// The sequence depends only on its seed: one seed gives the same values on every machine
 /// and in every process. Not for anything secret: it is predictable by design.
 ///
 /// ```swift

@@ -141,13 +141,13 @@ public struct Syscalls: Sendable {
 
   /// One `poll` with a zero timeout of a change watch (for input) and of a mount table opened
   /// from `/proc/self/mountinfo` (for `POLLPRI`, which the kernel raises once after each change
-  /// of this process's mounts, and clears for this descriptor by reporting it): whether either
-  /// reports a change now. Counted as ``SyscallKind/poll``.
+  /// of this process's mounts, and clears for this descriptor by reporting it). Counted as
+  /// ``SyscallKind/poll``.
   ///
-  /// - Returns: `true` when the watch has input or the mount table changed.
+  /// - Returns: Whether the watch has input, and whether the mount table changed.
   /// - Throws: ``Errno``; `EBADF` when either descriptor reports an error other than a change.
-  public func hasInputOrMountChange(_ watch: FileDescriptor, mountTable: FileDescriptor)
-    throws(Errno) -> Bool
+  public func pollWatchAndMounts(_ watch: FileDescriptor, mountTable: FileDescriptor)
+    throws(Errno) -> (input: Bool, mountsChanged: Bool)
   {
     var entries = (
       pollfd(fd: watch.rawValue, events: Int16(POLLIN), revents: 0),
@@ -157,11 +157,12 @@ public struct Syscalls: Sendable {
       let first = raw.baseAddress!.assumingMemoryBound(to: pollfd.self)
       return try call(.poll) { system_poll(first, count: 2) }
     }
-    guard ready > 0 else { return false }
-    if entries.0.revents & Int16(POLLIN) != 0 { return true }
+    guard ready > 0 else { return (false, false) }
+    let input = entries.0.revents & Int16(POLLIN) != 0
     // The mount table reports a change as POLLPRI together with POLLERR.
-    if entries.1.revents & Int16(POLLPRI) != 0 { return true }
-    throw Errno(rawValue: EBADF)
+    let mounts = entries.1.revents & Int16(POLLPRI) != 0
+    guard input || mounts else { throw Errno(rawValue: EBADF) }
+    return (input, mounts)
   }
 
   /// `poll` of one descriptor for input, and of the mount table `mounts` (an open

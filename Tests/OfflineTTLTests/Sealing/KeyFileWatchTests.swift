@@ -150,6 +150,28 @@ import Testing
     #expect(f.load() == expected, "\(name), twice")
   }
 
+  /// Attribute changes of other entries of a directory on the path (a busy `/tmp` or home
+  /// directory: every `chmod` or `touch` there is reported to a watch of the directory) do not
+  /// send the next load to the file: the path does not depend on them.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func changesToOtherEntriesAboveTheKeyKeepItRemembered() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    let sibling = f.directory + "/sibling"
+    let uncle = f.root.path + "/uncle"
+    for path in [sibling, uncle] { try Data("x".utf8).write(to: URL(fileURLWithPath: path)) }
+    #expect(f.load() == "key 1")
+    for path in [sibling, uncle] {
+      try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+    }
+    f.faults.resetCounts()
+    #expect(f.load() == "key 1")
+    #expect(f.faults.count(of: .open) == 0, "read again: \(f.faults.trace)")
+  }
+
   /// A key that was never remembered (the default settle, a file just written) keeps its
   /// `lstat`-free path out of it: every load reads the file, and no watch is set up.
   @Test func aKeyThatIsNotRememberedIsReadAtEveryLoad() throws {

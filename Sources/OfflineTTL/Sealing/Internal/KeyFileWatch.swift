@@ -21,11 +21,12 @@ import Synchronization
 ///   raises `POLLPRI`), which is how a bind mount over the key file or a directory above it
 ///   would change what the path names without any inotify event.
 ///
-/// **One-shot.** The first `poll` that finds anything (an event, a mount change, an error)
-/// marks the watch changed for good; the provider then forgets the key and reads the file again
-/// (a new watch is set up with that read). The queue is never drained, so every later `poll`
-/// also finds it, and the mark is taken under a lock together with the `poll`, so a concurrent
-/// load never reads "unchanged" from a mount-table change that another load's `poll` cleared.
+/// **One-shot.** The first `poll` that finds a change (an event about a watched file or
+/// directory itself, a mount change, an error) marks the watch changed for good; the provider
+/// then forgets the key and reads the file again (a new watch is set up with that read). Events
+/// about entries of a directory on the path are drained and ignored (``drainFindsChange()``).
+/// The mark is taken under a lock together with the `poll` and the drain, so a concurrent load
+/// never reads "unchanged" from an event or a mount-table change that another load consumed.
 ///
 /// **Set up after the read that it covers** (``watch(_:key:path:status:)``), with the key file
 /// still open: the key file's watch is added through `/proc/self/fd/N`, so it is the very file
@@ -62,14 +63,45 @@ final class KeyFileWatch: Sendable {
   func isUnchanged() -> Bool {
     changed.withLock { changed in
       if changed { return false }
-      let found: Bool
+      let found: (input: Bool, mountsChanged: Bool)
       do throws(Errno) {
-        found = try system.hasInputOrMountChange(watch.fd, mountTable: mountTable)
+        found = try system.pollWatchAndMounts(watch.fd, mountTable: mountTable)
       } catch {
-        found = true
+        found = (true, true)
       }
-      if found { changed = true }
-      return !found
+      if found.mountsChanged || (found.input && drainFindsChange()) { changed = true }
+      return !changed
+    }
+  }
+
+  /// Reads the queued events until none is left: whether one is about a watched file or
+  /// directory itself (no name: the key file, or a directory on the path moved, removed or
+  /// `chmod`ed; a queue overflow too). An event that names an entry is about something inside a
+  /// directory on the path (an ancestor's watch reports its entries' attributes too), which the
+  /// path does not depend on: each name it does depend on is watched itself. So a busy
+  /// directory above the key (`/tmp`, a home directory) does not send every load to the file.
+  /// A failed read is a change.
+  private func drainFindsChange() -> Bool {
+    withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer -> Bool in
+      var found = false
+      while true {
+        let count: Int
+        do throws(Errno) {
+          count = try system.read(watch.fd, into: buffer)
+        } catch  where error == .wouldBlock {
+          return found
+        } catch {
+          return true
+        }
+        guard count > 0 else { return true }
+        // struct inotify_event { int wd; uint32_t mask, cookie, len; char name[len]; }
+        var offset = 0
+        while offset + 16 <= count {
+          let length = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
+          if length == 0 { found = true }
+          offset += 16 + length
+        }
+      }
     }
   }
 
