@@ -124,13 +124,19 @@ final class SharedStoreWatch: Sendable {
   /// This scope's view (``StoreCheckScope/current``): the one already made in it, or a new one
   /// (one `poll`, draining any events; when it found none, one `lstat` of the store path unless
   /// the path watch proves it; one `geteuid`). `nil` once the watch has failed.
-  func view(_ system: Syscalls) -> View? {
+  ///
+  /// - Parameter joined: A watch to poll in the same `poll` (the sealing key file's,
+  ///   ``JoinedChangeWatch``), when this call makes one; told what it found, with this view's
+  ///   scope and user.
+  func view(_ system: Syscalls, joining joined: (any JoinedChangeWatch)? = nil) -> View? {
     let scope = StoreCheckScope.current
     return state.withLock { state -> View? in
       if state.failed { return nil }
       if scope != 0, let view = state.view, view.scope == scope { return view }
       var isKeptDirectory = false
-      switch watch.poll(system, path: state.path) {
+      // Read before the `poll` so that a joined watch is given it with what the `poll` found.
+      let user = system.effectiveUserID()
+      switch watch.poll(system, path: state.path, joining: joined, scope: scope, user: user) {
       case .failed:
         state.failed = true
         state.view = nil
@@ -154,8 +160,7 @@ final class SharedStoreWatch: Sendable {
         }
       }
       let view = View(
-        scope: scope, changes: state.changes, user: system.effectiveUserID(),
-        isKeptDirectory: isKeptDirectory)
+        scope: scope, changes: state.changes, user: user, isKeptDirectory: isKeptDirectory)
       state.view = scope == 0 ? nil : view
       return view
     }

@@ -175,10 +175,20 @@ struct StoreChangeWatch: Sendable {
   /// System calls: one `poll` when nothing changed. (`poll` rather than a `read` that fails
   /// with `EAGAIN`: the same cost, and a call that nothing else in a store process makes, so a
   /// test can delay exactly this read of the watch with `strace`.)
-  func poll(_ system: Syscalls, path: PathWatch? = nil) -> Poll {
+  func poll(
+    _ system: Syscalls, path: PathWatch? = nil, joining joined: (any JoinedChangeWatch)? = nil,
+    scope: UInt64 = 0, user: UInt32 = 0
+  ) -> Poll {
     var mountsChanged = false
     do throws(Errno) {
-      if let path {
+      if let joined {
+        // The joined watch's descriptors in the same `poll` (taken by it under its lock).
+        let found = try joined.withJoinedPoll(scope: scope, user: user) { watch, mounts in
+          system.hasInput(fd, orMountChange: path?.mounts, joining: (watch, mounts))
+        }.get()
+        mountsChanged = found.mountsChanged
+        if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }
+      } else if let path {
         let found = try system.hasInput(fd, orMountChange: path.mounts)
         mountsChanged = found.mountsChanged
         if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }
