@@ -102,6 +102,7 @@ run fail neg-watch-drained-after-read mark-protocol.pml safety -DWATCH -DDRAIN_A
 run fail neg-shared-watch-tag-after-read mark-protocol.pml safety -DWATCH -DSHARED_WATCH -DTAG_AFTER_READ -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
 run fail neg-path-checked-before-watch path-watch.pml safety -DCHECK_BEFORE_WATCH
 run fail neg-path-watch-not-ended path-watch.pml safety -DNO_END
+run fail neg-path-watch-ended-by-neighbours path-watch.pml safety -DNOISE_ENDS
 run fail neg-lock-free-read-unvalidated mark-protocol.pml safety -DNO_VALIDATION -DOBSERVERS=1 -DREADERS=1 -DMAXT=3
 
 wait

@@ -165,42 +165,13 @@ public struct Syscalls: Sendable {
     return (input, mounts)
   }
 
-  /// `poll` of one descriptor for input, and of the mount table `mounts` (an open
-  /// `/proc/self/mountinfo`) for a change, with a zero timeout: one call for both.
-  ///
-  /// - Parameters:
-  ///   - fd: The descriptor.
-  ///   - mounts: The open mount table; the kernel reports a change of this process's mounts
-  ///     (`POLLPRI`) once, at the first `poll` after it.
-  /// - Returns: Whether a read of `fd` would return data, and whether the mounts changed.
-  /// - Throws: ``Errno``; `EBADF` when either descriptor is not open or `fd` reports an error.
-  public func hasInput(_ fd: FileDescriptor, orMountChange mounts: FileDescriptor) throws(Errno)
-    -> (input: Bool, mountsChanged: Bool)
-  {
-    var entries = (
-      pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0),
-      pollfd(fd: mounts.rawValue, events: Int16(POLLPRI), revents: 0)
-    )
-    _ = try call(.poll) {
-      withUnsafeMutableBytes(of: &entries) { raw in
-        system_poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), count: 2)
-      }
-    }
-    let bad = Int16(POLLNVAL)
-    if entries.1.revents & bad != 0 { throw Errno(rawValue: EBADF) }
-    let changed = entries.1.revents & Int16(POLLPRI | POLLERR) != 0
-    if entries.0.revents == 0 { return (false, changed) }
-    if entries.0.revents & Int16(POLLIN) != 0 { return (true, changed) }
-    throw Errno(rawValue: EBADF)
-  }
-
   /// One `poll` with a zero timeout of a change watch `fd` (for input), of the mount table
-  /// `mounts` when there is one (for a change, as ``hasInput(_:orMountChange:)``), and of a
+  /// `mounts` when there is one (for a change, as ``pollWatchAndMounts(_:mountTable:)``), and of a
   /// joined watch's change watch (input) and mount table (`POLLPRI`), whose `revents` are
   /// returned as they are (``JoinedChangeWatch``). Counted as ``SyscallKind/poll``.
   ///
-  /// - Returns: For `fd` and `mounts`, what ``hasInput(_:orMountChange:)`` returns or throws
-  ///   (`EBADF` when either is not open or `fd` reports an error); the joined descriptors'
+  /// - Returns: For `fd` and `mounts`, whether `fd` has input and whether the mount table
+  ///   changed, or `EBADF` when either is not open or `fd` reports an error; the joined descriptors'
   ///   `revents`, or `POLLNVAL` for both when the `poll` itself failed.
   func hasInput(
     _ fd: FileDescriptor, orMountChange mounts: FileDescriptor?,
