@@ -228,7 +228,10 @@ extension ClockMarkStorage {
           salvagedGeneration(in: &access).map(ClockMarkRecord.generation(after:)) ?? 1
         loaded = false
       }
-      let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
+      var record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
+      // The sign-in whose commit point this reset is (set by the item store around it), so
+      // that only its staging is rolled forward under the new record.
+      record.signInID = SignInScope.current
       try writeReset(record, in: &access, overLoadedRecord: loaded)
       return record
     }
