@@ -201,7 +201,10 @@ extension ClockMarkStorage {
   public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
   {
-    try withExclusiveAccess(for: .reset) { access throws(StoreError) in
+    // The sign-in whose commit point this reset is (set by the item store around it, on this
+    // thread), read before any lock: only its staging is rolled forward under the new record.
+    let signIn = SignInScope.current
+    return try withExclusiveAccess(for: .reset) { access throws(StoreError) in
       let observation = clocks()
       if let tpmError = observation.tpmError {
         throw StoreError(
@@ -229,9 +232,7 @@ extension ClockMarkStorage {
         loaded = false
       }
       var record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
-      // The sign-in whose commit point this reset is (set by the item store around it), so
-      // that only its staging is rolled forward under the new record.
-      record.signInID = SignInScope.current
+      record.signInID = signIn
       try writeReset(record, in: &access, overLoadedRecord: loaded)
       return record
     }

@@ -69,4 +69,22 @@ import Testing
       bodyChecksum: CacheFormat.crc(otherBody[...]))
     #expect(DirectoryCacheStore.decodeIndexBody(otherBody, header: forged) == nil)
   }
+
+  /// The saved input with a sign-in id in both slots (version 1 at 76..<92, version 3 at
+  /// 236..<252) loads the newest slot with its id and keeps every promise.
+  @Test func theSavedSignInIDInputLoadsWithItsID() throws {
+    let input = try #require(
+      FuzzCorpus.inputs("mark-record").first { $0.name == "sign-in-id-raw" })
+    let file = Array(input.bytes.dropFirst())
+    let loaded = try FileClockMarkStore.newest(in: file, fd: FileDescriptor(rawValue: -1))
+    #expect(loaded.sequence == 6)
+    #expect(loaded.record.signInID == SignInID(bytes: Array(1...16).map(UInt8.init)))
+    #expect(loaded.record.machine == MachineID(high: 11, low: 12))
+    guard case .valid(_, let first) = MarkRecordCodec.decode(file[0..<4096]) else {
+      Issue.record("the version-1 slot did not decode")
+      return
+    }
+    #expect(first.signInID == loaded.record.signInID)
+    #expect(DecoderFuzzing.markRecord(input.bytes) == [])
+  }
 }
