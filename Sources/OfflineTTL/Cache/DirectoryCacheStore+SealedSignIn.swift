@@ -14,9 +14,10 @@ import Foundation
 ///   live index bound to the generation the mark holds.
 /// - `pending` is not authenticated, and needs not be: it only tells a reader to look for a
 ///   staging, and a staging is used only when its sealed index is bound to the mark's
-///   generation and sign-in id. Removing `pending` makes readers use the live index (refused while it is bound
-///   to an older generation); adding it makes them look for a staging that authenticates (there
-///   is none, or it is the one they would use anyway). Either way nothing unauthentic is read.
+///   generation and sign-in id. Removing `pending` makes readers use the live index (refused
+///   while it is bound to an older generation); adding it makes them look for a staging that
+///   authenticates (there is none, or it is the one they would use anyway). Either way nothing
+///   unauthentic is read.
 extension DirectoryCacheStore {
   /// ``commitSignIn(preparing:storedGeneration:commitPoint:)`` of a sealed store, under the
   /// writer lock; `prepare` is called after the stored generation was read and any earlier

@@ -67,8 +67,9 @@ public struct SignInID: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The id of the sign-in whose commit point is running on this thread: set by the item store
-/// around its `commitPoint` (``DirectoryCacheStore/commitSignIn(preparing:storedGeneration:commitPoint:)``),
-/// read by the mark store's reset, which records it in the new record. Outside a sign-in's
+/// around its `commitPoint`
+/// (``DirectoryCacheStore/commitSignIn(preparing:storedGeneration:commitPoint:)``), read by the
+/// mark store's reset, which records it in the new record. Outside a sign-in's
 /// commit point it is `nil`, and a reset records no id (no staging is then rolled forward
 /// under that record).
 enum SignInScope {

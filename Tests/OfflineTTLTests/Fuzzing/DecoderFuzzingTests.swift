@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OfflineTTL
+@_spi(SystemCalls) @testable import OfflineTTL
 
 /// Every saved fuzz input still keeps every promise, and each crash the fuzzer found is pinned
 /// by name with the other members of its kind.

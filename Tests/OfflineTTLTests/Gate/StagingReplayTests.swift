@@ -181,31 +181,49 @@ import Testing
     }
   }
 
-  /// The committed sign-in's own staging is still rolled forward: the reset records the id the
-  /// staging carries, and a sign-in whose roll forward did not run is finished by readers (in
-  /// memory) and by the next sign-in.
+  /// The committed sign-in's own staging is still rolled forward: its reset recorded the id its
+  /// staging carries, so when its roll forward fails after the commit point (every `renameat`
+  /// fails), readers read its set through the staging and the next sign-in finishes it.
   @Test(arguments: [false, true])
   func theCommittedSignInsStagingIsRolledForward(sealed: Bool) throws {
     let f = try Fixture(prefix: "staging-replay-own", sealed: sealed)
     defer { f.root.remove() }
     try f.signIn(["token": "A"])
-    try f.signInThatNeverCommits(["token": "B"])
-    // Commit B's staging as its own reset would have: generation 2 with B's id.
-    let staged = try #require(
-      SignInID(
-        bytes: try Data(contentsOf: URL(fileURLWithPath: f.store + "/cache/next-2/sign-in"))))
-    _ = try SignInScope.$current.withValue(staged) {
-      try FileClockMarkStore(atPath: f.store, sealing: f.provider).resetAfterOnlineSignIn(
-        now: f.clock.now())
-    }
+    let plan = SyscallFaultPlan()
+    plan.fail(.renameat, occurrence: 1, with: .ioError)
+    let failing = f.gate(
+      cache: DirectoryCacheStore(atPath: f.store, faults: plan, sealing: f.provider))
+    let session = try failing.beginOnlineSession(writing: [
+      (try CacheItemKey("token"), Data("B".utf8))
+    ])
+    #expect(session.unfinishedRollForward != nil, "the roll forward did not fail")
     let record = try FileClockMarkStore(atPath: f.store, sealing: f.provider).read()
     #expect(record.generation == 2)
-    #expect(record.signInID == staged)
+    #expect(record.signInID != nil)
     #expect(try f.stagings() == ["next-2"])
+    #expect(try DirectoryCacheStore(atPath: f.store, sealing: f.provider).staleStagings() == [])
     try f.expectServed(token: "B")
     _ = try f.gate().beginOnlineSession()
     #expect(try f.stagings().isEmpty)
     try f.expectServed(token: "B")
+  }
+
+  /// What a status report lists: the copy put back, and nothing once the next sign-in removed it.
+  @Test(arguments: [false, true])
+  func aPutBackCopyIsListedAsStale(sealed: Bool) throws {
+    let f = try Fixture(prefix: "staging-replay-stale", sealed: sealed)
+    defer { f.root.remove() }
+    try f.signIn(["token": "A"])
+    try f.signInThatNeverCommits(["token": "B"])
+    let store = DirectoryCacheStore(atPath: f.store, sealing: f.provider)
+    #expect(try store.staleStagings() == ["next-2"], "a killed sign-in's staging is stale")
+    let saved = try f.save("next-2", "pending")
+    try f.signIn(["token": "C"])
+    #expect(try store.staleStagings() == [])
+    try f.putBack(saved)
+    #expect(try store.staleStagings() == ["next-2"])
+    _ = try f.gate().beginOnlineSession()
+    #expect(try store.staleStagings() == [])
   }
 }
 

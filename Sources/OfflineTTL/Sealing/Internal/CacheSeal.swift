@@ -168,7 +168,8 @@ enum CacheSeal {
 
   /// The sealed index; a staged index of a sign-in or session commit passes the sign-in id it
   /// belongs to, which its header MAC then covers (after the 96 header bytes; it is not stored):
-  /// the index verifies only for a reader that expects that id (``decodeIndexHeader(_:keys:signIn:)``).
+  /// the index verifies only for a reader that expects that id
+  /// (``decodeIndexHeader(_:keys:signIn:)``).
   static func encodeIndex(_ index: Index, keys: SealKeys, signIn: SignInID? = nil) -> [UInt8] {
     var body: [UInt8] = []
     body.reserveCapacity(index.entries.count * 40)
