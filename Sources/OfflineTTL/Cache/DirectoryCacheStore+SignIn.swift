@@ -128,13 +128,13 @@ extension DirectoryCacheStore {
   private func reclaimStaging(_ cache: StoreDirectory, storedGeneration stored: UInt64?)
     throws(StoreFileError)
   {
-    let committed = stored == nil ? nil : committedRecord()
+    let committed = stored.flatMap { committedSignIn(at: $0) }
     for staging in try stagings(cache) {
       if let stored, staging.generation <= stored, let committed,
-        committed.generation == stored, isCommitted(cache, staging.name, by: committed),
+        isCommitted(cache, staging.name, by: committed),
         ((try? stagedCatalog(cache, staging.name)) ?? nil) != nil
       {
-        try rollForward(cache, staging.name, signIn: committed.signInID)
+        try rollForward(cache, staging.name, signIn: committed)
       } else {
         try removeStaging(cache, staging.name)
       }
@@ -494,7 +494,7 @@ extension DirectoryCacheStore {
   {
     guard (try? files.exists(cache, Self.pendingName)) == true,
       let candidates = try? stagings(cache), !candidates.isEmpty,
-      let committed = committedRecord(), committed.generation == generation
+      let committed = committedSignIn(at: generation)
     else { return nil }
     for staging in candidates.sorted(by: { $0.generation > $1.generation })
     where staging.generation <= generation {
@@ -508,28 +508,39 @@ extension DirectoryCacheStore {
         continue
       }
       defer { files.close(next) }
-      if stagedSignIn(next) == .some(committed.signInID), let catalog = try stagedCatalog(in: next)
-      {
-        return (staging.name, catalog, committed.signInID)
+      if stagedSignIn(next) == .some(committed), let catalog = try stagedCatalog(in: next) {
+        return (staging.name, catalog, committed)
       }
     }
     return nil
   }
 
-  /// The mark record of this store directory (the ``FileClockMarkStore`` sharing it), read as a
-  /// reader reads it; `nil` when it is absent or cannot be read (then no staging is committed).
-  func committedRecord() -> ClockMarkRecord? {
-    try? FileClockMarkStore(atPath: directory, faults: files.sys.faults).read()
+  /// The sign-in id that commits a staging at `generation`: the one the mark record of this
+  /// store directory (the ``FileClockMarkStore`` sharing it, read as a reader reads it) holds
+  /// when it is at `generation` (`.some(nil)` for a record without an id); `.some(nil)` also
+  /// when the directory holds no record at all (this item store is used with another mark
+  /// store: then, as before sign-in ids existed, a staging without an id of a generation up to
+  /// the one the caller read is committed, and a staging with one never is); `nil` (nothing is
+  /// committed) when the record cannot be read or is at another generation.
+  func committedSignIn(at generation: UInt64) -> SignInID?? {
+    do {
+      let record = try FileClockMarkStore(atPath: directory, faults: files.sys.faults).read()
+      return record.generation == generation ? .some(record.signInID) : nil
+    } catch  where error.code == .absent {
+      return .some(nil)
+    } catch {
+      return nil
+    }
   }
 
   /// Whether the staging `name` belongs to the sign-in that wrote `record`'s generation: its
   /// `sign-in` file holds exactly the record's ``ClockMarkRecord/signInID``. A staging without
   /// the file (written before sign-in ids existed) belongs only to a record without an id; a
   /// file that is not a private regular file of 16 bytes belongs to none.
-  func isCommitted(_ cache: StoreDirectory, _ name: String, by record: ClockMarkRecord) -> Bool {
+  func isCommitted(_ cache: StoreDirectory, _ name: String, by signIn: SignInID?) -> Bool {
     guard let next = try? files.openDirectory(cache, name) else { return false }
     defer { files.close(next) }
-    return stagedSignIn(next) == .some(record.signInID)
+    return stagedSignIn(next) == .some(signIn)
   }
 
   /// The sign-in id the opened staging `next` records: `.some(nil)` when it has no `sign-in`

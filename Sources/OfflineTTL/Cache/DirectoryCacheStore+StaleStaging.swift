@@ -39,7 +39,10 @@ extension DirectoryCacheStore {
     guard let next = try? files.openDirectory(cache, name) else { return false }
     defer { files.close(next) }
     guard sealing != nil else {
-      guard let record = committedRecord(), generation <= record.generation else { return false }
+      guard
+        let record = try? FileClockMarkStore(atPath: directory, faults: files.sys.faults).read(),
+        generation <= record.generation
+      else { return false }
       return stagedSignIn(next) == .some(record.signInID)
         && ((try? stagedCatalog(in: next)) ?? nil) != nil
     }

@@ -177,6 +177,12 @@ struct Scene {
       atPath: path(name + "/items"), withIntermediateDirectories: true)
     try FileManager.default.copyItem(atPath: path("cache/index"), toPath: path(name + "/index"))
     try Data().write(to: url(name + "/deleted"))
+    // Unsealed, the staging of the sign-in the record names (its id), as that sign-in wrote it.
+    if seal.isEmpty, let record = try? FileClockMarkStore(atPath: store).read(),
+      record.generation == generation, let signIn = record.signInID
+    {
+      try Data(signIn.bytes).write(to: url(name + "/sign-in"))
+    }
     if !FileManager.default.fileExists(atPath: path("cache/pending")) {
       try Data().write(to: url("cache/pending"))
     }
