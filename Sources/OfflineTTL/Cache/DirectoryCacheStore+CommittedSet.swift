@@ -49,7 +49,7 @@ extension DirectoryCacheStore {
     case .staged(let name, let signIn):
       if let next = try? files.openDirectory(cache, name) {
         defer { files.close(next) }
-        if stagedSignIn(next) == .some(signIn), let found = try read(next) { return found }
+        if (try? stagedSignIn(next)) == .some(signIn), let found = try read(next) { return found }
       }
       return try read(cache)
     case .live:

@@ -333,7 +333,8 @@ extension DirectoryCacheStore {
       return try removeStaging(cache, name)
     }
     defer { files.close(next) }
-    guard stagedSignIn(next) == .some(signIn), let catalog = (try? stagedCatalog(in: next)) ?? nil
+    guard (try? stagedSignIn(next)) == .some(signIn),
+      let catalog = (try? stagedCatalog(in: next)) ?? nil
     else {
       return try removeStaging(cache, name)
     }
@@ -508,7 +509,7 @@ extension DirectoryCacheStore {
         continue
       }
       defer { files.close(next) }
-      if stagedSignIn(next) == .some(committed), let catalog = try stagedCatalog(in: next) {
+      if try stagedSignIn(next) == .some(committed), let catalog = try stagedCatalog(in: next) {
         return (staging.name, catalog, committed)
       }
     }
@@ -540,18 +541,23 @@ extension DirectoryCacheStore {
   func isCommitted(_ cache: StoreDirectory, _ name: String, by signIn: SignInID?) -> Bool {
     guard let next = try? files.openDirectory(cache, name) else { return false }
     defer { files.close(next) }
-    return stagedSignIn(next) == .some(signIn)
+    return (try? stagedSignIn(next)) == .some(signIn)
   }
 
   /// The sign-in id the opened staging `next` records: `.some(nil)` when it has no `sign-in`
   /// file (a staging written before sign-in ids existed), `nil` when the file is there but not a
-  /// private regular file of exactly 16 bytes (it then belongs to no sign-in).
-  func stagedSignIn(_ next: StoreDirectory) -> SignInID?? {
+  /// regular file of exactly 16 bytes (it then belongs to no sign-in).
+  ///
+  /// - Throws: ``StoreFileError`` when the file is another user's or writable by others
+  ///   (`insecure`): a reader refuses it, as it refuses such a staged index.
+  func stagedSignIn(_ next: StoreDirectory) throws(StoreFileError) -> SignInID?? {
     let file: OpenedStoreFile
     do {
       file = try files.openFile(next, Self.signInName, .readOnly)
     } catch  where error.errno == .noSuchFileOrDirectory {
       return .some(nil)
+    } catch  where error.isInsecure {
+      throw error
     } catch {
       return nil
     }

@@ -43,7 +43,7 @@ extension DirectoryCacheStore {
         let record = try? FileClockMarkStore(atPath: directory, faults: files.sys.faults).read(),
         generation <= record.generation
       else { return false }
-      return stagedSignIn(next) == .some(record.signInID)
+      return (try? stagedSignIn(next)) == .some(record.signInID)
         && ((try? stagedCatalog(in: next)) ?? nil) != nil
     }
     guard let keys = try? sealKeys(creating: false),
