@@ -46,8 +46,9 @@ struct StoreChangeWatch: Sendable {
   enum Poll: Sendable, Equatable {
     /// No event since the last drain.
     case unchanged
-    /// Events were read and the queue drained.
-    case changed
+    /// Events were read and the queue drained; `pathMoved` when one of them (or a change of
+    /// the mounts) may have moved the store path off the store directory (``PathWatch``).
+    case changed(pathMoved: Bool)
     /// The descriptor failed: close the watch and check every file from now on.
     case failed
   }
@@ -168,25 +169,38 @@ struct StoreChangeWatch: Sendable {
   }
 
   /// Whether the queue holds events (one `poll` with a zero timeout); when it does, reads it
-  /// until it is empty (non-blocking `read`s up to `EAGAIN`).
+  /// until it is empty (non-blocking `read`s up to `EAGAIN`). With a path watch, the same
+  /// `poll` asks the mount table too, and the events read say whether the path may have moved.
   ///
   /// System calls: one `poll` when nothing changed. (`poll` rather than a `read` that fails
   /// with `EAGAIN`: the same cost, and a call that nothing else in a store process makes, so a
   /// test can delay exactly this read of the watch with `strace`.)
-  func poll(_ system: Syscalls) -> Poll {
+  func poll(_ system: Syscalls, path: PathWatch? = nil) -> Poll {
+    var mountsChanged = false
     do throws(Errno) {
-      guard try system.hasInput(fd) else { return .unchanged }
+      if let path {
+        let found = try system.hasInput(fd, orMountChange: path.mounts)
+        mountsChanged = found.mountsChanged
+        if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }
+      } else {
+        guard try system.hasInput(fd) else { return .unchanged }
+      }
     } catch {
       return .failed
     }
     return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
-      var result = Poll.unchanged
+      var pathMoved = mountsChanged
+      var changed = mountsChanged
       while true {
         do throws(Errno) {
-          guard try system.read(fd, into: buffer) > 0 else { return .failed }
-          result = .changed
+          let count = try system.read(fd, into: buffer)
+          guard count > 0 else { return .failed }
+          changed = true
+          if let path, !pathMoved {
+            pathMoved = path.anyMoves(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+          }
         } catch  where error == .wouldBlock {
-          return result
+          return changed ? .changed(pathMoved: pathMoved) : .unchanged
         } catch {
           return .failed
         }
