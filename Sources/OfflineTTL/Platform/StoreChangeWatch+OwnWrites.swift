@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Telling a writer's own write from every other change (``SharedStoreWatch/drainOwnWrite(_:since:of:)``).
+extension StoreChangeWatch {
+  /// The watch descriptors of a file and of the directory that holds it under `name`, in one
+  /// watch: the events a `pwrite` of the file queues are an `IN_MODIFY` of the file's own watch
+  /// and an `IN_MODIFY` naming `name` in the directory's watch, and nothing else.
+  struct WrittenFile: Sendable {
+    let file: Int32
+    let directory: Int32
+    /// The file's name in the directory, as the kernel reports it (without the terminating
+    /// zero and padding).
+    let name: [UInt8]
+  }
+
+  /// What one `read` of the watch after a write found (``drainOnce(_:ownWrite:path:)``).
+  enum Drain: Sendable, Equatable {
+    /// Nothing was queued.
+    case empty
+    /// Events were read: `onlyOwnWrite` when every one of them is the write of
+    /// ``WrittenFile`` (and the file's own event is among them); `pathMoved` when one may have
+    /// moved the store path (``PathWatch/anyMoves(_:)``).
+    case events(onlyOwnWrite: Bool, pathMoved: Bool)
+    /// The descriptor failed.
+    case failed
+  }
+
+  /// The watch descriptor this watch has for the file or directory open as `fd`, which must
+  /// already be watched with ``events`` (`inotify_add_watch` with the same mask again returns
+  /// the descriptor it has and changes nothing); `nil` when it cannot be had.
+  func watchDescriptor(_ system: Syscalls, of fd: FileDescriptor) -> Int32? {
+    #if os(Linux)
+      if let faults = system.faults, !faults.allowsChangeWatch { return nil }
+      return try? system.inotifyAddWatch(self.fd, "/proc/self/fd/\(fd.rawValue)", mask: Self.events)
+    #else
+      return nil
+    #endif
+  }
+
+  /// One non-blocking `read` of the queue (up to 4 KiB of events), after a write of `ownWrite`
+  /// made under the store's exclusive lock. Events that do not fit stay queued (the next `poll`
+  /// finds them), so one `read` is enough to say whether what was queued *before* it is only
+  /// that write.
+  ///
+  /// System calls: one `read`.
+  func drainOnce(_ system: Syscalls, ownWrite: WrittenFile, path: PathWatch?) -> Drain {
+    withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
+      do throws(Errno) {
+        let count = try system.read(fd, into: buffer)
+        guard count > 0 else { return .failed }
+        let events = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+        return .events(
+          onlyOwnWrite: count < 2048 && Self.onlyWrites(of: ownWrite, in: events),
+          pathMoved: path?.anyMoves(events) ?? false)
+      } catch  where error == .wouldBlock {
+        return .empty
+      } catch {
+        return .failed
+      }
+    }
+  }
+
+  /// Whether every inotify event in `events` (as `read` returned them) is an `IN_MODIFY` of
+  /// `written`'s own watch or one naming it in its directory's watch, and the file's own one is
+  /// among them.
+  static func onlyWrites(of written: WrittenFile, in events: UnsafeRawBufferPointer) -> Bool {
+    #if os(Linux)
+      let header = 16  // wd, mask, cookie, len
+      var offset = 0
+      var sawFile = false
+      while offset < events.count {
+        guard offset + header <= events.count else { return false }
+        let watched = events.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+        let mask = events.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+        let length = Int(events.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+        guard mask == UInt32(IN_MODIFY), offset + header + length <= events.count else {
+          return false
+        }
+        if watched == written.file, length == 0 {
+          sawFile = true
+        } else if watched == written.directory {
+          // The name, zero-terminated and padded with zeros.
+          let name = events[(offset + header)..<(offset + header + length)]
+          guard name.count > written.name.count, name.starts(with: written.name),
+            name.dropFirst(written.name.count).allSatisfy({ $0 == 0 })
+          else { return false }
+        } else {
+          return false
+        }
+        offset += header + length
+      }
+      return sawFile
+    #else
+      return false
+    #endif
+  }
+}
