@@ -18,21 +18,31 @@
  *     renameat2's RENAME_EXCHANGE moves both); `queued` is the inotify queue (one bit: events
  *     are only ever drained whole). A removal (IN_DELETE_SELF) or a mount (the mount table's
  *     POLLPRI, polled in the same poll) is the same step.
+ *   - The Neighbour (any process changing an entry in a directory on the path: a `chmod` or
+ *     `touch` in /tmp): inotify reports an entry's IN_ATTRIB to the watch of the directory that
+ *     holds it too, as an event that names the entry (`noise`). It never moves the path: each
+ *     directory the path depends on has a watch of its own, which reports a change of it
+ *     without a name.
  *   - The store process: sets up the path watch (PathWatch.arm: opens the directory at the name,
  *     O_PATH, adds a watch of that very inode, then checks that the name still names it and that
  *     it holds the store directory kept open), then makes READS repeated checks, each one poll
- *     under the shared watch's lock (SharedStoreWatch.view): events queued -> drain them and
- *     end the path watch (an event of a watched directory on the path); none -> trust the path
- *     while the path watch is on (else the lstat of the path, which looks for itself).
+ *     under the shared watch's lock (SharedStoreWatch.view): events queued -> drain them; an
+ *     event of a watched directory on the path about itself (no name) ends the path watch, one
+ *     that names an entry is ignored (StoreChangeWatch.poll: neither a change of the store nor a
+ *     move of the path); nothing else queued -> trust the path while the path watch is on (else
+ *     the lstat of the path, which looks for itself).
  *
  * Property
  *   W1 a check that trusts the path without an lstat is right: the name names directory 0.
+ *   W2 the path watch ends only after a move: neighbours' events alone never end it.
  *
  * Negative models (each must produce a counterexample; Scripts/model-check.sh requires it)
  *   CHECK_BEFORE_WATCH  the path is checked before the watch is added: a rename in between is
  *                       reported to nobody, and the path watch trusts a path that moved.
  *   NO_END              an event of the path does not end the path watch: the drain consumes the
  *                       rename's event, and the next poll, finding nothing, trusts the moved path.
+ *   NOISE_ENDS          any event drained ends the path watch: a neighbour's chmod in /tmp ends
+ *                       it with no move of the path (W2).
  */
 
 #ifndef DIRS
@@ -47,7 +57,8 @@
 
 byte named = 0;     /* the directory the name names now */
 bit watched[DIRS];  /* which directories have a watch (of their inode) */
-bit queued = 0;     /* events queued on the inotify descriptor */
+bit queued = 0;     /* events about a watched directory itself queued on the inotify descriptor */
+bit noise = 0;      /* events naming an entry of a watched directory (a neighbour's IN_ATTRIB) */
 bit armed = 0;      /* the path watch is on (SharedStoreWatch.State.path != nil) */
 byte moves = 0;
 
@@ -65,6 +76,15 @@ active proctype Mover() {
        moves++
      }
   :: else -> break
+  od
+}
+
+/* chmod or touch of an entry in a directory on the path, other than the next directory of the
+   path: an event naming the entry, queued on the watch of the directory that holds it. */
+active proctype Neighbour() {
+  do
+  :: noise = 1
+  :: break
   od
 }
 
@@ -90,13 +110,16 @@ checks:
      /* SharedStoreWatch.view: one poll under the state lock */
      atomic {
        if
-       :: queued ->
-          queued = 0;             /* StoreChangeWatch.poll drains the queue */
-#ifndef NO_END
-          armed = 0               /* PathWatch.anyMoves: the path watch ends */
-#else
-          skip
+       :: queued || noise ->
+          /* StoreChangeWatch.poll drains the queue whole */
+#if defined(NOISE_ENDS)
+          armed = 0;
+#elif !defined(NO_END)
+          if :: queued -> armed = 0 :: else -> skip fi;   /* the path watch ends */
 #endif
+          assert(armed || moves > 0);     /* W2 */
+          queued = 0;
+          noise = 0
        :: else ->
           if
           :: armed -> assert(named == 0)   /* W1: trusted without an lstat */

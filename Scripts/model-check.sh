@@ -105,6 +105,7 @@ run fail neg-writer-view-before-lock mark-protocol.pml safety -DCACHED_WRITER -D
 run fail neg-writer-copy-without-poll mark-protocol.pml safety -DCACHED_WRITER -DWRITER_NO_POLL -DOBSERVERS=1 -DREADERS=0 -DROUNDS=2 -DMAXT=3
 run fail neg-path-checked-before-watch path-watch.pml safety -DCHECK_BEFORE_WATCH
 run fail neg-path-watch-not-ended path-watch.pml safety -DNO_END
+run fail neg-path-watch-ended-by-neighbours path-watch.pml safety -DNOISE_ENDS
 run fail neg-lock-free-read-unvalidated mark-protocol.pml safety -DNO_VALIDATION -DOBSERVERS=1 -DREADERS=1 -DMAXT=3
 
 wait

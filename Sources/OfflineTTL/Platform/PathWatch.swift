@@ -21,9 +21,12 @@
 /// that check. A change of an ancestor's owner or mode (which could make the path unusable to
 /// this user) is an `IN_ATTRIB`. Any of these, or a queue overflow, ends the path watch for
 /// good: every later repeated read makes its `lstat` again, as a store without a path watch
-/// does. (inotify also reports an `IN_ATTRIB` of any entry *in* a watched directory, a `chmod`
-/// or `touch` of a neighbour: such an event names the entry, is no move of the path, and only
-/// sends the next read to its full check.)
+/// does. inotify also reports an `IN_ATTRIB` of any entry *in* a watched directory (a `chmod`
+/// or `touch` of a neighbour in `/tmp` or a home directory): such an event names the entry, and
+/// is ignored (``classify(_:)``): the path depends on no entry of a directory above the store
+/// but the next directory of the path, which is watched itself and reports its own change
+/// without a name. A busy directory above the store thus neither ends the path watch nor sends
+/// a repeated read to its full check.
 ///
 /// Only for an absolute path without `..` whose directories are all on local file systems
 /// (``StoreChangeWatch/localFileSystems``) and can be watched by this user; a relative path (the
@@ -114,31 +117,59 @@ struct PathWatch: Sendable {
     #endif
   }
 
-  /// Whether any of the inotify events in `events` (as `read` returned them) may have moved the
-  /// store path off the store directory: an event of a directory above it about that directory
-  /// itself (no name: an event naming an entry in it is a neighbour's `IN_ATTRIB`), the store
-  /// directory itself moved, removed or unmounted, or a queue overflow (events were lost).
-  func anyMoves(_ events: UnsafeRawBufferPointer) -> Bool {
+  /// What the inotify events in `events` (as `read` returned them) say.
+  struct Events: Equatable {
+    /// One of them is about the store: any event of a watch other than those of the
+    /// directories above it, or a queue overflow (events were lost).
+    var storeChanged = false
+    /// One of them may have moved the store path off the store directory: an event of a
+    /// directory above the store about that directory itself (no name), the store directory
+    /// itself moved, removed or unmounted, or a queue overflow.
+    var pathMoved = false
+  }
+
+  /// Sorts the inotify events in `events`: an event of a directory above the store that names
+  /// an entry (a neighbour's `IN_ATTRIB`) is neither a change of the store nor a move of the
+  /// path, and is ignored (``Events``). With `proving` `false` (the path watch ended: every
+  /// read makes its `lstat`), every event of a directory above the store is ignored.
+  ///
+  /// - Complexity: O(events × directories on the path).
+  static func classify(
+    _ events: UnsafeRawBufferPointer, ancestors: [Int32], store: Int32, proving: Bool
+  ) -> Events {
+    var found = Events()
     #if os(Linux)
-      let header = 16  // wd, mask, cookie, len
+      let header = 16  // struct inotify_event { int wd; uint32_t mask, cookie, len; name }
       var offset = 0
       while offset < events.count {
-        guard offset + header <= events.count else { return true }
+        guard offset + header <= events.count else {
+          found.storeChanged = true
+          found.pathMoved = true
+          return found
+        }
         let watched = events.loadUnaligned(fromByteOffset: offset, as: Int32.self)
         let mask = events.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
         let length = events.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)
-        if mask & (UInt32(IN_Q_OVERFLOW) | UInt32(IN_UNMOUNT)) != 0 { return true }
-        if watched == store && mask & Self.storeMoves != 0 { return true }
-        if length == 0 && ancestors.contains(watched) { return true }
         offset += header + Int(length)
+        if mask & (UInt32(IN_Q_OVERFLOW) | UInt32(IN_UNMOUNT)) != 0 {
+          found.storeChanged = true
+          found.pathMoved = true
+        } else if ancestors.contains(watched) {
+          if proving && length == 0 { found.pathMoved = true }
+        } else {
+          found.storeChanged = true
+          if watched == store && mask & storeMoves != 0 { found.pathMoved = true }
+        }
       }
-      return false
     #else
-      return true
+      found.storeChanged = true
+      found.pathMoved = true
     #endif
+    return found
   }
 
-  /// Closes the mount table (the watches go with the change watch's descriptor).
+  /// Closes the mount table (the watches go with the change watch's descriptor): when the path
+  /// watch ends, or with the change watch.
   func close(_ system: Syscalls) {
     system.closeIgnoringErrors(mounts)
   }

@@ -14,7 +14,7 @@ extension SharedStoreWatch {
   }
 
   /// After the caller's write of `written` (a `pwrite` and its `fdatasync`, still under the
-  /// exclusive lock), reads the watch once (``StoreChangeWatch/drainOnce(_:ownWrite:path:)``)
+  /// exclusive lock), reads the watch once (``StoreChangeWatch/drainOnce(_:ownWrite:path:proving:)``)
   /// and counts what it found as a drain (every store that tagged a read with an earlier count
   /// takes its full check next time, as after any event).
   ///
@@ -28,7 +28,9 @@ extension SharedStoreWatch {
   ) -> UInt64? {
     state.withLock { state -> UInt64? in
       guard !state.failed, state.changes == view.changes else { return nil }
-      switch watch.drainOnce(system, ownWrite: written, path: state.path) {
+      switch watch.drainOnce(
+        system, ownWrite: written, path: state.path, proving: state.pathProves)
+      {
       case .failed:
         state.failed = true
         state.view = nil
@@ -38,9 +40,9 @@ extension SharedStoreWatch {
       case .events(let onlyOwnWrite, let pathMoved):
         state.changes &+= 1
         state.view = nil
-        if pathMoved, let path = state.path {
+        if pathMoved, state.pathProves, let path = state.path {
           path.close(system)
-          state.path = nil
+          state.pathProves = false
         }
         return onlyOwnWrite ? state.changes : nil
       }

@@ -7,7 +7,8 @@ import Synchronization
 /// watch, one `lstat` of the store path (none while the path watch, ``PathWatch``, proves that
 /// the path still names the store directory), one `geteuid`.
 ///
-/// **Counting drains.** Each `poll` that finds events drains them and adds one to
+/// **Counting drains.** Each `poll` that finds events drains them and, when one of them is about
+/// the store (not a neighbour's, in a directory above it: ``PathWatch``), adds one to
 /// ``State/changes``, under the same lock. A store tags each read it fully checked with the
 /// count a `poll` gave *before* that read, and reuses the read only while a later `poll` still
 /// gives that count: no event was queued for any watched file or directory from the drain that
@@ -51,10 +52,12 @@ final class SharedStoreWatch: Sendable {
     var changes: UInt64 = 0
     /// The view of the current scope, if one was made in it.
     var view: View? = nil
-    /// The watch of the directories above the store (``PathWatch``) while it proves that the
-    /// store path names the store directory; `nil` (the `lstat` of every view) once an event
-    /// may have moved it, or where it could not be set up.
+    /// The watch of the directories above the store (``PathWatch``), `nil` where it could not
+    /// be set up; kept after it ended, so that its directories' events are still told apart.
     var path: PathWatch? = nil
+    /// Whether the path watch proves that the store path names the store directory (no `lstat`
+    /// in a view); `false` (the `lstat` of every view) once an event may have moved it.
+    var pathProves = false
   }
 
   let key: Key
@@ -67,11 +70,15 @@ final class SharedStoreWatch: Sendable {
     self.key = key
     self.watch = watch
     self.system = system
-    state.withLock { $0.path = path }
+    state.withLock {
+      $0.path = path
+      $0.pathProves = path != nil
+    }
   }
 
   deinit {
-    state.withLock { $0.path }?.close(system)
+    let proving = state.withLock { $0.pathProves ? $0.path : nil }
+    proving?.close(system)
     watch.close(system)
   }
 
@@ -122,27 +129,28 @@ final class SharedStoreWatch: Sendable {
   }
 
   /// This scope's view (``StoreCheckScope/current``): the one already made in it, or a new one
-  /// (one `poll`, draining any events; when it found none, one `lstat` of the store path unless
-  /// the path watch proves it; one `geteuid`). `nil` once the watch has failed.
+  /// (one `poll`, draining any events; when it found none, or only events of neighbours in the
+  /// directories above the store, one `lstat` of the store path unless the path watch proves
+  /// it; one `geteuid`). `nil` once the watch has failed.
   func view(_ system: Syscalls) -> View? {
     let scope = StoreCheckScope.current
     return state.withLock { state -> View? in
       if state.failed { return nil }
       if scope != 0, let view = state.view, view.scope == scope { return view }
       var isKeptDirectory = false
-      switch watch.poll(system, path: state.path) {
+      switch watch.poll(system, path: state.path, proving: state.pathProves) {
       case .failed:
         state.failed = true
         state.view = nil
         return nil
       case .changed(let pathMoved):
         state.changes &+= 1
-        if pathMoved, let path = state.path {
+        if pathMoved, state.pathProves, let path = state.path {
           path.close(system)
-          state.path = nil
+          state.pathProves = false
         }
       case .unchanged:
-        if state.path != nil, system.faults?.allowsPathWatch ?? true {
+        if state.pathProves, system.faults?.allowsPathWatch ?? true {
           // No event since the path watch checked the path: it names the same directory. (A
           // store whose fault plan does not allow the path watch makes its `lstat` regardless
           // of which store set the watch up.)

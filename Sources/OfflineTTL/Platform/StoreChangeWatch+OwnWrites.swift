@@ -17,13 +17,13 @@ extension StoreChangeWatch {
     let name: [UInt8]
   }
 
-  /// What one `read` of the watch after a write found (``drainOnce(_:ownWrite:path:)``).
+  /// What one `read` of the watch after a write found (``drainOnce(_:ownWrite:path:proving:)``).
   enum Drain: Sendable, Equatable {
     /// Nothing was queued.
     case empty
     /// Events were read: `onlyOwnWrite` when every one of them is the write of
     /// ``WrittenFile`` (and the file's own event is among them); `pathMoved` when one may have
-    /// moved the store path (``PathWatch/anyMoves(_:)``).
+    /// moved the store path (``PathWatch/classify(_:ancestors:store:proving:)``).
     case events(onlyOwnWrite: Bool, pathMoved: Bool)
     /// The descriptor failed.
     case failed
@@ -47,7 +47,9 @@ extension StoreChangeWatch {
   /// that write.
   ///
   /// System calls: one `read`.
-  func drainOnce(_ system: Syscalls, ownWrite: WrittenFile, path: PathWatch?) -> Drain {
+  func drainOnce(_ system: Syscalls, ownWrite: WrittenFile, path: PathWatch?, proving: Bool)
+    -> Drain
+  {
     withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
       do throws(Errno) {
         let count = try system.read(fd, into: buffer)
@@ -55,7 +57,11 @@ extension StoreChangeWatch {
         let events = UnsafeRawBufferPointer(rebasing: buffer[..<count])
         return .events(
           onlyOwnWrite: count < 2048 && Self.onlyWrites(of: ownWrite, in: events),
-          pathMoved: path?.anyMoves(events) ?? false)
+          pathMoved: path.map {
+            PathWatch.classify(
+              events, ancestors: $0.ancestors, store: $0.store, proving: proving
+            ).pathMoved
+          } ?? false)
       } catch  where error == .wouldBlock {
         return .empty
       } catch {

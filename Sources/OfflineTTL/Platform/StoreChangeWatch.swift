@@ -169,17 +169,23 @@ struct StoreChangeWatch: Sendable {
   }
 
   /// Whether the queue holds events (one `poll` with a zero timeout); when it does, reads it
-  /// until it is empty (non-blocking `read`s up to `EAGAIN`). With a path watch, the same
-  /// `poll` asks the mount table too, and the events read say whether the path may have moved.
+  /// until it is empty (non-blocking `read`s up to `EAGAIN`). With a path watch (`path`), the
+  /// events of the directories above the store are sorted out (``PathWatch/classify(_:ancestors:store:proving:)``):
+  /// one that names an entry (a neighbour's) is no change, and, while the path watch proves the
+  /// path (`proving`: then the same `poll` asks the mount table too), one about such a directory
+  /// itself moved the path. Events that are all a neighbour's are drained and answered as
+  /// `unchanged`: they say nothing about the store, and the next `poll` still sees any event
+  /// queued after this one.
   ///
-  /// System calls: one `poll` when nothing changed. (`poll` rather than a `read` that fails
-  /// with `EAGAIN`: the same cost, and a call that nothing else in a store process makes, so a
-  /// test can delay exactly this read of the watch with `strace`.)
-  func poll(_ system: Syscalls, path: PathWatch? = nil) -> Poll {
+  /// System calls: one `poll` when nothing changed (and one `read` per 4 KiB of events plus the
+  /// `read` that finds the queue empty when something did). (`poll` rather than a `read` that
+  /// fails with `EAGAIN`: the same cost, and a call that nothing else in a store process makes,
+  /// so a test can delay exactly this read of the watch with `strace`.)
+  func poll(_ system: Syscalls, path: PathWatch? = nil, proving: Bool = false) -> Poll {
     var mountsChanged = false
     do throws(Errno) {
-      if let path {
-        let found = try system.hasInput(fd, orMountChange: path.mounts)
+      if let path, proving {
+        let found = try system.pollWatchAndMounts(fd, mountTable: path.mounts)
         mountsChanged = found.mountsChanged
         if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }
       } else {
@@ -189,18 +195,23 @@ struct StoreChangeWatch: Sendable {
       return .failed
     }
     return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
-      var pathMoved = mountsChanged
-      var changed = mountsChanged
+      var found = PathWatch.Events(storeChanged: mountsChanged, pathMoved: mountsChanged)
       while true {
         do throws(Errno) {
           let count = try system.read(fd, into: buffer)
           guard count > 0 else { return .failed }
-          changed = true
-          if let path, !pathMoved {
-            pathMoved = path.anyMoves(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+          if let path {
+            let events = PathWatch.classify(
+              UnsafeRawBufferPointer(rebasing: buffer[..<count]), ancestors: path.ancestors,
+              store: path.store, proving: proving)
+            found.storeChanged = found.storeChanged || events.storeChanged
+            found.pathMoved = found.pathMoved || events.pathMoved
+          } else {
+            found.storeChanged = true
           }
         } catch  where error == .wouldBlock {
-          return changed ? .changed(pathMoved: pathMoved) : .unchanged
+          guard found.storeChanged || found.pathMoved else { return .unchanged }
+          return .changed(pathMoved: found.pathMoved)
         } catch {
           return .failed
         }

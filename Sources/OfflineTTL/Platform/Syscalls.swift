@@ -165,35 +165,6 @@ public struct Syscalls: Sendable {
     return (input, mounts)
   }
 
-  /// `poll` of one descriptor for input, and of the mount table `mounts` (an open
-  /// `/proc/self/mountinfo`) for a change, with a zero timeout: one call for both.
-  ///
-  /// - Parameters:
-  ///   - fd: The descriptor.
-  ///   - mounts: The open mount table; the kernel reports a change of this process's mounts
-  ///     (`POLLPRI`) once, at the first `poll` after it.
-  /// - Returns: Whether a read of `fd` would return data, and whether the mounts changed.
-  /// - Throws: ``Errno``; `EBADF` when either descriptor is not open or `fd` reports an error.
-  public func hasInput(_ fd: FileDescriptor, orMountChange mounts: FileDescriptor) throws(Errno)
-    -> (input: Bool, mountsChanged: Bool)
-  {
-    var entries = (
-      pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0),
-      pollfd(fd: mounts.rawValue, events: Int16(POLLPRI), revents: 0)
-    )
-    _ = try call(.poll) {
-      withUnsafeMutableBytes(of: &entries) { raw in
-        system_poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), count: 2)
-      }
-    }
-    let bad = Int16(POLLNVAL)
-    if entries.1.revents & bad != 0 { throw Errno(rawValue: EBADF) }
-    let changed = entries.1.revents & Int16(POLLPRI | POLLERR) != 0
-    if entries.0.revents == 0 { return (false, changed) }
-    if entries.0.revents & Int16(POLLIN) != 0 { return (true, changed) }
-    throw Errno(rawValue: EBADF)
-  }
-
   /// `pread(fd, buffer, count, offset)`.
   ///
   /// - Returns: Bytes read; `0` at end of file.

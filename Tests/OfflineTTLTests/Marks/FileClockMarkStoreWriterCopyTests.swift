@@ -43,7 +43,7 @@ import Testing
     let handles = try #require(store.keptHandles())
     #expect(handles.writtenRecord != nil)
     #expect(handles.writerCopy.withLock { $0 } != nil, "the first write kept its copy")
-    let pathWatched = handles.watch?.state.withLock { $0.path != nil } ?? false
+    let pathWatched = handles.watch?.state.withLock { $0.pathProves } ?? false
     plan.resetCounts()
     for step in 1...5 {
       let transition = try store.observe(readingClocks: { Self.at(10 + Int64(step)) })

@@ -193,6 +193,100 @@ import Testing
     }
   }
 
+  /// One place beside the store path where another process changes an entry's attributes.
+  struct Neighbour: Sendable, CustomTestStringConvertible {
+    let testDescription: String
+    /// The entry, relative to the temporary directory (`""`: an entry of the temporary
+    /// directory itself, such as `/tmp`).
+    let entry: String
+  }
+
+  static let neighbours: [Neighbour] = [
+    Neighbour(testDescription: "a file beside the store directory", entry: "top/a/neighbour"),
+    Neighbour(testDescription: "a directory beside its parent (holding a store)", entry: "top/b"),
+    Neighbour(testDescription: "a file in the temporary directory", entry: "neighbour"),
+  ]
+
+  /// inotify reports a `chmod` or `touch` of an entry of a directory above the store to that
+  /// directory's watch: such events are drained and ignored (the summary after them reads the
+  /// queue, makes no `lstat` and no full check, and the path watch goes on); then a real move of
+  /// the store's parent is still noticed.
+  @Test(.enabled(if: pathWatchAvailable, "\(reason)"), arguments: neighbours)
+  func aNeighboursEventsNeitherEndThePathWatchNorCostAFullCheck(_ neighbour: Neighbour) throws {
+    let parent = try TemporaryStoreDirectory(prefix: "path-watch-neighbour")
+    defer { parent.remove() }
+    let path = try Self.makeStores(parent)
+    let entry = parent.appending(neighbour.entry)
+    if !FileManager.default.fileExists(atPath: entry) {
+      #expect(FileManager.default.createFile(atPath: entry, contents: nil))
+    }
+    let plan = Self.plan()
+    let store = try StoreChangeWatchTests.watchedCache(path, plan)
+    #expect(Self.servedWithoutLstat(store, plan), "the path watch is on")
+    for round in 0..<3 {
+      #expect(chmod(entry, round % 2 == 0 ? 0o700 : 0o600) == 0)
+      #expect(utimes(entry, nil) == 0)
+      let after = Self.summary(store, plan)
+      #expect(plan.count(of: .read) >= 1, "the neighbour's events were drained: \(plan.trace)")
+      #expect(after.watched && after.lstats == 0, "\(plan.trace)")
+      #expect((try? after.answer.get().count) == 2)
+      let next = Self.summary(store, plan)
+      #expect(next.watched && next.lstats == 0 && plan.count(of: .read) == 0, "\(plan.trace)")
+    }
+    Self.move(parent, "top/a", "top/old-a")
+    Self.move(parent, "top/b", "top/a")
+    let moved = Self.summary(store, plan)
+    #expect(moved.lstats >= 1, "the full check, which looks at the path")
+    #expect((try? moved.answer.get().count) == 5)
+    #expect(moved.answer == StoreChangeWatchTests.fresh(path))
+  }
+
+  /// inotify events as `read` returns them: (watch descriptor, mask, name length).
+  static func events(_ list: [(Int32, UInt32, UInt32)]) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for (watched, mask, length) in list {
+      withUnsafeBytes(of: watched) { bytes += $0 }
+      withUnsafeBytes(of: mask) { bytes += $0 }
+      withUnsafeBytes(of: UInt32(0)) { bytes += $0 }
+      withUnsafeBytes(of: length) { bytes += $0 }
+      bytes += [UInt8](repeating: 0, count: Int(length))
+    }
+    return bytes
+  }
+
+  /// Each kind of event, sorted: watches 1 and 2 are directories above the store, 3 the store
+  /// directory, 4 a file in it.
+  @Test func eventsAreSortedIntoNeighboursStoreChangesAndMovesOfThePath() {
+    #if os(Linux)
+      let attrib = UInt32(IN_ATTRIB)
+      let cases: [(events: [(Int32, UInt32, UInt32)], proving: Bool, expected: PathWatch.Events)] =
+        [
+          ([(1, attrib, 16), (2, attrib, 16)], true, .init()),
+          ([(2, attrib, 16), (1, attrib, 0)], true, .init(storeChanged: false, pathMoved: true)),
+          ([(1, UInt32(IN_MOVE_SELF), 0)], true, .init(storeChanged: false, pathMoved: true)),
+          ([(1, UInt32(IN_MOVE_SELF), 0), (2, attrib, 0)], false, .init()),
+          ([(1, attrib, 16), (4, UInt32(IN_MODIFY), 0)], true, .init(storeChanged: true)),
+          ([(3, attrib, 0)], true, .init(storeChanged: true)),
+          ([(3, attrib, 32)], true, .init(storeChanged: true)),
+          ([(3, UInt32(IN_MOVE_SELF), 0)], true, .init(storeChanged: true, pathMoved: true)),
+          ([(-1, UInt32(IN_Q_OVERFLOW), 0)], false, .init(storeChanged: true, pathMoved: true)),
+        ]
+      for (list, proving, expected) in cases {
+        let bytes = Self.events(list)
+        let found = bytes.withUnsafeBytes {
+          PathWatch.classify($0, ancestors: [1, 2], store: 3, proving: proving)
+        }
+        #expect(found == expected, "\(list), proving: \(proving)")
+      }
+      // A record cut short (never from the kernel) is taken for everything.
+      let cut = Array(Self.events([(1, attrib, 16)]).prefix(8))
+      let found = cut.withUnsafeBytes {
+        PathWatch.classify($0, ancestors: [1, 2], store: 3, proving: true)
+      }
+      #expect(found == .init(storeChanged: true, pathMoved: true))
+    #endif
+  }
+
   /// Both stores of a gate: one `poll` for the check and no `lstat`; with no fault plan (as in
   /// production), an ancestor swapped between two checks is noticed by the next one, which
   /// decides as a gate opened afresh.
