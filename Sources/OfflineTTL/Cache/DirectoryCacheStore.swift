@@ -53,6 +53,9 @@ public struct DirectoryCacheStore: CacheItemStore {
   let kept: KeptCacheFiles
   /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
   let sealingScopeName: SealingKeyScope.Name?
+  /// The memory of a key-file provider (``FileSealingKeyProvider``), whose key file's watch a
+  /// repeated check polls together with the store's (`nil` for any other provider).
+  let keyMemory: KeyMemory?
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -96,6 +99,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.files = CacheFiles(sys: Syscalls())
     self.kept = KeptCacheFiles(system: files.sys)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
+    self.keyMemory = (sealing as? FileSealingKeyProvider)?.memory
   }
 
   /// Creates a store whose every system call first consults a fault plan (for tests).
@@ -113,6 +117,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.files = CacheFiles(sys: Syscalls(faults: faults))
     self.kept = KeptCacheFiles(system: files.sys)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
+    self.keyMemory = (sealing as? FileSealingKeyProvider)?.memory
   }
 
   /// Creates a store over a directory given as a file URL; no I/O.

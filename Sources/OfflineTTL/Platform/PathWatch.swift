@@ -28,14 +28,26 @@
 /// without a name. A busy directory above the store thus neither ends the path watch nor sends
 /// a repeated read to its full check.
 ///
-/// Only for an absolute path without `..` whose directories are all on local file systems
-/// (``StoreChangeWatch/localFileSystems``) and can be watched by this user; a relative path (the
+/// Only for an absolute path without `..` whose directories (and the store directory) are all on
+/// file systems where every removal or rename of a directory reaches its watch
+/// (``fileSystems``: not btrfs, where deleting a subvolume above the store reports nothing to any
+/// watch and changes no mount) and can be watched by this user; a relative path (the
 /// working directory can change) or a path through a symbolic link keeps the `lstat`. Not
 /// covered: this process changing its own root directory (`chroot`) or mount namespace
 /// (`unshare`, `setns`) after the path watch was set up.
 struct PathWatch: Sendable {
   /// `/proc/self/mountinfo`, open: `poll` reports a change of this process's mounts on it.
   let mounts: FileDescriptor
+  /// `f_type` of the file systems where a directory can leave its path only by a rename, a
+  /// removal or a mount, each of which the path watch sees: ext2/3/4 (`0xEF53`), XFS
+  /// (`0x58465342`), tmpfs (`0x01021994`). Not btrfs: `btrfs subvolume delete` of a subvolume
+  /// above the store sends no inotify event and changes no mount.
+  static let fileSystems: Set<Int64> = [0xEF53, 0x5846_5342, 0x0102_1994]
+
+  /// Whether the path watch may rely on a directory on the file system of type `type`
+  /// (``fileSystems``).
+  static func proves(onFileSystem type: Int64) -> Bool { fileSystems.contains(type) }
+
   /// The watch descriptors of the directories above the store directory.
   let ancestors: [Int32]
   /// The watch descriptor of the store directory.
@@ -86,7 +98,7 @@ struct PathWatch: Sendable {
       var ancestors: [Int32] = []
       for opened in directories {
         guard let type = try? system.fileSystemType(opened),
-          StoreChangeWatch.localFileSystems.contains(type),
+          proves(onFileSystem: type),
           let added = try? system.inotifyAddWatch(
             watch.fd, "/proc/self/fd/\(opened.rawValue)", mask: ancestorEvents)
         else { return nil }
@@ -94,7 +106,7 @@ struct PathWatch: Sendable {
       }
       // The store directory is watched already (for every event): the same mask again gives
       // its watch descriptor.
-      guard
+      guard let type = try? system.fileSystemType(directory), proves(onFileSystem: type),
         let store = try? system.inotifyAddWatch(
           watch.fd, "/proc/self/fd/\(directory.rawValue)", mask: StoreChangeWatch.events)
       else { return nil }

@@ -132,13 +132,22 @@ final class SharedStoreWatch: Sendable {
   /// (one `poll`, draining any events; when it found none, or only events of neighbours in the
   /// directories above the store, one `lstat` of the store path unless the path watch proves
   /// it; one `geteuid`). `nil` once the watch has failed.
-  func view(_ system: Syscalls) -> View? {
+  ///
+  /// - Parameter joined: A watch to poll in the same `poll` (the sealing key file's,
+  ///   ``JoinedChangeWatch``), when this call makes one; told what it found, with this view's
+  ///   scope and user.
+  func view(_ system: Syscalls, joining joined: (any JoinedChangeWatch)? = nil) -> View? {
     let scope = StoreCheckScope.current
     return state.withLock { state -> View? in
       if state.failed { return nil }
       if scope != 0, let view = state.view, view.scope == scope { return view }
       var isKeptDirectory = false
-      switch watch.poll(system, path: state.path, proving: state.pathProves) {
+      // Read before the `poll` so that a joined watch is given it with what the `poll` found.
+      let user = system.effectiveUserID()
+      switch watch.poll(
+        system, path: state.path, proving: state.pathProves, joining: joined, scope: scope,
+        user: user)
+      {
       case .failed:
         state.failed = true
         state.view = nil
@@ -162,8 +171,7 @@ final class SharedStoreWatch: Sendable {
         }
       }
       let view = View(
-        scope: scope, changes: state.changes, user: system.effectiveUserID(),
-        isKeptDirectory: isKeptDirectory)
+        scope: scope, changes: state.changes, user: user, isKeptDirectory: isKeptDirectory)
       state.view = scope == 0 ? nil : view
       return view
     }

@@ -180,11 +180,24 @@ struct StoreChangeWatch: Sendable {
   /// System calls: one `poll` when nothing changed (and one `read` per 4 KiB of events plus the
   /// `read` that finds the queue empty when something did). (`poll` rather than a `read` that
   /// fails with `EAGAIN`: the same cost, and a call that nothing else in a store process makes,
-  /// so a test can delay exactly this read of the watch with `strace`.)
-  func poll(_ system: Syscalls, path: PathWatch? = nil, proving: Bool = false) -> Poll {
+  /// so a test can delay exactly this read of the watch with `strace`.) A `joined` watch (the
+  /// sealing key file's, ``JoinedChangeWatch``) is polled in the same `poll` and told what it
+  /// found, with `scope` and `user`.
+  func poll(
+    _ system: Syscalls, path: PathWatch? = nil, proving: Bool = false,
+    joining joined: (any JoinedChangeWatch)? = nil, scope: UInt64 = 0, user: UInt32 = 0
+  ) -> Poll {
     var mountsChanged = false
     do throws(Errno) {
-      if let path, proving {
+      if let joined {
+        // The joined watch's descriptors in the same `poll` (taken by it under its lock).
+        let mounts = proving ? path?.mounts : nil
+        let found = try joined.withJoinedPoll(scope: scope, user: user) { watch, itsMounts in
+          system.hasInput(fd, orMountChange: mounts, joining: (watch, itsMounts))
+        }.get()
+        mountsChanged = found.mountsChanged
+        if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }
+      } else if let path, proving {
         let found = try system.pollWatchAndMounts(fd, mountTable: path.mounts)
         mountsChanged = found.mountsChanged
         if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }

@@ -241,6 +241,37 @@ import Testing
     #expect(moved.answer == StoreChangeWatchTests.fresh(path))
   }
 
+  /// The file systems the path watch relies on: not btrfs (a subvolume deleted above the store
+  /// reports nothing to any watch), nor any file system the change watch does not take.
+  @Test func thePathWatchReliesOnExtXfsAndTmpfsOnly() {
+    #expect(PathWatch.proves(onFileSystem: 0xEF53))
+    #expect(PathWatch.proves(onFileSystem: 0x5846_5342))
+    #expect(PathWatch.proves(onFileSystem: 0x0102_1994))
+    #expect(!PathWatch.proves(onFileSystem: 0x9123_683E), "btrfs")
+    #expect(!PathWatch.proves(onFileSystem: 0x6969), "NFS")
+    #expect(PathWatch.fileSystems.isSubset(of: StoreChangeWatch.localFileSystems))
+  }
+
+  /// A directory of the path whose file system the path watch cannot learn (its `fstatfs`
+  /// fails: it could be btrfs) keeps the `lstat` of every repeated summary.
+  @Test(.enabled(if: pathWatchAvailable, "\(reason)"))
+  func aDirectoryOfAnUnknownFileSystemKeepsTheLstat() throws {
+    let parent = try TemporaryStoreDirectory(prefix: "path-watch-fs")
+    defer { parent.remove() }
+    let path = try Self.makeStores(parent)
+    // The change watch's own `fstatfs` (the store directory) succeeds; the path watch's first
+    // (the root directory) fails.
+    let plan = SyscallFaultPlan(
+      [.init(kind: .fstatfs, occurrence: 2, errno: Errno(rawValue: EIO))],
+      allowsChangeWatch: true, allowsPathWatch: true)
+    let store = try StoreChangeWatchTests.watchedCache(path, plan)
+    for _ in 0..<3 {
+      let next = Self.summary(store, plan)
+      #expect(next.lstats >= 1, "\(plan.trace)")
+      #expect(next.answer == StoreChangeWatchTests.fresh(path))
+    }
+  }
+
   /// inotify events as `read` returns them: (watch descriptor, mask, name length).
   static func events(_ list: [(Int32, UInt32, UInt32)]) -> [UInt8] {
     var bytes: [UInt8] = []
