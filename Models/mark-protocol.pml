@@ -84,10 +84,10 @@
  * writes (`wq_own`) from everyone else's (`wq_other`). Under the exclusive lock it polls (any
  * event drains the queue and adds one to the drain count `wchg`; its view is the count after
  * the poll); when the view is its tag, it uses its copy instead of reading the record, else it
- * loads the record. After its write has returned from fdatasync, still under the lock, it reads
+ * loads the record. Right after its pwrite, before the fdatasync, still under the lock, it reads
  * the queue once more: when that finds exactly its own write's event and no other store drained
- * since its view, it tags the record it wrote with the new count; any other finding drains the
- * queue and keeps no copy. A co-store (the other store of the process) may drain the queue at
+ * since its view, it tags the record it wrote with the new count once the fdatasync returned;
+ * any other finding drains the queue and keeps no copy. A co-store (the other store of the process) may drain the queue at
  * any instant (WRITER_CO_POLLS times).
  *
  * Group commit (GROUPERS processes, FileClockMarkStore.observeKept): try the exclusive lock
@@ -256,10 +256,10 @@ inline loadThenClocks(r, ri, fl, now) {
   }
 }
 
-/* FileClockMarkStore.writeNextSlot, under the exclusive lock: the pwrite starts (a concurrent
-   pread without the lock sees a torn slot); the pwrite completes; fdatasync returns (the slot
-   is durable). */
-inline writeSlot(wt, wsq, wg, wm, wf) {
+/* FileClockMarkStore.writeNextSlot, in two parts (the cached writer reads its watch between
+   them). The pwrite: it starts (a concurrent pread without the lock sees a torn slot), it
+   completes, and its events are queued before it returns. */
+inline writeSlotPage(wt, wsq, wg, wm, wf) {
   d_step { page[wt].valid = 0 }
   d_step { page[wt].seq = wsq; page[wt].gen = wg; page[wt].mark = wm; page[wt].fast = wf; page[wt].valid = 1 }
 #ifdef WATCH
@@ -268,12 +268,22 @@ inline writeSlot(wt, wsq, wg, wm, wf) {
 #ifdef CACHED_WRITER
   d_step { if :: _pid == cwpid -> wq_own = 1 :: else -> wq_other = 1 fi }
 #endif
+}
+
+/* The fdatasync: the slot is durable. */
+inline writeSlotDisk(wt, wsq, wg, wm, wf) {
   d_step {
     disk[wt].valid = 1; disk[wt].seq = wsq; disk[wt].gen = wg; disk[wt].mark = wm; disk[wt].fast = wf;
     /* P1: the durable record never lowers the mark within a generation */
     assert(wg > ack_gen || (wg == ack_gen && wm >= ack_mark));
     ack_gen = wg; ack_mark = wm; gen_on_disk = wg
   }
+}
+
+/* FileClockMarkStore.writeNextSlot, under the exclusive lock: the pwrite, then the fdatasync. */
+inline writeSlot(wt, wsq, wg, wm, wf) {
+  writeSlotPage(wt, wsq, wg, wm, wf);
+  writeSlotDisk(wt, wsq, wg, wm, wf)
 }
 
 /* FileClockMarkStore.observe: load, clocks, ClockMarkRecord.observing and needsWrite, the write,
@@ -598,7 +608,7 @@ inline writerPoll(v) {
    tagged with the new count. */
 proctype CachedWriter() {
   Slot r; byte ri; byte now; byte n = 0; byte fl;
-  Slot c; byte ci; bit hasc = 0; byte view = 0; byte tag = 0;
+  Slot c; byte ci; bit hasc = 0; byte view = 0; byte tag = 0; bit keep = 0; byte kept = 0;
   {
     do
     :: n < ROUNDS ->
@@ -621,17 +631,27 @@ proctype CachedWriter() {
        assert(r.fast || now >= r.mark);          /* P5 */
        if
        :: now >= r.mark + RES ->
-          writeSlot(1 - ri, r.seq + 1, r.gen, now, 0);
-          d_step {
+          writeSlotPage(1 - ri, r.seq + 1, r.gen, now, 0);
+          d_step {                              /* the read of the queue, before the fdatasync */
             if
             :: wq_own && !wq_other && wchg == view ->
-               wq_own = 0; wchg++; tag = wchg; hasc = 1;
-               c.valid = 1; c.seq = r.seq + 1; c.gen = r.gen; c.mark = now; c.fast = 0; ci = 1 - ri
+               wq_own = 0; wchg++; keep = 1
             :: else ->
+               keep = 0;
                if
                :: wq_own || wq_other -> wq_own = 0; wq_other = 0; wchg++
                :: else -> skip
                fi
+            fi;
+            kept = wchg
+          };
+          writeSlotDisk(1 - ri, r.seq + 1, r.gen, now, 0);
+          d_step {                              /* the copy, once the fdatasync returned */
+            if
+            :: keep ->
+               tag = kept; hasc = 1;
+               c.valid = 1; c.seq = r.seq + 1; c.gen = r.gen; c.mark = now; c.fast = 0; ci = 1 - ri
+            :: else -> skip
             fi
           }
        :: else -> d_step { copySlot(c, r); ci = ri; tag = view; hasc = 1 }

@@ -13,15 +13,15 @@ extension SharedStoreWatch {
     return view(system)
   }
 
-  /// After the caller's write of `written` (a `pwrite` and its `fdatasync`, still under the
+  /// Right after the caller's `pwrite` of `written` (before its `fdatasync`, still under the
   /// exclusive lock), reads the watch once (``StoreChangeWatch/drainOnce(_:ownWrite:path:proving:)``)
   /// and counts what it found as a drain (every store that tagged a read with an earlier count
   /// takes its full check next time, as after any event).
   ///
   /// - Returns: The drain count after it, when the watch has not drained anything since
   ///   `view` (so every event queued since is in this read) and what it read was the write's
-  ///   own events and nothing else: the record as written is then what the files hold, as of
-  ///   this count. `nil` otherwise (the events were another store's to see, a change came from
+  ///   own events and nothing else: once its `fdatasync` returns, the record as written is
+  ///   what the files hold, as of this count. `nil` otherwise (the events were another store's to see, a change came from
   ///   elsewhere, or another `poll` drained in between).
   func drainOwnWrite(
     _ system: Syscalls, since view: View, of written: StoreChangeWatch.WrittenFile

@@ -99,6 +99,15 @@ import Testing
         #expect(rename(parent.appending("copy"), path) == 0)
       }, generation: 1, mark: 6_000),
     Change(
+      testDescription: "an older record written through another open file description",
+      make: { parent, path in
+        let older = try Data(contentsOf: URL(fileURLWithPath: parent.appending("older")))
+        let fd = open(path + "/" + FileClockMarkStore.recordFileName, O_WRONLY | O_CLOEXEC)
+        #expect(fd >= 0)
+        #expect(older.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == older.count)
+        close(fd)
+      }, generation: 1, mark: 6_000),
+    Change(
       testDescription: "the lock file replaced",
       make: { _, path in
         let lock = path + "/" + FileClockMarkStore.lockFileName
@@ -140,24 +149,48 @@ import Testing
     #expect(after.mark == Self.at(12_000).wall)
   }
 
-  /// A record made readable by others between two writes is refused as the locked path refuses
-  /// it (nothing is written through the copy).
+  /// A change between two writes that the locked path refuses, and how to undo it.
+  struct Refused: Sendable, CustomTestStringConvertible {
+    let testDescription: String
+    let make: @Sendable (_ parent: TemporaryStoreDirectory, _ record: String) -> Void
+    let undo: @Sendable (_ parent: TemporaryStoreDirectory, _ record: String) -> Void
+  }
+
+  static let refused: [Refused] = [
+    Refused(
+      testDescription: "the record made readable by others",
+      make: { _, record in #expect(chmod(record, 0o644) == 0) },
+      undo: { _, record in _ = chmod(record, 0o600) }),
+    Refused(
+      testDescription: "a hard link to the record made in another directory",
+      make: { parent, record in #expect(link(record, parent.appending("link")) == 0) },
+      undo: { parent, _ in _ = unlink(parent.appending("link")) }),
+    Refused(
+      testDescription: "the record truncated to zero bytes",
+      make: { _, record in #expect(truncate(record, 0) == 0) },
+      undo: { _, _ in }),
+  ]
+
+  /// A record that the locked path refuses, made so between two writes, is refused as the
+  /// locked path refuses it (nothing is written through the copy).
   @Test(
     .enabled(
       if: watchAvailable,
-      "needs inotify (Linux) and a local file system for the temporary directory"))
-  func anInsecureModeBetweenTwoWritesIsRefused() throws {
+      "needs inotify (Linux) and a local file system for the temporary directory"),
+    arguments: refused)
+  func aRefusedRecordBetweenTwoWritesIsRefused(_ change: Refused) throws {
     let (parent, path) = try FileClockMarkStoreKeptOpenTests.makeStore()
     defer { parent.remove() }
     let record = path + "/" + FileClockMarkStore.recordFileName
     let plan = SyscallFaultPlan(allowsChangeWatch: true)
     let store = try Self.writing(path, plan)
-    #expect(chmod(record, 0o644) == 0)
-    defer { _ = chmod(record, 0o600) }
+    change.make(parent, record)
+    defer { change.undo(parent, record) }
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: record))
     let expected: StoreError
     do {
       _ = try FileClockMarkStore(atPath: path).observe(readingClocks: { Self.at(7_000) })
-      Issue.record("the locked path wrote through an insecure record")
+      Issue.record("the locked path wrote through a refused record")
       return
     } catch {
       expected = error
@@ -167,6 +200,7 @@ import Testing
       _ = try store.observe(readingClocks: { Self.at(7_000) })
     } throws: { ($0 as? StoreError)?.code == expected.code }
     #expect(plan.count(of: .pwrite) == 0)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: record)) == bytes, "left as it was")
   }
 
   /// The item store's reads drain the same watch: a read between two writes that drains the
@@ -189,5 +223,77 @@ import Testing
     #expect(transition.previous.mark == Self.at(8_000).wall)
     #expect(plan.count(of: .pread) == 1, "the copy was dropped: the record is read again")
     #expect(try FileClockMarkStore(atPath: path).read().mark == Self.at(9_000).wall)
+  }
+
+  /// A full queue between two writes: events of neighbours in the directory above the store
+  /// (which the path watch otherwise ignores) fill the watch's queue, the kernel queues
+  /// `IN_Q_OVERFLOW` and drops what follows, here another store's write. The overflow itself
+  /// sends the writer to its checks and its read.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"))
+  func aFullQueueBetweenTwoWritesSendsTheWriterToItsRead() throws {
+    let (parent, path) = try FileClockMarkStoreKeptOpenTests.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true, allowsPathWatch: true)
+    let store = try Self.writing(path, plan)
+    _ = try store.observe(readingClocks: { Self.at(5_000) })
+    let handles = try #require(store.keptHandles())
+    try #require(
+      handles.watch?.state.withLock { $0.pathProves } == true, "the path watch was armed")
+    let limit =
+      (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
+      .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
+    let neighbours = [parent.appending("a"), parent.appending("b")]
+    for name in neighbours {
+      let fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+      #expect(fd >= 0)
+      close(fd)
+    }
+    // Alternating, so that the kernel merges none of the events.
+    let failed = (0...min(limit, 1 << 20)).filter {
+      chmod(neighbours[$0 % 2], $0 % 4 < 2 ? 0o600 : 0o640) != 0
+    }
+    #expect(failed.isEmpty)
+    _ = try FileClockMarkStore(atPath: path).observe(readingClocks: { Self.at(9_000) })
+    plan.resetCounts()
+    let transition = try store.observe(readingClocks: { Self.at(10_000) })
+    #expect(transition.previous.mark == Self.at(9_000).wall, "judged on the other store's write")
+    #expect(plan.count(of: .pread) == 1, "the copy was dropped: the record is read again")
+    #expect(try FileClockMarkStore(atPath: path).read().mark == Self.at(10_000).wall)
+  }
+
+  /// The watch failing (its `poll`, or the `read` after the writer's own write): the writer
+  /// keeps no copy from then on and checks and reads on every write.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"),
+    arguments: [SyscallKind.poll, .read])
+  func aFailingWatchSendsEveryLaterWriteToItsRead(_ failing: SyscallKind) throws {
+    let (parent, path) = try FileClockMarkStoreKeptOpenTests.makeStore()
+    defer { parent.remove() }
+    let plan = SyscallFaultPlan(allowsChangeWatch: true)
+    let store = try Self.writing(path, plan)
+    let handles = try #require(store.keptHandles())
+    #expect(handles.writerCopy.withLock { $0 } != nil)
+    plan.resetCounts()
+    plan.fail(failing, occurrence: 1, with: .ioError)
+    let first = try store.observe(readingClocks: { Self.at(20) })
+    #expect(first.wrote && first.previous.mark == Self.at(10).wall)
+    #expect(plan.injected.count == 1)
+    #expect(
+      plan.count(of: .pread) == (failing == .poll ? 1 : 0),
+      "a failed poll sends this write to its read; a failed drain the next")
+    #expect(handles.writerCopy.withLock { $0 } == nil, "no copy kept")
+    for step in 1...3 {
+      plan.resetCounts()
+      let transition = try store.observe(readingClocks: { Self.at(20 + Int64(step)) })
+      #expect(transition.previous.mark == Self.at(20 + Int64(step - 1)).wall)
+      #expect(plan.count(of: .pread) == 1 && plan.count(of: .poll) == 0)
+      #expect(handles.writerCopy.withLock { $0 } == nil)
+    }
+    #expect(try FileClockMarkStore(atPath: path).read().mark == Self.at(23).wall)
   }
 }

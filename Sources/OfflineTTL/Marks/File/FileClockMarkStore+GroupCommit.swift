@@ -52,13 +52,15 @@ extension FileClockMarkStore {
   ///    path watch, else one `lstat`) and the effective user is the same, the copy is the
   ///    record: no check by name and no `pread`. Why that is the record on disk: the copy was
   ///    tagged with the drain count of a `poll` made under the lock before the record was read,
-  ///    or with the count after the drain of its own write, which found that write's two
-  ///    `IN_MODIFY` events and nothing else (`SharedStoreWatch.drainOwnWrite(_:since:of:)`), and
-  ///    every change another process or store can make to the record, the lock file or the
-  ///    directory (a `pwrite`, a rename over either file, a new link, a change of owner or
+  ///    or with the count after the drain of its own write (one `read` right after its
+  ///    `pwrite`, before its `fdatasync`), which found exactly that write's two `IN_MODIFY`
+  ///    events and nothing else (`SharedStoreWatch.drainOwnWrite(_:since:of:)`), and every
+  ///    change another process or store can make to the record, the lock file or the directory
+  ///    (a `pwrite`, a truncation, a rename over either file, a new link, a change of owner or
   ///    mode, the directory moved) queues an event during the system call that makes it,
   ///    before anyone acknowledges it; a writer that holds the lock makes its change before it
-  ///    releases it. The model `Models/mark-protocol.pml` checks this (`CACHED_WRITER`; its
+  ///    releases it. (What inotify cannot show is named at
+  ///    `StoreChangeWatch.drainOnce(_:ownWrite:path:proving:)`.) The model `Models/mark-protocol.pml` checks this (`CACHED_WRITER`; its
   ///    negative twins poll before the lock, or not at all, and undo a sign-in).
   /// 4. If another write since the read before the lock (a higher sequence) left a record that
   ///    covers this observation's result, returns without writing or syncing: the covering
@@ -77,7 +79,7 @@ extension FileClockMarkStore {
   /// System calls, a writing observation alone: `flock` (non-blocking, granted), `lstat`,
   /// 2 `fstatat`, `pread`, `pwrite`, `fdatasync`, `flock` (release); with a change watch and
   /// its copy in place: `flock`, `poll`, `geteuid` (and the `lstat` without a path watch),
-  /// `pwrite`, `fdatasync`, one `read` of the watch (the drain of its own write), `flock`.
+  /// `pwrite`, one `read` of the watch (the drain of its own write), `fdatasync`, `flock`.
   /// Waiting: 1 `pread` before
   /// the polls; each poll a pause, 1 or 2 `flock` (a non-blocking shared lock, released), 1
   /// `pread`, `lstat`, 2 `fstatat`, and 1 `flock` (the non-blocking exclusive try); covered: no
@@ -162,15 +164,21 @@ extension FileClockMarkStore {
         observation: pending.observation, coveringRecord: previous)
     }
     var written: LoadedRecord? = nil
+    var drained: UInt64? = nil
     let transition = try advance(
       previous, observation: clocks(), resolution: resolution, sealedStoreID: nil
     ) { next throws(StoreError) in
-      written = try writeNextSlot(next, over: loaded)
+      written = try writeNextSlot(next, over: loaded) {
+        // Right after the `pwrite`, before its `fdatasync`: only what was queued up to this
+        // `read` must be the write's own events; a change during the `fdatasync` stays queued
+        // for the next `poll`.
+        if let view, let own = files.writtenRecord {
+          drained = files.watch?.drainOwnWrite(system, since: view, of: own)
+        }
+      }
     }
     if let written {
-      if let view, let own = files.writtenRecord,
-        let changes = files.watch?.drainOwnWrite(system, since: view, of: own)
-      {
+      if let view, let changes = drained {
         files.writerCopy.withLock {
           $0 = WriterCopy(loaded: written, changes: changes, user: view.user)
         }
