@@ -42,24 +42,35 @@ import Testing
     let store = try Self.writing(path, plan)
     let handles = try #require(store.keptHandles())
     #expect(handles.writtenRecord != nil)
-    #expect(handles.writerCopy.withLock { $0 } != nil, "the first write kept its copy")
+    #expect(
+      pathWatch || handles.writerCopy.withLock { $0 } != nil, "the first write kept its copy")
     let pathWatched = handles.watch?.state.withLock { $0.pathProves } ?? false
-    plan.resetCounts()
+    var quiet = 0
     for step in 1...5 {
+      plan.resetCounts()
       let transition = try store.observe(readingClocks: { Self.at(10 + Int64(step)) })
       #expect(transition.wrote)
       #expect(transition.previous.mark == Self.at(10 + Int64(step - 1)).wall)
       #expect(try FileClockMarkStore(atPath: path).read() == transition.current)
+      // Another process changing the attributes of an entry in a directory above the store
+      // (such as `/tmp`), which the path watch's directory reports, adds reads to the `poll`,
+      // or, found by the read after the write, sends the next write to its checks: only the
+      // path watch sees such events.
+      guard plan.count(of: .read) == 1, plan.count(of: .pread) == 0 else {
+        #expect(pathWatch, "nothing above the store is watched: \(plan.trace)")
+        continue
+      }
+      quiet += 1
+      #expect(
+        plan.count(of: .fstatat) == (pathWatched ? 0 : 1),
+        "no check of the record or lock file by name; the store path's lstat only without a path watch"
+      )
+      #expect(plan.count(of: .poll) == 1, "one poll, one drain")
+      #expect(plan.count(of: .flock) == 2)
+      #expect(plan.count(of: .pwrite) == 1 && plan.count(of: .fdatasync) == 1)
+      #expect(plan.count(of: .openat) == 0 && plan.count(of: .close) == 0)
     }
-    #expect(plan.count(of: .pread) == 0, "the record is not read again")
-    #expect(
-      plan.count(of: .fstatat) == (pathWatched ? 0 : 5),
-      "no check of the record or lock file by name; the store path's lstat only without a path watch"
-    )
-    #expect(plan.count(of: .poll) == 5 && plan.count(of: .read) == 5, "one poll, one drain")
-    #expect(plan.count(of: .flock) == 10)
-    #expect(plan.count(of: .pwrite) == 5 && plan.count(of: .fdatasync) == 5)
-    #expect(plan.count(of: .openat) == 0 && plan.count(of: .close) == 0)
+    #expect(quiet >= (pathWatch ? 1 : 5), "the record is not read again")
     #expect(!pathWatch || pathWatched, "the path watch was armed")
   }
 
