@@ -116,7 +116,7 @@ enum StoreCommandSupport {
   static func unusableStoreCause(_ decision: OfflineAccessDecision, store path: String)
     -> String?
   {
-    let structural: [StoreError.Code] = [.storeUnusable, .lockFailed]
+    let structural: [StoreError.Code] = [.storeUnusable, .lockFailed, .lockTimedOut]
     if let error = decision.cacheError, structural.contains(error.code) {
       let cache = path + "/cache"
       if FileChecks.kind(cache) == .symbolicLink {
@@ -127,7 +127,9 @@ enum StoreCommandSupport {
       return "the item cache cannot be opened: \(error)"
     }
     if let error = decision.markError, structural.contains(error.code) {
-      let what = error.code == .lockFailed ? "the clock mark's lock" : "the clock mark"
+      let what =
+        error.code == .lockFailed || error.code == .lockTimedOut
+        ? "the clock mark's lock" : "the clock mark"
       return "\(what) cannot be used: \(error); the mark was neither read nor written"
     }
     return nil

@@ -197,6 +197,7 @@ enum Mark: Subcommand {
       // store, not the record, is the cause.
       let unusable =
         error.code == .storeUnusable || error.code == .lockFailed || error.code == .insecureStore
+        || error.code == .lockTimedOut
       let code = unusable ? ExitCode.ioError : ExitCode(rawValue: 1)
       throw CommandFailure(code, error.description)
     }

@@ -90,6 +90,16 @@ public struct FileClockMarkStore: ClockMarkStorage {
   let sealedMemo = SealedMarkMemo()
   /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
   let sealingScopeName: SealingKeyScope.Name?
+  /// How long an operation waits for `clock-mark.lock` while another thread or process holds it;
+  /// past it the operation fails with ``StoreError/Code/lockTimedOut`` (the gate refuses with
+  /// it, `expired`) and reads, writes and deletes nothing. Zero or less: never wait. Default
+  /// ``defaultLockTimeout``, 30 seconds: far longer than an honest holder keeps the lock (one
+  /// record write and its `fdatasync`), short enough that a holder stopped with `SIGSTOP`, hung,
+  /// or holding the lock on purpose cannot make every check wait forever. The wait polls
+  /// (`flock(LOCK_NB)` and short pauses, see `Syscalls.flock(_:_:waitingAtMost:)`).
+  public var lockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
+  /// The default ``lockTimeout``: 30 seconds.
+  public static let defaultLockTimeout: Duration = .seconds(30)
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
   /// that writes, created with mode 0700) by each operation.
@@ -158,18 +168,35 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// From the second operation of a store value on, an unsealed store reads through descriptors
   /// it keeps open, checked at every call, without waiting for the lock (`keptOpenRecord()`);
   /// while a writer holds the lock, or when a check fails, it waits for the shared lock as
-  /// before.
+  /// before, at most ``lockTimeout``.
+  ///
+  /// When another holder keeps the lock past ``lockTimeout``, the record is read without the
+  /// lock (the same checks, the newest slot that passes its checksum): a read writes nothing and
+  /// grants nothing, and an online sign-in, which holds the item store's writer lock, reads the
+  /// stored generation this way, which only a sign-in's reset changes. So a held mark lock
+  /// never makes a sign-in stage its items under a generation it guessed; the sign-in then
+  /// fails at its reset (`lock_timed_out`), leaving an uncommitted staging for the next one.
   ///
   /// - Returns: The newest valid record.
   /// - Throws: ``StoreError``: `absent` (no directory, or no record), `unreadable`,
   ///   `lockFailed` or `storeUnusable`.
   public func read() throws(StoreError) -> ClockMarkRecord {
     if let record = keptOpenRecord() { return record }
-    let record = try withLockedDirectory(creating: false, lock: .shared) {
-      directory throws(StoreError) in
-      let loaded = try load(in: directory, writable: false)
-      system.closeIgnoringErrors(loaded.fd)
-      return loaded.record
+    let record: ClockMarkRecord
+    do {
+      record = try withLockedDirectory(creating: false, lock: .shared) {
+        directory throws(StoreError) in
+        let loaded = try load(in: directory, writable: false)
+        system.closeIgnoringErrors(loaded.fd)
+        return loaded.record
+      }
+    } catch  where error.code == .lockTimedOut {
+      return try withLockedDirectory(creating: false, lock: nil) {
+        directory throws(StoreError) in
+        let loaded = try load(in: directory, writable: false)
+        system.closeIgnoringErrors(loaded.fd)
+        return loaded.record
+      }
     }
     noteOperation()
     return record
