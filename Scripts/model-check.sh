@@ -91,6 +91,7 @@ run pass mark-group-commit mark-protocol.pml safety -DOBSERVERS=0 -DGROUPERS=2 -
 run pass mark-ltl-reset-never-undone mark-protocol.pml ltl:reset_never_undone -DOBSERVERS=2 -DREADERS=0 -DMAXT=3
 run pass sign-in-two-signins-reader sign-in-protocol.pml safety -DSIGNINS=2 -DREADERS=1
 run pass sign-in-ltl-generations-grow sign-in-protocol.pml ltl:generations_only_grow -DSIGNINS=2 -DREADERS=0
+run pass path-watch path-watch.pml safety -DDIRS=3 -DMOVES=3 -DREADS=3
 
 run fail neg-observe-without-lock mark-protocol.pml safety -DNO_LOCK -DOBSERVERS=2 -DREADERS=0 -DMAXT=3
 run fail neg-mark-before-items-staged sign-in-protocol.pml safety -DMARK_FIRST -DSIGNINS=2 -DREADERS=1
@@ -99,6 +100,9 @@ run fail neg-group-cover-without-lock mark-protocol.pml safety -DCOVER_UNLOCKED 
 run fail neg-group-cover-newest-unlocked mark-protocol.pml safety -DCOVER_NEWEST -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DMAXT=3
 run fail neg-watch-drained-after-read mark-protocol.pml safety -DWATCH -DDRAIN_AFTER_READ -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
 run fail neg-shared-watch-tag-after-read mark-protocol.pml safety -DWATCH -DSHARED_WATCH -DTAG_AFTER_READ -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
+run fail neg-path-checked-before-watch path-watch.pml safety -DCHECK_BEFORE_WATCH
+run fail neg-path-watch-not-ended path-watch.pml safety -DNO_END
+run fail neg-path-watch-ended-by-neighbours path-watch.pml safety -DNOISE_ENDS
 run fail neg-lock-free-read-unvalidated mark-protocol.pml safety -DNO_VALIDATION -DOBSERVERS=1 -DREADERS=1 -DMAXT=3
 
 wait

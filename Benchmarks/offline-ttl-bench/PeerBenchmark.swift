@@ -140,7 +140,7 @@ enum PeerBenchmark {
       checksP50, unit: "ns", floor: ("two preads p50", readsP50),
       note: "what the kept-open summary and mark read call per full check, raw")
     report.record(
-      "floor: the watched calls (1 inotify poll, 1 lstat, 1 geteuid, 2 clocks), p50",
+      "floor: the watched calls (1 poll of the inotify descriptor and the mount table, 1 geteuid, 2 clocks), p50",
       watchedP50, unit: "ns", floor: ("two preads p50", readsP50),
       note: "what a repeated check calls while the change watches report nothing, raw")
     let ratios: [(name: String, floor: (String, Double), target: Double)] = [

@@ -21,10 +21,10 @@ import Foundation
 ///   `CLOCK_BOOTTIME`): the least a repeated check costs while every call re-checks the
 ///   identity, owner and mode of what it reads (the second floor);
 /// - **watched calls**: the system calls a repeated check makes when the stores' shared change
-///   watch reports nothing: one `poll` of an inotify descriptor with nothing queued (zero
-///   timeout), one `lstat` of the store path and one `geteuid`, for both stores; and the two
-///   clock readings. (No lock: the mark store reuses its last validated read while the watch is
-///   quiet.)
+///   watch reports nothing and its path watch is on: one `poll` of an inotify descriptor with
+///   nothing queued and of the mount table (zero timeout) and one `geteuid`, for both stores;
+///   and the two clock readings. (No lock: the mark store reuses its last validated read while
+///   the watch is quiet; no `lstat` of the store path: the path watch proves it.)
 final class RepeatedCheckFloor {
   private let directory: String
   private let store: Int32
@@ -33,6 +33,7 @@ final class RepeatedCheckFloor {
   private let lock: Int32
   private let index: Int32
   private let watch: Int32
+  private let mounts: Int32
   private var recordBuffer = [UInt8](repeating: 0, count: 8192)
   private var indexBuffer = [UInt8](repeating: 0, count: 72)
 
@@ -44,7 +45,8 @@ final class RepeatedCheckFloor {
     lock = open(directory + "/clock-mark.lock", O_RDONLY | O_CLOEXEC)
     index = open(directory + "/cache/index", O_RDONLY | O_CLOEXEC)
     watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-    guard store >= 0, cache >= 0, record >= 0, lock >= 0, index >= 0, watch >= 0,
+    mounts = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+    guard store >= 0, cache >= 0, record >= 0, lock >= 0, index >= 0, watch >= 0, mounts >= 0,
       inotify_add_watch(watch, directory, UInt32(IN_MODIFY)) >= 0
     else {
       throw BenchError.failed("cannot open the store's files in \(directory): errno \(errno)")
@@ -52,20 +54,23 @@ final class RepeatedCheckFloor {
   }
 
   deinit {
-    for fd in [store, cache, record, lock, index, watch] where fd >= 0 { Glibc.close(fd) }
+    for fd in [store, cache, record, lock, index, watch, mounts] where fd >= 0 { Glibc.close(fd) }
   }
 
   /// `count` samples of the watched calls, nanoseconds each.
   func watchedChecks(_ count: Int) -> [UInt64] {
     var time = timespec()
-    var status = stat()
     return indexBuffer.withUnsafeMutableBytes { buffer in
       (0..<count).map { _ in
         BenchClock.time {
           var sum = 0
-          var entry = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
-          sum += Int(poll(&entry, 1, 0))
-          sum += Int(lstat(directory, &status))
+          var entries = (
+            pollfd(fd: watch, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0)
+          )
+          sum += withUnsafeMutableBytes(of: &entries) { raw in
+            Int(poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, 0))
+          }
           sum += Int(geteuid())
           sum += buffer.count
           sum += Int(clock_gettime(CLOCK_REALTIME, &time))

@@ -62,7 +62,7 @@
     /// - Throws: `StoreError`: `itemUnreadable` (left alone), or `storeUnusable`.
     public func item(forKey key: CacheItemKey) throws(StoreError) -> CacheItem? {
       try run(locked: false) { session throws(StoreError) in
-        let found = try Self.perform { () throws(SecretServiceFault) in
+        let found = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.itemKind, key: key.rawValue)
         }
         guard let first = found.first else { return nil }
@@ -84,7 +84,7 @@
     /// - Complexity: One search; O(n log n) to sort.
     public func keys() throws(StoreError) -> [CacheItemKey] {
       try run(locked: false) { session throws(StoreError) in
-        let found = try Self.perform { () throws(SecretServiceFault) in
+        let found = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.itemKind, key: nil, loadSecrets: false)
         }
         var keys: [CacheItemKey] = []
@@ -117,13 +117,13 @@
         let touched = Set(changes.entries.keys.map(\.rawValue))
         var index = try Self.currentIndex(
           session, tolerating: changes.removesAll ? nil : touched)
-        let existing = try Self.perform { () throws(SecretServiceFault) in
+        let existing = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.itemKind, key: nil, loadSecrets: false)
         }
-        let indexItems = try Self.perform { () throws(SecretServiceFault) in
+        let indexItems = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
           try session.find(kind: Self.indexKind, key: Self.indexKey, loadSecrets: false)
         }
-        try Self.perform { () throws(SecretServiceFault) in
+        try SecretServiceOperation.perform { () throws(SecretServiceFault) in
           index.isClean = false
           try writeIndex(index, session: session, existing: indexItems)
           var byKey: [String: [SecretServiceFoundItem]] = [:]
@@ -191,7 +191,7 @@
     private static func currentIndex(_ session: SecretServiceSession, tolerating: Set<String>?)
       throws(StoreError) -> SecretServiceCacheCoding.Index
     {
-      let stored = try perform { () throws(SecretServiceFault) in
+      let stored = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
         try session.find(kind: indexKind, key: indexKey)
       }
       if stored.count == 1, let secret = stored[0].secret,
@@ -200,7 +200,7 @@
         return index
       }
       if stored.count == 1, stored[0].secret == nil { throw locked() }
-      let items = try perform { () throws(SecretServiceFault) in
+      let items = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
         try session.find(kind: itemKind, key: nil)
       }
       var writtenAt: [String: WallClockInstant] = [:]
@@ -256,21 +256,7 @@
       _ body: (SecretServiceSession) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
-        configuration, lock: locked ? "items" : nil, repairing: repairing, fault: Self.mapped,
-        lockFailure: SecretServiceLockFile.storeError,
-        body)
-    }
-
-    private static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
-      throws(StoreError) -> Result
-    {
-      try SecretServiceOperation.perform(mapped, call)
-    }
-
-    static func mapped(_ fault: SecretServiceFault) -> StoreError {
-      StoreError(
-        code: fault.duringWrite ? .writeFailed : .storeUnusable, unusableReason: fault.reason,
-        message: fault.message)
+        configuration, lock: locked ? "items" : nil, repairing: repairing, body)
     }
   }
 #endif

@@ -76,7 +76,7 @@
       -> ClockMarkRecord
     {
       let session = access.session
-      access.found = try Self.perform { () throws(SecretServiceFault) in
+      access.found = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
         try session.find(kind: Self.kind, key: Self.key)
       }
       guard access.found.count <= 1 else {
@@ -94,7 +94,7 @@
     {
       let session = access.session
       guard let item = access.found.first?.item else { throw Self.absent() }
-      try Self.perform { () throws(SecretServiceFault) in
+      try SecretServiceOperation.perform { () throws(SecretServiceFault) in
         try session.write(
           SecretServiceMarkCoding.encode(record),
           contentType: SecretServiceMarkCoding.contentType, to: item)
@@ -107,7 +107,7 @@
     {
       let session = access.session
       let label = self.label
-      try Self.perform { () throws(SecretServiceFault) in
+      try SecretServiceOperation.perform { () throws(SecretServiceFault) in
         try session.create(
           kind: Self.kind, key: Self.key, label: label,
           bytes: SecretServiceMarkCoding.encode(record),
@@ -124,7 +124,7 @@
       let found = access.found
       let label = self.label
       let bytes = SecretServiceMarkCoding.encode(record)
-      try Self.perform { () throws(SecretServiceFault) in
+      try SecretServiceOperation.perform { () throws(SecretServiceFault) in
         if let first = found.first {
           try session.write(
             bytes, contentType: SecretServiceMarkCoding.contentType, to: first.item)
@@ -149,27 +149,13 @@
       _ body: (SecretServiceSession) throws(StoreError) -> Result
     ) throws(StoreError) -> Result {
       try SecretServiceOperation.run(
-        configuration, lock: locked ? "marks" : nil, repairing: repairing, fault: Self.mapped,
-        lockFailure: SecretServiceLockFile.storeError,
-        body)
-    }
-
-    private static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
-      throws(StoreError) -> Result
-    {
-      try SecretServiceOperation.perform(mapped, call)
-    }
-
-    static func mapped(_ fault: SecretServiceFault) -> StoreError {
-      StoreError(
-        code: fault.duringWrite ? .writeFailed : .storeUnusable, unusableReason: fault.reason,
-        message: fault.message)
+        configuration, lock: locked ? "marks" : nil, repairing: repairing, body)
     }
 
     private static func findRecord(_ session: SecretServiceSession) throws(StoreError)
       -> SecretServiceFoundItem?
     {
-      let found = try perform { () throws(SecretServiceFault) in
+      let found = try SecretServiceOperation.perform { () throws(SecretServiceFault) in
         try session.find(kind: kind, key: key)
       }
       guard found.count <= 1 else {

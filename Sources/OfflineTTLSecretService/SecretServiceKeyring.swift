@@ -17,7 +17,7 @@
           try session.lockCollection()
         }
       } catch let fault as SecretServiceFault {
-        throw SecretServiceClockMarkStore.mapped(fault)
+        throw SecretServiceOperation.storeError(fault)
       } catch {
         throw StoreError(code: .storeUnusable, message: "\(error)")
       }

@@ -131,7 +131,7 @@ public enum OverlappingWritersCheck {
     threads: Int, cache: any CacheItemStore, marks: any ClockMarkStore
   ) throws {
     let gate = try gate(cache: cache, marks: marks)
-    let shared = try CacheItemKey("shared")
+    let shared: CacheItemKey = "shared"
     let session = try gate.beginOnlineSession()
     let stamps = Mutex<[(thread: Int, stamp: WallClockInstant)]>([])
     let failures = Mutex<[String]>([])

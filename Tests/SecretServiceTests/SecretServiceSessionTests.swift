@@ -57,15 +57,42 @@
         (try? SecretServiceTestSupport.run($0, ["-c", "import dbus"]).status) == 0
       })
 
+    /// Runs `commands` (bash) on a private session bus (``writeBusConfig(in:)``) where a fake
+    /// provider owns the Secret Service's name and never reads its messages, so every call to it
+    /// hangs: the provider starts first, `commands` run once it owns the name (or after 60 s of
+    /// asking), and it is killed after them.
+    static func runWithNeverAnsweringProvider(
+      _ commands: String, in directory: String, environment: [String: String]
+    ) throws -> SecretServiceTestSupport.Output {
+      let runSession = try #require(SecretServiceTestSupport.which("dbus-run-session"))
+      let bash = try #require(SecretServiceTestSupport.which("bash"))
+      let python = try #require(Self.pythonWithDBus)
+      let script = """
+        "$PYTHON" -c 'import dbus, time
+        bus = dbus.SessionBus()
+        bus.request_name("org.freedesktop.secrets")
+        time.sleep(600)' &
+        for _ in $(seq 1200); do
+          dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \\
+            org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null \\
+            | grep -q "boolean true" && break
+          sleep 0.05
+        done
+        \(commands)
+        kill %1
+        """
+      let config = try writeBusConfig(in: directory)
+      return try SecretServiceTestSupport.run(
+        runSession, ["--config-file=\(config)", "--", bash, "-c", script],
+        environment: environment.merging(["PYTHON": python]) { $1 })
+    }
+
     @Test(
       .enabled(
         if: SecretServiceTestSupport.has("dbus-run-session") && SecretServiceTestSupport.has("bash")
           && Self.pythonWithDBus != nil,
         "needs dbus-run-session, bash and python3-dbus (Debian: dbus, python3-dbus)"))
     func aProviderThatNeverAnswersIsCancelledEvenUnderLibfaketime() throws {
-      let runSession = try #require(SecretServiceTestSupport.which("dbus-run-session"))
-      let bash = try #require(SecretServiceTestSupport.which("bash"))
-      let python = try #require(Self.pythonWithDBus)
       // A fake provider owns the name and never reads its messages: every call hangs. The
       // probe runs under libfaketime two days back when it is installed, where Dispatch and
       // Task.sleep timers never fire; the watchdog must cancel the call anyway.
@@ -74,29 +101,13 @@
       if fakeTime == nil {
         print("note: faketime (libfaketime.so.1) is not installed; probe runs unfaked")
       }
-      let script = """
-        "$PYTHON" -c 'import dbus, time
-        bus = dbus.SessionBus()
-        bus.request_name("org.freedesktop.secrets")
-        time.sleep(600)' &
-        for _ in $(seq 1200); do
-          dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
-            org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null \
-            | grep -q "boolean true" && break
-          sleep 0.05
-        done
+      let output = try Self.runWithNeverAnsweringProvider(
+        """
         echo "faked_seconds=$(LD_PRELOAD="$FAKE_PRELOAD" FAKETIME=-2d date +%s)"
         OFFLINE_TTL_PROBE_TIMEOUT_MS=1000 LD_PRELOAD="$FAKE_PRELOAD" FAKETIME=-2d \\
           "$PROBE" org.offlinettl.tests.hang "$LOCKS" read
-        kill %1
-        """
-      let output = try SecretServiceTestSupport.run(
-        runSession,
-        ["--config-file=\(try Self.writeBusConfig(in: directory))", "--", bash, "-c", script],
-        environment: [
-          "PYTHON": python, "PROBE": probe, "LOCKS": directory,
-          "FAKE_PRELOAD": fakeTime ?? "",
-        ])
+        """, in: directory,
+        environment: ["PROBE": probe, "LOCKS": directory, "FAKE_PRELOAD": fakeTime ?? ""])
       if fakeTime != nil {
         // The probe really ran two days back (the preload took effect).
         let faked = try #require(output.value("faked_seconds").flatMap { Int64($0) })
@@ -197,10 +208,7 @@
         "needs dbus-run-session, bash, cc, timeout, python3-dbus (Debian: dbus, gcc, python3-dbus)"
       ))
     func aProviderThatNeverAnswersIsGivenUpOnWhenTheCancellationIsSwallowed() throws {
-      let runSession = try #require(SecretServiceTestSupport.which("dbus-run-session"))
-      let bash = try #require(SecretServiceTestSupport.which("bash"))
       let cc = try #require(SecretServiceTestSupport.which("cc"))
-      let python = try #require(Self.pythonWithDBus)
       let directory = try SecretServiceTestSupport.temporaryDirectory()
       try "void g_cancellable_cancel(void *cancellable) { (void) cancellable; }\n".write(
         toFile: directory + "/swallow.c", atomically: true, encoding: .utf8)
@@ -209,29 +217,13 @@
       try #require(built.status == 0, "\(built.standardError)")
       // The probe is bounded by `timeout` (20 s), so the old loop, which waits forever, fails
       // the test instead of hanging it.
-      let script = """
-        "$PYTHON" -c 'import dbus, time
-        bus = dbus.SessionBus()
-        bus.request_name("org.freedesktop.secrets")
-        time.sleep(600)' &
-        for _ in $(seq 1200); do
-          dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \\
-            org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null \\
-            | grep -q "boolean true" && break
-          sleep 0.05
-        done
+      let output = try Self.runWithNeverAnsweringProvider(
+        """
         OFFLINE_TTL_PROBE_TIMEOUT_MS=1000 LD_PRELOAD="$SWALLOW" \\
           timeout -s KILL 20 "$PROBE" org.offlinettl.tests.swallowed "$LOCKS" read
         echo "probe_status=$?"
-        kill %1
-        """
-      let output = try SecretServiceTestSupport.run(
-        runSession,
-        ["--config-file=\(try Self.writeBusConfig(in: directory))", "--", bash, "-c", script],
-        environment: [
-          "PYTHON": python, "PROBE": probe, "LOCKS": directory,
-          "SWALLOW": directory + "/swallow.so",
-        ])
+        """, in: directory,
+        environment: ["PROBE": probe, "LOCKS": directory, "SWALLOW": directory + "/swallow.so"])
       let lines = output.standardOutput.split(separator: "\n")
       #expect(
         lines.contains {

@@ -71,8 +71,11 @@ extension DirectoryCacheStore {
   /// effective user: every file and directory that check looked at is as it was then (same
   /// inode, same bytes, same owner and mode: any write, change of owner, mode or link count,
   /// name created, removed or renamed in a watched directory, or watched directory moved, is an
-  /// event). Any event drains the watch and takes the full check. System calls: one `poll`,
-  /// one `lstat`, one `geteuid`, made once per gate check for both stores over the directory:
+  /// event). Any event drains the watch and takes the full check. The `lstat` is left out
+  /// while the watch also watches the directories above the store (``PathWatch``: an absolute
+  /// path of directories on local file systems), which then proves the same. System calls: one
+  /// `poll`, one `lstat` (none with the path watch), one `geteuid`, made once per gate check for
+  /// both stores over the directory:
   /// the watch is the directory's ``SharedStoreWatch``, shared with the mark store, which is
   /// given the same check (``StoreCheckScope``).
   ///

@@ -18,9 +18,12 @@ extension DirectoryCacheStore {
   /// `keptSummary()`), or `nil` when the caller must take the full path, which then does exactly
   /// what it did before.
   ///
-  /// The key is loaded first (one `lstat` of a remembered key file; inside an operation's
-  /// ``SealingKeyScope``, the operation's key), as the full path loads it; a key that cannot be
-  /// had sends the call to the full path, which reports it.
+  /// The key is loaded first (a remembered key file: one `poll` of its watch, or one `lstat`
+  /// where its path is not watched; inside an operation's ``SealingKeyScope``, the operation's
+  /// key), as the full path loads it; a key that cannot be had sends the call to the full path,
+  /// which reports it. In a gate's check (``StoreCheckScope``), the store's shared watch polls
+  /// the key file's watch in its own `poll` first (``JoinedChangeWatch``), so the load makes no
+  /// system call of its own.
   ///
   /// **The full kept check** (without a change watch, and with one whenever it reports a
   /// change): the checks of the unsealed kept read (`lstat` of the store path: the directory
@@ -41,13 +44,25 @@ extension DirectoryCacheStore {
   /// is seen there.
   ///
   /// - Returns: The summary and the mark binding it requires, or `nil`.
-  /// - Complexity: With the watch and no change: one `read`, one `lstat`, one `geteuid` (plus
-  ///   the key's `lstat`). Otherwise: `lstat`, 4 `fstatat`, one 128-byte `pread` and one MAC.
+  /// - Complexity: With the watch and no change: one `poll` (for the store and a watched key
+  ///   file together), one `lstat` (none with the path watch), one `geteuid`. Otherwise:
+  ///   `lstat`, 4 `fstatat`, one 128-byte `pread` and one MAC.
   func keptSealedSummaryDeferringBinding()
     -> (summary: ItemTimeSummary, requiredMark: MarkBinding?)?
   {
-    guard sealing != nil, let keys = try? sealKeys(creating: false) else { return nil }
+    guard sealing != nil else { return nil }
     let sys = files.sys
+    // In a check, the store's watch polls the remembered key file's watch with its own: one
+    // `poll` (and one `geteuid`) for both, and the key load below makes no system call.
+    if StoreCheckScope.current != 0, let keyWatch = keyMemory?.watch,
+      let shared = kept.state.withLock({ state -> SharedStoreWatch? in
+        guard case .kept(let files) = state else { return nil }
+        return files.watch
+      })
+    {
+      _ = shared.view(sys, joining: keyWatch)
+    }
+    guard let keys = try? sealKeys(creating: false) else { return nil }
     let served = kept.state.withLock { state -> SealedKeptSummary? in
       switch state {
       case .unused:

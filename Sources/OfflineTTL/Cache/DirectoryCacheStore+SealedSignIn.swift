@@ -93,7 +93,9 @@ extension DirectoryCacheStore {
 
   /// Rolls forward the staging of exactly the stored generation (a committed sign-in whose roll
   /// forward did not finish) and removes every other one, whatever its type. Stricter than the
-  /// unsealed rule (`<=`): an older staging, even an authentic one, is never made live again.
+  /// unsealed rule (`<=`): a staging of an older generation, even an authentic one, is never
+  /// made live again. (A staging is bound to its generation, not to its sign-in: the threat
+  /// model's "Replaying a staging of the same generation".)
   func reclaimSealedStaging(
     _ cache: StoreDirectory, keys: SealKeys, storedGeneration stored: UInt64?
   ) throws(StoreFileError) {

@@ -63,6 +63,9 @@ public struct DirectoryCacheStore: CacheItemStore {
   public var lockTimeout: Duration = DirectoryCacheStore.defaultLockTimeout
   /// The default ``lockTimeout``: 30 seconds (``FileClockMarkStore/defaultLockTimeout``).
   public static let defaultLockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
+  /// The memory of a key-file provider (``FileSealingKeyProvider``), whose key file's watch a
+  /// repeated check polls together with the store's (`nil` for any other provider).
+  let keyMemory: KeyMemory?
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -106,6 +109,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.files = CacheFiles(sys: Syscalls())
     self.kept = KeptCacheFiles(system: files.sys)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
+    self.keyMemory = (sealing as? FileSealingKeyProvider)?.memory
   }
 
   /// Creates a store whose every system call first consults a fault plan (for tests).
@@ -123,6 +127,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.files = CacheFiles(sys: Syscalls(faults: faults))
     self.kept = KeptCacheFiles(system: files.sys)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
+    self.keyMemory = (sealing as? FileSealingKeyProvider)?.memory
   }
 
   /// Creates a store over a directory given as a file URL; no I/O.

@@ -44,7 +44,7 @@ extension OfflineAccessGate {
   public func checkEligibility() -> OfflineAccessDecision {
     // A sealed store's key is read once for the whole check (the summary and the observation),
     // and file stores over one directory check their shared change watch once for it. Stores
-    // known to load no key skip the key scope (a task-local value and its allocations).
+    // known to load no key skip the key scope.
     guard mayLoadSealingKeys else {
       return StoreCheckScope.run { () -> OfflineAccessDecision in checkEligibilityInKeyScope() }
     }
@@ -65,10 +65,18 @@ extension OfflineAccessGate {
         // A set bound to the mark record (sealed): confirmed against the record observed under
         // the lock; anything else (a failure, another generation or store) is judged by the
         // store's own summary, which reads the record itself. Never a first mark: the set needs
-        // an existing one.
-        let mark = observed(mayTrustOnFirstUse: false)
-        if case .observed(let transition) = mark, required.isConfirmed(by: transition) {
-          return decision(items: .success(summary), mark: mark)
+        // an existing one. A confirmed set is judged straight from the transition, as an
+        // unsealed set is (`decision(items:)`: the same decision, no ``MarkOutcome`` built).
+        let mark: MarkOutcome
+        do {
+          let transition = try marks.observe(
+            resolution: policy.markResolution, readingClocks: { clocks.readForDecision() })
+          if required.isConfirmed(by: transition) {
+            return OfflineAccessDecision(policy: policy, transition: transition, items: summary)
+          }
+          mark = .observed(transition)
+        } catch {
+          mark = observationFailed(error, mayTrustOnFirstUse: false)
         }
         // A sign-in committed between the summary and the observation: its items may be dated
         // after the clocks just read, so judge its set from the start (summary, then the clocks

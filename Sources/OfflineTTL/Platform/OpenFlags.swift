@@ -41,6 +41,15 @@ public struct OpenFlags: OptionSet, Sendable, Hashable {
   #else
     public static let noAccessTime = OpenFlags([])
   #endif
+  /// `O_PATH` on Linux (declared by Glibc only under `_GNU_SOURCE`): a descriptor that names a
+  /// file or directory without opening it for reading (it needs search permission on the
+  /// directories above only); usable for `fstat`, `fstatat`, `fstatfs` and `/proc/self/fd/N`.
+  /// Empty elsewhere.
+  #if os(Linux)
+    public static let pathOnly = OpenFlags(rawValue: 0o10_000_000)
+  #else
+    public static let pathOnly = OpenFlags([])
+  #endif
 }
 
 /// A `flock(2)` operation.

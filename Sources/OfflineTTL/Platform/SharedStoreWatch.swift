@@ -4,9 +4,11 @@ import Synchronization
 /// store of this process over one store directory (the item store and the mark store of a gate
 /// keep their own descriptors but add their watches to this one), with the one check a repeated
 /// read of any of them makes before it reuses its last fully checked read: one `poll` of the
-/// watch, one `lstat` of the store path, one `geteuid`.
+/// watch, one `lstat` of the store path (none while the path watch, ``PathWatch``, proves that
+/// the path still names the store directory), one `geteuid`.
 ///
-/// **Counting drains.** Each `poll` that finds events drains them and adds one to
+/// **Counting drains.** Each `poll` that finds events drains them and, when one of them is about
+/// the store (not a neighbour's, in a directory above it: ``PathWatch``), adds one to
 /// ``State/changes``, under the same lock. A store tags each read it fully checked with the
 /// count a `poll` gave *before* that read, and reuses the read only while a later `poll` still
 /// gives that count: no event was queued for any watched file or directory from the drain that
@@ -38,8 +40,8 @@ final class SharedStoreWatch: Sendable {
     let changes: UInt64
     /// The effective user id.
     let user: UInt32
-    /// Whether the store path names the directory kept open (`lstat`; `false`, without the
-    /// `lstat`, when the `poll` found events).
+    /// Whether the store path names the directory kept open (the path watch, else `lstat`;
+    /// `false`, without the `lstat`, when the `poll` found events).
     let isKeptDirectory: Bool
   }
 
@@ -50,6 +52,12 @@ final class SharedStoreWatch: Sendable {
     var changes: UInt64 = 0
     /// The view of the current scope, if one was made in it.
     var view: View? = nil
+    /// The watch of the directories above the store (``PathWatch``), `nil` where it could not
+    /// be set up; kept after it ended, so that its directories' events are still told apart.
+    var path: PathWatch? = nil
+    /// Whether the path watch proves that the store path names the store directory (no `lstat`
+    /// in a view); `false` (the `lstat` of every view) once an event may have moved it.
+    var pathProves = false
   }
 
   let key: Key
@@ -58,13 +66,19 @@ final class SharedStoreWatch: Sendable {
   let system: Syscalls
   let state = Mutex(State())
 
-  private init(key: Key, watch: StoreChangeWatch, system: Syscalls) {
+  private init(key: Key, watch: StoreChangeWatch, path: PathWatch?, system: Syscalls) {
     self.key = key
     self.watch = watch
     self.system = system
+    state.withLock {
+      $0.path = path
+      $0.pathProves = path != nil
+    }
   }
 
   deinit {
+    let proving = state.withLock { $0.pathProves ? $0.path : nil }
+    proving?.close(system)
     watch.close(system)
   }
 
@@ -104,38 +118,60 @@ final class SharedStoreWatch: Sendable {
         let watch = StoreChangeWatch.open(
           system, watching: [directory] + descriptors, subdirectories: subdirectories, in: parent)
       else { return nil }
-      let shared = SharedStoreWatch(key: key, watch: watch, system: system)
+      // Before the first view: the path is checked after the path watch is in place.
+      let pathWatch = PathWatch.arm(
+        system, in: watch, path: path, directory: directory, device: status.device,
+        inode: status.inode)
+      let shared = SharedStoreWatch(key: key, watch: watch, path: pathWatch, system: system)
       entries[key] = Entry(watch: shared)
       return shared
     }
   }
 
   /// This scope's view (``StoreCheckScope/current``): the one already made in it, or a new one
-  /// (one `poll`, draining any events; when it found none, one `lstat` of the store path; one
-  /// `geteuid`). `nil` once the watch has failed.
-  func view(_ system: Syscalls) -> View? {
+  /// (one `poll`, draining any events; when it found none, or only events of neighbours in the
+  /// directories above the store, one `lstat` of the store path unless the path watch proves
+  /// it; one `geteuid`). `nil` once the watch has failed.
+  ///
+  /// - Parameter joined: A watch to poll in the same `poll` (the sealing key file's,
+  ///   ``JoinedChangeWatch``), when this call makes one; told what it found, with this view's
+  ///   scope and user.
+  func view(_ system: Syscalls, joining joined: (any JoinedChangeWatch)? = nil) -> View? {
     let scope = StoreCheckScope.current
     return state.withLock { state -> View? in
       if state.failed { return nil }
       if scope != 0, let view = state.view, view.scope == scope { return view }
       var isKeptDirectory = false
-      switch watch.poll(system) {
+      // Read before the `poll` so that a joined watch is given it with what the `poll` found.
+      let user = system.effectiveUserID()
+      switch watch.poll(
+        system, path: state.path, proving: state.pathProves, joining: joined, scope: scope,
+        user: user)
+      {
       case .failed:
         state.failed = true
         state.view = nil
         return nil
-      case .changed:
+      case .changed(let pathMoved):
         state.changes &+= 1
+        if pathMoved, state.pathProves, let path = state.path {
+          path.close(system)
+          state.pathProves = false
+        }
       case .unchanged:
-        if let directory = try? system.lstat(key.path) {
+        if state.pathProves, system.faults?.allowsPathWatch ?? true {
+          // No event since the path watch checked the path: it names the same directory. (A
+          // store whose fault plan does not allow the path watch makes its `lstat` regardless
+          // of which store set the watch up.)
+          isKeptDirectory = true
+        } else if let directory = try? system.lstat(key.path) {
           isKeptDirectory =
             directory.kind == .directory && directory.device == key.device
             && directory.inode == key.inode
         }
       }
       let view = View(
-        scope: scope, changes: state.changes, user: system.effectiveUserID(),
-        isKeptDirectory: isKeptDirectory)
+        scope: scope, changes: state.changes, user: user, isKeptDirectory: isKeptDirectory)
       state.view = scope == 0 ? nil : view
       return view
     }

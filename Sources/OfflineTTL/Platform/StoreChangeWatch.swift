@@ -46,8 +46,9 @@ struct StoreChangeWatch: Sendable {
   enum Poll: Sendable, Equatable {
     /// No event since the last drain.
     case unchanged
-    /// Events were read and the queue drained.
-    case changed
+    /// Events were read and the queue drained; `pathMoved` when one of them (or a change of
+    /// the mounts) may have moved the store path off the store directory (``PathWatch``).
+    case changed(pathMoved: Bool)
     /// The descriptor failed: close the watch and check every file from now on.
     case failed
   }
@@ -168,25 +169,62 @@ struct StoreChangeWatch: Sendable {
   }
 
   /// Whether the queue holds events (one `poll` with a zero timeout); when it does, reads it
-  /// until it is empty (non-blocking `read`s up to `EAGAIN`).
+  /// until it is empty (non-blocking `read`s up to `EAGAIN`). With a path watch (`path`), the
+  /// events of the directories above the store are sorted out (``PathWatch/classify(_:ancestors:store:proving:)``):
+  /// one that names an entry (a neighbour's) is no change, and, while the path watch proves the
+  /// path (`proving`: then the same `poll` asks the mount table too), one about such a directory
+  /// itself moved the path. Events that are all a neighbour's are drained and answered as
+  /// `unchanged`: they say nothing about the store, and the next `poll` still sees any event
+  /// queued after this one.
   ///
-  /// System calls: one `poll` when nothing changed. (`poll` rather than a `read` that fails
-  /// with `EAGAIN`: the same cost, and a call that nothing else in a store process makes, so a
-  /// test can delay exactly this read of the watch with `strace`.)
-  func poll(_ system: Syscalls) -> Poll {
+  /// System calls: one `poll` when nothing changed (and one `read` per 4 KiB of events plus the
+  /// `read` that finds the queue empty when something did). (`poll` rather than a `read` that
+  /// fails with `EAGAIN`: the same cost, and a call that nothing else in a store process makes,
+  /// so a test can delay exactly this read of the watch with `strace`.) A `joined` watch (the
+  /// sealing key file's, ``JoinedChangeWatch``) is polled in the same `poll` and told what it
+  /// found, with `scope` and `user`.
+  func poll(
+    _ system: Syscalls, path: PathWatch? = nil, proving: Bool = false,
+    joining joined: (any JoinedChangeWatch)? = nil, scope: UInt64 = 0, user: UInt32 = 0
+  ) -> Poll {
+    var mountsChanged = false
     do throws(Errno) {
-      guard try system.hasInput(fd) else { return .unchanged }
+      if let joined {
+        // The joined watch's descriptors in the same `poll` (taken by it under its lock).
+        let mounts = proving ? path?.mounts : nil
+        let found = try joined.withJoinedPoll(scope: scope, user: user) { watch, itsMounts in
+          system.hasInput(fd, orMountChange: mounts, joining: (watch, itsMounts))
+        }.get()
+        mountsChanged = found.mountsChanged
+        if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }
+      } else if let path, proving {
+        let found = try system.pollWatchAndMounts(fd, mountTable: path.mounts)
+        mountsChanged = found.mountsChanged
+        if !found.input { return mountsChanged ? .changed(pathMoved: true) : .unchanged }
+      } else {
+        guard try system.hasInput(fd) else { return .unchanged }
+      }
     } catch {
       return .failed
     }
     return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
-      var result = Poll.unchanged
+      var found = PathWatch.Events(storeChanged: mountsChanged, pathMoved: mountsChanged)
       while true {
         do throws(Errno) {
-          guard try system.read(fd, into: buffer) > 0 else { return .failed }
-          result = .changed
+          let count = try system.read(fd, into: buffer)
+          guard count > 0 else { return .failed }
+          if let path {
+            let events = PathWatch.classify(
+              UnsafeRawBufferPointer(rebasing: buffer[..<count]), ancestors: path.ancestors,
+              store: path.store, proving: proving)
+            found.storeChanged = found.storeChanged || events.storeChanged
+            found.pathMoved = found.pathMoved || events.pathMoved
+          } else {
+            found.storeChanged = true
+          }
         } catch  where error == .wouldBlock {
-          return result
+          guard found.storeChanged || found.pathMoved else { return .unchanged }
+          return .changed(pathMoved: found.pathMoved)
         } catch {
           return .failed
         }

@@ -79,15 +79,26 @@ public final class SyscallFaultPlan: Sendable {
   /// without one (every check by path and descriptor); on, to trace and fail the watched reads.
   public let allowsChangeWatch: Bool
 
+  /// Whether a change watch of a store on an absolute path may also watch the directories above
+  /// the store (`SharedStoreWatch`'s path watch), so that a repeated read needs no `lstat` of
+  /// the store path. Off by default, so that a plan traces and fails the `lstat` those reads
+  /// make without it; on (with ``allowsChangeWatch``), to trace and fail the reads without it.
+  public let allowsPathWatch: Bool
+
   /// Creates a plan.
   ///
   /// - Parameters:
   ///   - faults: The failures to inject; default none (the plan then only traces).
   ///   - allowsChangeWatch: Whether stores using the plan may keep a change watch; default
   ///     `false`.
-  public init(_ faults: [Fault] = [], allowsChangeWatch: Bool = false) {
+  ///   - allowsPathWatch: Whether that change watch may watch the directories above the store
+  ///     too; default `false`.
+  public init(
+    _ faults: [Fault] = [], allowsChangeWatch: Bool = false, allowsPathWatch: Bool = false
+  ) {
     state = Mutex(State(faults: faults))
     self.allowsChangeWatch = allowsChangeWatch
+    self.allowsPathWatch = allowsPathWatch
   }
 
   /// Adds a failure.

@@ -165,6 +165,48 @@ public struct Syscalls: Sendable {
     return (input, mounts)
   }
 
+  /// One `poll` with a zero timeout of a change watch `fd` (for input), of the mount table
+  /// `mounts` when there is one (for a change, as ``pollWatchAndMounts(_:mountTable:)``), and of a
+  /// joined watch's change watch (input) and mount table (`POLLPRI`), whose `revents` are
+  /// returned as they are (``JoinedChangeWatch``). Counted as ``SyscallKind/poll``.
+  ///
+  /// - Returns: For `fd` and `mounts`, whether `fd` has input and whether the mount table
+  ///   changed, or `EBADF` when either is not open or `fd` reports an error; the joined descriptors'
+  ///   `revents`, or `POLLNVAL` for both when the `poll` itself failed.
+  func hasInput(
+    _ fd: FileDescriptor, orMountChange mounts: FileDescriptor?,
+    joining joined: (watch: FileDescriptor, mounts: FileDescriptor)
+  ) -> (found: Result<(input: Bool, mountsChanged: Bool), Errno>, watch: Int16, mounts: Int16) {
+    var entries = (
+      pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0),
+      // A negative descriptor is left out by `poll` (its `revents` stay 0).
+      pollfd(fd: mounts?.rawValue ?? -1, events: Int16(POLLPRI), revents: 0),
+      pollfd(fd: joined.watch.rawValue, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: joined.mounts.rawValue, events: Int16(POLLPRI), revents: 0)
+    )
+    do throws(Errno) {
+      _ = try call(.poll) {
+        withUnsafeMutableBytes(of: &entries) { raw in
+          system_poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), count: 4)
+        }
+      }
+    } catch {
+      return (.failure(error), Int16(POLLNVAL), Int16(POLLNVAL))
+    }
+    let found: Result<(input: Bool, mountsChanged: Bool), Errno>
+    let changed = entries.1.revents & Int16(POLLPRI | POLLERR) != 0
+    if entries.1.revents & Int16(POLLNVAL) != 0 {
+      found = .failure(Errno(rawValue: EBADF))
+    } else if entries.0.revents == 0 {
+      found = .success((false, changed))
+    } else if entries.0.revents & Int16(POLLIN) != 0 {
+      found = .success((true, changed))
+    } else {
+      found = .failure(Errno(rawValue: EBADF))
+    }
+    return (found, entries.2.revents, entries.3.revents)
+  }
+
   /// `pread(fd, buffer, count, offset)`.
   ///
   /// - Returns: Bytes read; `0` at end of file.

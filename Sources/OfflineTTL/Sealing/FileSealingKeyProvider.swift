@@ -21,7 +21,10 @@ import Synchronization
 /// remembered (a rewrite within one timestamp tick would keep its times). Where the path allows
 /// it (absolute, no link, `.` or `..`, local file systems, Linux), the `lstat` is replaced by one
 /// `poll` of a watch set up at the read (`KeyFileWatch`: inotify on the file and every
-/// directory above it, and the mount table), which reports every change the `lstat` would see.
+/// directory above it, and the mount table), which reports every change the `lstat` would see;
+/// in a gate's check of a ``DirectoryCacheStore``, that `poll` is the store's own (one `poll`
+/// for the store and the key, and the same `geteuid`), so a repeated check loads the key with
+/// no system call of its own.
 /// The same memory holds
 /// the store directories whose placement check passed for that key: the check runs again
 /// whenever the key is read from the file. What this changes in the threat model:
@@ -108,7 +111,9 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     guard let entry = memory.entry.withLock({ $0 }) else { return nil }
     if let directory, !entry.placedOutside.contains(directory) { return nil }
     if let watch = entry.watch {
-      guard watch.isUnchanged(), system.effectiveUserID() == entry.user else { return nil }
+      // One `poll` and one `geteuid`, or none when a store's check polled the watch with its
+      // own (``KeyFileWatch/withJoinedPoll(scope:user:_:)``).
+      guard let user = watch.unchangedUser(), user == entry.user else { return nil }
       return entry.key
     }
     guard let now = try? system.lstat(path), now == entry.status,
@@ -412,6 +417,10 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
 /// and the store directories whose placement check passed for it (at most 64).
 @_spi(Testing)
 public final class KeyMemory: Sendable {
+  /// The watch of the remembered key's file, for a store's check to poll with its own
+  /// (``JoinedChangeWatch``); `nil` when no key is remembered or its path is not watched.
+  var watch: KeyFileWatch? { entry.withLock { $0?.watch } }
+
   struct Entry: Sendable {
     let key: SealingKey
     /// The key file's status from the load's `fstat`.

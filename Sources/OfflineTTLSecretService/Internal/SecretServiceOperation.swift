@@ -49,5 +49,31 @@
     ) throws(Failure) -> Result {
       do { return try call() } catch { throw fault(error) }
     }
+
+    /// ``run(_:lock:repairing:fault:lockFailure:_:)`` for the stores: every failure as a
+    /// `StoreError` (``storeError(_:)``, `SecretServiceLockFile.storeError(_:)`).
+    static func run<Result>(
+      _ configuration: SecretServiceStoreConfiguration, lock: String?, repairing: Bool = false,
+      _ body: (SecretServiceSession) throws(StoreError) -> Result
+    ) throws(StoreError) -> Result {
+      try run(
+        configuration, lock: lock, repairing: repairing, fault: storeError,
+        lockFailure: SecretServiceLockFile.storeError, body)
+    }
+
+    /// ``perform(_:_:)`` for the stores: a service failure as a `StoreError`.
+    static func perform<Result>(_ call: () throws(SecretServiceFault) -> Result)
+      throws(StoreError) -> Result
+    {
+      try perform(storeError, call)
+    }
+
+    /// A service failure as a store error: `write_failed` when it happened during a write,
+    /// otherwise `store_unusable` with the service's reason.
+    static func storeError(_ fault: SecretServiceFault) -> StoreError {
+      StoreError(
+        code: fault.duringWrite ? .writeFailed : .storeUnusable, unusableReason: fault.reason,
+        message: fault.message)
+    }
   }
 #endif

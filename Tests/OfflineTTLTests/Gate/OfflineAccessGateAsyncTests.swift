@@ -4,12 +4,6 @@ import OfflineTTLTesting
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// The async variants never block a thread of the cooperative pool: with the mark store's lock
 /// held by someone else, more async checks than the pool has threads wait for it, and other
 /// async work still runs.
@@ -21,18 +15,10 @@ import Testing
     var value: Int { count.load(ordering: .sequentiallyConsistent) }
   }
 
-  /// A flag set once, from any thread.
-  final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    /// Sets the flag; `true` when this call set it (it was clear).
-    @discardableResult func set() -> Bool {
-      !value.exchange(true, ordering: .acquiringAndReleasing)
-    }
-    var isSet: Bool { value.load(ordering: .acquiring) }
-  }
-
   /// An item store that counts the summaries started (each check summarizes, then waits for
-  /// the mark lock).
+  /// the mark lock). It implements only the requirements without a default, so every way of
+  /// summarizing (`summaryIfSettled()` and the others) reaches the counted `summary()`; a
+  /// `ForwardingCacheStore` would pass them to `inner` uncounted.
   struct CountingCache: CacheItemStore {
     let inner: any CacheItemStore
     let counter: Counter
@@ -63,23 +49,10 @@ import Testing
     let session = try await gate.beginOnlineSessionAsync()
     try await session.writeAsync(contentsOf: [("token", Data("secret".utf8))])
 
-    // Hold the mark store's lock as another process would.
-    let lockFD = open(directory.appending(FileClockMarkStore.lockFileName), O_RDONLY | O_CLOEXEC)
-    try #require(lockFD >= 0)
-    defer { close(lockFD) }
-    try #require(flock(lockFD, LOCK_EX) == 0)
-    // A watchdog releases the lock if the pool were starved, so a failure cannot hang the run
-    // (after 60 s: the checks reach the lock in milliseconds, seconds on a loaded machine).
-    let released = Flag()
-    let watchdogFired = Flag()
-    let watchdog = Thread {
-      for _ in 0..<1_200 where !released.isSet { usleep(50_000) }
-      if released.set() {
-        watchdogFired.set()
-        flock(lockFD, LOCK_UN)
-      }
-    }
-    watchdog.start()
+    // Hold the mark store's lock as another process would. Released after 60 s if the pool were
+    // starved, so a failure cannot hang the run (the checks reach the lock in milliseconds,
+    // seconds on a loaded machine).
+    let held = try HeldFileLock(directory.appending(FileClockMarkStore.lockFileName))
 
     let waiting = ProcessInfo.processInfo.activeProcessorCount * 4
     let decisions = Task {
@@ -91,14 +64,12 @@ import Testing
       }
     }
     // Every check reaches the lock (more than the pool has threads), and this task still runs.
-    while summaries.value < waiting, !watchdogFired.isSet {
+    while summaries.value < waiting, !held.isReleased {
       try await Task.sleep(for: .milliseconds(5))
     }
     let sentinel = await Task.detached { 42 }.value
     #expect(sentinel == 42)
-    let starved = watchdogFired.isSet
-    #expect(!starved, "the cooperative pool was blocked")
-    if released.set() { flock(lockFD, LOCK_UN) }
+    #expect(held.release(), "the cooperative pool was blocked")
     let all = await decisions.value
     #expect(all.count == waiting)
     let fresh = all.filter { $0.isFresh }.count
@@ -130,22 +101,10 @@ import Testing
     #expect(first.signInWrittenAt == GateFixture.start)
     #expect(try gate.cache.item(forKey: "profile")?.writtenAt == GateFixture.start)
 
-    // Hold the cache's writer lock as another process would.
-    let lockFD = open(directory.appending("cache/lock"), O_RDONLY | O_CLOEXEC)
-    try #require(lockFD >= 0)
-    defer { close(lockFD) }
-    try #require(flock(lockFD, LOCK_EX) == 0)
-    let released = Flag()
-    let watchdogFired = Flag()
-    let watchdog = Thread {
-      // Releases the lock after 20 s at most, so a starved pool cannot hang the run.
-      for _ in 0..<400 where !released.isSet { usleep(50_000) }
-      if released.set() {
-        watchdogFired.set()
-        flock(lockFD, LOCK_UN)
-      }
-    }
-    watchdog.start()
+    // Hold the cache's writer lock as another process would; released after 120 s at most, so a
+    // starved pool cannot hang the run (wall time: the whole suite running beside this test on
+    // a loaded machine took more than 20 s to get here).
+    let held = try HeldFileLock(directory.appending("cache/lock"), releasingAfter: .seconds(120))
     clock.advance(by: .seconds(60))
     let waiting = ProcessInfo.processInfo.activeProcessorCount * 4
     let sessions = Task {
@@ -165,8 +124,7 @@ import Testing
     try await Task.sleep(for: .milliseconds(200))
     let sentinel = await Task.detached { 42 }.value
     #expect(sentinel == 42)
-    #expect(!watchdogFired.isSet, "the cooperative pool was blocked")
-    if released.set() { flock(lockFD, LOCK_UN) }
+    #expect(held.release(), "the cooperative pool was blocked")
     let all = await sessions.value
     #expect(all.count == waiting, "every sign-in commits")
     #expect(Set(all.map(\.generation)) == Set((2...(waiting + 1)).map { UInt64($0) }))

@@ -41,19 +41,12 @@ import Testing
     return store
   }
 
-  /// Holds `flock(LOCK_EX)` on the store's lock file from another open file description (a
-  /// writer in another process, as the observing store sees it) until `release()`.
-  final class HeldLock: Sendable {
-    let fd: Int32
-    init(_ path: String) throws {
-      fd = open(path + "/" + FileClockMarkStore.lockFileName, O_RDONLY | O_CLOEXEC)
-      try #require(fd >= 0)
-      try #require(flock(fd, LOCK_EX) == 0)
-    }
-    func release() {
-      flock(fd, LOCK_UN)
-    }
-    deinit { close(fd) }
+  /// Holds the store's lock from another open file description (a writer in another process,
+  /// as the observing store sees it) until released, or for at most `bound`.
+  static func holdLock(_ path: String, releasingAfter bound: Duration = .seconds(60)) throws
+    -> HeldFileLock
+  {
+    try HeldFileLock(path + "/" + FileClockMarkStore.lockFileName, releasingAfter: bound)
   }
 
   /// Observes with `store` while another writer holds the lock; `meanwhile` runs inside the
@@ -63,7 +56,7 @@ import Testing
     _ store: FileClockMarkStore, path: String, value: Int64, later: Int64? = nil,
     meanwhile: () throws -> Void
   ) throws -> (ClockMarkTransition, Int) {
-    let held = try HeldLock(path)
+    let held = try holdLock(path)
     var readings = 0
     var failure: (any Error)? = nil
     let transition = try store.observe(readingClocks: {
@@ -123,21 +116,6 @@ import Testing
     try #require(written == bytes.count)
   }
 
-  /// Whether a `HeldLock` was released by `release(_:afterSeconds:setting:)`.
-  final class Released: Sendable {
-    let value = Mutex(false)
-  }
-
-  /// Releases `held` after `seconds` on another thread (a writer that finishes later), setting
-  /// `released` first.
-  static func release(_ held: HeldLock, afterSeconds seconds: Double, setting released: Released) {
-    Thread {
-      Thread.sleep(forTimeInterval: seconds)
-      released.value.withLock { $0 = true }
-      held.release()
-    }.start()
-  }
-
   /// While another writer still holds the lock and has a second write in flight, a waiter is
   /// covered by the write before it: the older of two valid slots is durable (its writer held
   /// the lock until its `fdatasync` returned, before the next writer could start).
@@ -146,17 +124,15 @@ import Testing
     defer { parent.remove() }
     let plan = SyscallFaultPlan()
     let store = try Self.warmed(path, plan: plan)
-    let held = try HeldLock(path)
-    let released = Released()
+    // A safety net: if the waiter waited for the lock instead, it gets it after 60 s and then
+    // reads the newest slot (`sixHundred`), which the expectations below tell apart. Long
+    // enough that a loaded machine never reaches it before the waiter returns.
+    let held = try Self.holdLock(path)
     let before = try Self.newestSlot(path)
     let fiveHundred = before.record.observing(Self.at(500))
     let sixHundred = fiveHundred.observing(Self.at(600))
     var readings = 0
     var failure: (any Error)? = nil
-    // A safety net: if the waiter waited for the lock instead, it gets it after this and then
-    // reads the newest slot (`sixHundred`), which the expectations below tell apart. Long
-    // enough that a loaded machine never reaches it before the waiter returns.
-    Self.release(held, afterSeconds: 60, setting: released)
     let transition = try store.observe(readingClocks: {
       readings += 1
       do {
@@ -169,8 +145,8 @@ import Testing
       return Self.at(400)
     })
     if let failure { throw failure }
-    #expect(
-      released.value.withLock { $0 } == false, "acknowledged while the other writer held the lock")
+    #expect(!held.isReleased, "acknowledged while the other writer held the lock")
+    held.release()
     #expect(transition.coveringRecord == fiveHundred, "the older slot, not the write in flight")
     #expect(!transition.wrote)
     #expect(transition.current.mark == Self.at(400).wall)
@@ -189,13 +165,12 @@ import Testing
     defer { parent.remove() }
     let plan = SyscallFaultPlan()
     let store = try Self.warmed(path, plan: plan)
-    let held = try HeldLock(path)
-    let released = Released()
+    // The other writer finishes 0.3 s later.
+    let held = try Self.holdLock(path, releasingAfter: .milliseconds(300))
     let before = try Self.newestSlot(path)
     let threeHundred = before.record.observing(Self.at(300))
     let sixHundred = threeHundred.observing(Self.at(600))
     var failure: (any Error)? = nil
-    Self.release(held, afterSeconds: 0.3, setting: released)
     let transition = try store.observe(readingClocks: {
       do {
         switch inFlight {
@@ -215,7 +190,7 @@ import Testing
       return Self.at(400)
     })
     if let failure { throw failure }
-    #expect(released.value.withLock { $0 }, "acknowledged only after the writer released the lock")
+    #expect(held.isReleased, "acknowledged only after the writer released the lock")
     #expect(transition.coveringRecord == sixHundred)
     #expect(!transition.wrote)
     #expect(plan.count(of: .pwrite) == 0 && plan.count(of: .fdatasync) == 0)

@@ -185,6 +185,12 @@ import Testing
     #expect(Sodium.equalInConstantTime([1, 2, 3], [1, 2, 3]))
     #expect(!Sodium.equalInConstantTime([1, 2, 3], [1, 2, 4]))
     #expect(!Sodium.equalInConstantTime([1, 2, 3], [1, 2]))
+    // One array with itself (the same storage), and slices of one array at different places.
+    let key: [UInt8] = Array(0..<32)
+    #expect(Sodium.equalInConstantTime(key, key))
+    #expect(Sodium.equalInConstantTime(key[0..<16], key[0..<16]))
+    #expect(!Sodium.equalInConstantTime(key[0..<16], key[16..<32]))
+    #expect(!Sodium.equalInConstantTime(key[0..<16], key[1..<17]))
   }
 
   @Test func initializesOnceFromManyThreads() async {

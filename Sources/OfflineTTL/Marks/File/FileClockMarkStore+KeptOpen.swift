@@ -167,7 +167,8 @@ extension FileClockMarkStore {
   ///   read, so a mark read here is never compared with an older clock.
   /// Any event drains the watch and takes the checks above (with the shared lock); a writer
   /// holding the lock then sends the caller to the locked path as before. System calls: one
-  /// `lstat`, one `geteuid`, one `poll` of the watch; no lock, no `pread`. The watch is the store
+  /// `lstat` (none while the watch also watches the directories above the store, ``PathWatch``),
+  /// one `geteuid`, one `poll` of the watch; no lock, no `pread`. The watch is the store
   /// directory's ``SharedStoreWatch``, shared with the item store over the same directory (so
   /// "no event" is "the drain count is the one the reused record was tagged with"); inside the
   /// gate's check (``StoreCheckScope``) the store that reads first makes these three calls for

@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// What tells a ``FileSealingKeyProvider`` that the key file it remembers is still the one its
 /// path names, unchanged, without a system call on the path: a change watch
 /// (``StoreChangeWatch``, one inotify descriptor) of the key file and of every directory from
@@ -38,12 +44,28 @@ import Synchronization
 /// relative path (the working directory can change), a path through a symbolic link or with
 /// `.` or `..`, a file system where inotify does not see every change (network file systems:
 /// ``StoreChangeWatch/localFileSystems``), a platform without inotify or `/proc`.
-final class KeyFileWatch: Sendable {
+///
+/// **Joined to a store's poll.** In a gate's check (``StoreCheckScope``) the sealed item store
+/// has its shared change watch (``SharedStoreWatch``) poll this watch's two descriptors in the
+/// same `poll` as its own (``JoinedChangeWatch``), so a repeated check makes one `poll` for the
+/// store and the key. What that `poll` found is taken here at once (a change drained and
+/// marked, as by a `poll` of this watch's own), and an answer of "unchanged" is kept for that
+/// scope only, with the effective user the same check read: the key's load later in the scope
+/// is given it without a system call. Outside a scope, and in a scope whose poll did not
+/// include this watch, a load polls for itself.
+final class KeyFileWatch: JoinedChangeWatch {
   private let watch: StoreChangeWatch
   private let mountTable: FileDescriptor
   private let system: Syscalls
-  /// Whether a `poll` found a change (taken together with the `poll`).
-  private let changed = Mutex(false)
+
+  private struct State {
+    /// Whether a `poll` found a change (taken together with the `poll`): for good.
+    var changed = false
+    /// The check scope whose joined `poll` found nothing, and the effective user read with it.
+    var joined: (scope: UInt64, user: UInt32)? = nil
+  }
+
+  private let state = Mutex(State())
 
   private init(watch: StoreChangeWatch, mountTable: FileDescriptor, system: Syscalls) {
     self.watch = watch
@@ -56,21 +78,52 @@ final class KeyFileWatch: Sendable {
     system.closeIgnoringErrors(mountTable)
   }
 
-  /// Whether nothing the key's path depends on changed since the watch was set up: one `poll`
-  /// of the watch and the mount table (none once a change was found).
+  /// The effective user, when nothing the key's path depends on changed since the watch was
+  /// set up; `nil` once a change was found. In the check scope whose joined `poll` found
+  /// nothing (``withJoinedPoll(scope:user:_:)``), that answer and its user, without a
+  /// system call; otherwise one `poll` of the watch and the mount table, and one `geteuid`.
   ///
-  /// - Complexity: O(1): one `poll`, never waiting.
-  func isUnchanged() -> Bool {
-    changed.withLock { changed in
-      if changed { return false }
+  /// - Complexity: O(1): at most one `poll`, never waiting, and one `geteuid`.
+  func unchangedUser() -> UInt32? {
+    let scope = StoreCheckScope.current
+    return state.withLock { state -> UInt32? in
+      if state.changed { return nil }
+      if scope != 0, let joined = state.joined, joined.scope == scope { return joined.user }
       let found: (input: Bool, mountsChanged: Bool)
       do throws(Errno) {
         found = try system.pollWatchAndMounts(watch.fd, mountTable: mountTable)
       } catch {
         found = (true, true)
       }
-      if found.mountsChanged || (found.input && drainFindsChange()) { changed = true }
-      return !changed
+      if found.mountsChanged || (found.input && drainFindsChange()) { state.changed = true }
+      return state.changed ? nil : system.effectiveUserID()
+    }
+  }
+
+  /// Whether nothing the key's path depends on changed (``unchangedUser()``).
+  func isUnchanged() -> Bool { unchangedUser() != nil }
+
+  /// See ``JoinedChangeWatch/withJoinedPoll(scope:user:_:)``: input on the watch is drained
+  /// and judged as by ``unchangedUser()``; a mount-table change, or anything but input on the
+  /// watch (an error, a failed `poll`), is a change. "Unchanged" is kept for `scope` (not
+  /// outside a scope) with `user`.
+  func withJoinedPoll<Found>(
+    scope: UInt64, user: UInt32,
+    _ poll: (_ watch: FileDescriptor, _ mounts: FileDescriptor) -> (
+      found: Found, watch: Int16, mounts: Int16
+    )
+  ) -> Found {
+    state.withLock { state -> Found in
+      let polled = poll(watch.fd, mountTable)
+      state.joined = nil
+      if state.changed { return polled.found }
+      let input = polled.watch & Int16(POLLIN) != 0
+      if polled.watch & ~Int16(POLLIN) != 0 || polled.mounts != 0 || (input && drainFindsChange()) {
+        state.changed = true
+      } else if scope != 0 {
+        state.joined = (scope, user)
+      }
+      return polled.found
     }
   }
 

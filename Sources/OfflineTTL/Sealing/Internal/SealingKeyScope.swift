@@ -1,4 +1,8 @@
-import Synchronization
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// One sealing key per operation: the first load of a provider's key inside a scope is the key
 /// every later load of that provider (for the same store directory) returns until the scope
@@ -17,10 +21,18 @@ import Synchronization
 /// commit point is inside), the gate's check, and each read of an offline reader. A scope
 /// inside a scope is the outer one.
 ///
+/// **The scope belongs to the thread that runs it**, for the duration of `body`: every scope is
+/// a synchronous operation (it blocks its thread), so every store call of it runs on that
+/// thread, and nothing else runs there until `body` returns. Store work handed to another
+/// thread runs outside the scope and loads the key for itself (correct: it is a separate
+/// operation). The kept keys live in `run`'s frame and a thread-specific slot
+/// (`pthread_getspecific`) holds their address; a task-local value allocated its binding on the
+/// heap (outside an async task) and the scope object besides, three allocations per check.
+///
 /// **Cost of a check.** A store names its provider and directory once, when it is made
 /// (``Name``); a scope keeps its first key beside the name without a dictionary, so a repeated
-/// check compares one name and allocates nothing here besides the scope itself.
-final class SealingKeyScope: Sendable {
+/// check compares one name and allocates nothing here.
+enum SealingKeyScope {
   /// A provider's key for one store directory: the provider's description and the directory,
   /// built once per store value (two stores over one directory with providers that describe
   /// themselves alike share the scope's key).
@@ -33,7 +45,8 @@ final class SealingKeyScope: Sendable {
     }
   }
 
-  private struct Kept: Sendable {
+  /// The keys of one scope (only ever touched by the thread running it).
+  private struct Kept {
     /// The first key loaded in the scope (nearly every scope loads one).
     var first: (name: Name, keys: SealKeys)?
     /// Keys of other names (a scope over stores of several directories or providers).
@@ -53,10 +66,17 @@ final class SealingKeyScope: Sendable {
     }
   }
 
-  private let kept = Mutex(Kept())
+  /// The thread-specific slot that holds, while a scope runs on a thread, the address of its
+  /// ``Kept`` (in `run`'s frame); `nil` outside a scope. Created once per process.
+  private static let slot: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key, nil)
+    precondition(status == 0, "pthread_key_create failed (\(status)): no thread-specific slot")
+    return key
+  }()
 
-  /// The scope of the operation running on this task, if any.
-  @TaskLocal static var current: SealingKeyScope?
+  /// Whether a scope runs on this thread.
+  static var isActive: Bool { pthread_getspecific(slot) != nil }
 
   /// Runs `body` inside a scope: the current one, or a new one for its duration.
   ///
@@ -64,11 +84,13 @@ final class SealingKeyScope: Sendable {
   static func run<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure)
     -> Result
   {
-    if current != nil { return try body() }
-    let outcome = $current.withValue(SealingKeyScope()) {
-      Swift.Result { () throws(Failure) -> Result in try body() }
+    if pthread_getspecific(slot) != nil { return try body() }
+    var kept = Kept()
+    return try withUnsafeMutablePointer(to: &kept) { (address) throws(Failure) -> Result in
+      pthread_setspecific(slot, address)
+      defer { pthread_setspecific(slot, nil) }
+      return try body()
     }
-    return try outcome.get()
   }
 
   /// The keys named `name` (a provider's, for one store directory): those loaded first in this
@@ -79,13 +101,14 @@ final class SealingKeyScope: Sendable {
   static func keys(
     named name: Name, load: () throws(StoreError) -> SealKeys
   ) throws(StoreError) -> SealKeys {
-    guard let scope = current else { return try load() }
-    if let kept = scope.kept.withLock({ $0.keys(name) }) { return kept }
+    guard let address = pthread_getspecific(slot) else { return try load() }
+    let kept = address.assumingMemoryBound(to: Kept.self)
+    if let earlier = kept.pointee.keys(name) { return earlier }
+    // `load` runs on this thread and keeps nothing in the scope itself; whatever it kept (a
+    // nested load of the same name) wins, as the first load of the scope.
     let loaded = try load()
-    return scope.kept.withLock { kept in
-      if let earlier = kept.keys(name) { return earlier }
-      kept.keep(name, loaded)
-      return loaded
-    }
+    if let earlier = kept.pointee.keys(name) { return earlier }
+    kept.pointee.keep(name, loaded)
+    return loaded
   }
 }

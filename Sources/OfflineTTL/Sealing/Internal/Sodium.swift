@@ -216,7 +216,10 @@ enum Sodium {
     _ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer
   ) -> Bool {
     guard left.count == right.count else { return false }
-    guard !left.isEmpty else { return true }
+    // The same storage holds the same bytes: a repeated check compares the subkeys it derived
+    // once with themselves (where they are the same array). Which storage two buffers use says
+    // nothing about their contents.
+    guard !left.isEmpty, left.baseAddress != right.baseAddress else { return true }
     return sodium_memcmp(left.baseAddress, right.baseAddress, left.count) == 0
   }
 }
