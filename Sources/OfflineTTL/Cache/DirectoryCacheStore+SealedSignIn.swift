@@ -35,7 +35,7 @@ extension DirectoryCacheStore {
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
   ///   index does not authenticate); n `fstatat`s, one `syncfs`, a constant number of `fsync`s.
   func sealedCommitSignIn(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     // One key for the whole sign-in: the staging and the mark reset of its commit point (the
@@ -47,11 +47,11 @@ extension DirectoryCacheStore {
   }
 
   private func sealedCommitSignInInScope(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     try withLockedCache { cache throws(StoreError) -> Bool in
-      let stored = storedGeneration()
+      let stored = try storedGeneration()
       let keys = try sealKeys(creating: true)
       do throws(StoreFileError) {
         try reclaimSealedStaging(cache, keys: keys, storedGeneration: stored)

@@ -305,7 +305,7 @@ public struct OfflineAccessGate: Sendable {
           writtenAt = now
           return changes
         },
-        storedGeneration: { try? marks.read().generation },
+        storedGeneration: { () throws(StoreError) in try marks.generationForSignIn() },
         commitPoint: {
           let result = Result { () throws(StoreError) in
             try marks.resetAfterOnlineSignIn(readingClocks: {

@@ -20,18 +20,6 @@ import Testing
   /// builds): the group-commit polls before the wait, the scheduler's lateness.
   static let slack: Duration = .seconds(3)
 
-  /// Holds `flock(operation)` on `path` through an open file description of its own until
-  /// released (closing it releases the lock).
-  final class HeldLock {
-    let fd: Int32
-    init(_ path: String, _ operation: Int32 = LOCK_EX, directory: Bool = false) throws {
-      fd = open(path, (directory ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC)
-      try #require(fd >= 0, "open \(path): errno \(errno)")
-      try #require(flock(fd, operation | LOCK_NB) == 0, "flock \(path): errno \(errno)")
-    }
-    deinit { close(fd) }
-  }
-
   /// The error `body` threw, or `nil` (no typed-throws closure is handed to `#expect`).
   static func failure(_ body: () throws(Errno) -> Void) -> Errno? {
     do {
@@ -111,7 +99,7 @@ import Testing
     #expect(plan.count(of: .flock) == 1, "a free lock costs one flock, as a blocking one did")
     try system.flock(fd, .unlock)
 
-    let held = try HeldLock(path, LOCK_SH)
+    let held = try HeldFileLock(path, shared: true)
     // A shared holder does not stop a shared lock, only an exclusive one.
     try system.flock(fd, .shared, waitingAtMost: .zero)
     try system.flock(fd, .unlock)
@@ -123,7 +111,7 @@ import Testing
     #expect(result == .timedOut)
     #expect(elapsed >= Self.limit, "it waited the limit, \(elapsed)")
     #expect(elapsed < Self.limit + Self.slack, "\(elapsed)")
-    withExtendedLifetime(held) {}
+    held.release()
   }
 
   @Test func aZeroLimitTriesOnceAndALockReleasedDuringTheWaitIsTaken() throws {
@@ -136,7 +124,7 @@ import Testing
     let fd = try system.open(path, .readOnly)
     defer { system.closeIgnoringErrors(fd) }
 
-    let held = try HeldLock(path)
+    let held = try HeldFileLock(path)
     plan.resetCounts()
     #expect(
       Self.failure { () throws(Errno) in try system.flock(fd, .exclusive, waitingAtMost: .zero) }
@@ -144,10 +132,9 @@ import Testing
     #expect(plan.count(of: .flock) == 1, "a zero limit never pauses")
 
     // Released 100 ms into a 10 s wait: taken soon after, not at the limit.
-    let heldFD = held.fd
     let release = Thread {
       Thread.sleep(forTimeInterval: 0.1)
-      flock(heldFD, LOCK_UN)
+      held.release()
     }
     release.start()
     let (result, elapsed) = Self.timed {
@@ -158,7 +145,7 @@ import Testing
     #expect(result == nil)
     #expect(
       elapsed >= .milliseconds(50) && elapsed < .seconds(5), "taken after the release, \(elapsed)")
-    withExtendedLifetime(held) {}
+    held.release()
   }
 
   @Test func anotherFailureIsNotATimeout() throws {
@@ -171,6 +158,28 @@ import Testing
 
   // MARK: Check, sign-in and read behind a held lock
 
+  /// A reader holding the mark lock shared (`flock -s`, or a process stopped inside a read)
+  /// stops every observation, which needs it exclusively: a check is refused within the limit
+  /// with `lock_timed_out`, never `fresh` from a mark it could not advance, and a read of the
+  /// record, which needs it shared only, answers at once.
+  @Test(arguments: [false, true])
+  func aCheckBehindASharedMarkLockIsRefusedAndAReadIsNot(sealed: Bool) throws {
+    let fixture = try Fixture(sealed: sealed)
+    defer { fixture.base.root.remove() }
+    fixture.base.clock.advance(by: .seconds(60))
+    let held = try HeldFileLock(fixture.markLock, shared: true)
+    defer { held.release() }
+    let before = try fixture.snapshot()
+    let (decision, elapsed) = Self.timed { fixture.gate().checkEligibility() }
+    #expect(decision.status == .expired, "\(decision)")
+    #expect(decision.markError?.code == .lockTimedOut, "\(String(describing: decision.markError))")
+    #expect(elapsed < Self.limit + Self.slack, "\(elapsed)")
+    let (record, readTime) = try Self.timed { try fixture.marks().read() }
+    #expect(record.generation == 1)
+    #expect(readTime < Self.limit, "a shared read is not held up, \(readTime)")
+    #expect(try fixture.snapshot() == before, "nothing written")
+  }
+
   @Test(arguments: [false, true])
   func aCheckBehindAHeldMarkLockIsRefusedWithLockTimedOut(sealed: Bool) throws {
     let fixture = try Fixture(sealed: sealed)
@@ -181,7 +190,7 @@ import Testing
     let longLived = fixture.gate()
     #expect(longLived.checkEligibility().status == .fresh)
     fixture.base.clock.advance(by: .seconds(60))
-    var held: HeldLock? = try HeldLock(fixture.markLock)
+    let held = try HeldFileLock(fixture.markLock)
     for gate in [fixture.gate(), longLived] {
       let (decision, elapsed) = Self.timed { gate.checkEligibility() }
       #expect(decision.status == .expired, "\(decision)")
@@ -204,24 +213,30 @@ import Testing
       Issue.record("observed behind a held mark lock")
     }
     #expect(try fixture.snapshot() == before, "nothing written or deleted")
-    #expect(held != nil)
+    #expect(held.release(), "held until here")
 
     // Released: the same long-lived gate answers again.
-    held = nil
     #expect(longLived.checkEligibility().status == .fresh)
   }
 
-  /// Behind a held item-store lock the sign-in writes nothing at all. Behind a held mark lock it
-  /// reads the stored generation without the lock, stages its items for the next generation,
-  /// and fails at its commit point (the reset): the staging stays uncommitted, readers keep the
-  /// old items, and the next sign-in commits over it.
+  /// Behind an item-store lock held either way, or a mark lock held exclusively, the sign-in
+  /// writes nothing at all: it cannot take the writer lock, or cannot read the stored
+  /// generation under the mark lock (it never reads it without the lock), within the limit.
+  /// Behind a shared mark lock it reads the generation, stages its items and fails at its commit
+  /// point (the reset): the staging stays uncommitted, readers keep the old items, and the next
+  /// sign-in commits over it. Each ends within one limit.
   @Test(arguments: [false, true])
   func aSignInBehindAHeldLockFailsWithLockTimedOutAndCommitsNothing(sealed: Bool) throws {
     let fixture = try Fixture(sealed: sealed)
     defer { fixture.base.root.remove() }
     let before = try fixture.snapshot()
-    for lock in [fixture.cacheLock, fixture.markLock] {
-      var held: HeldLock? = try HeldLock(lock)
+    let holds = [
+      (fixture.cacheLock, false), (fixture.cacheLock, true), (fixture.markLock, false),
+      (fixture.markLock, true),
+    ]
+    for (lock, shared) in holds {
+      let held = try HeldFileLock(lock, shared: shared)
+      defer { held.release() }
       let (result, elapsed) = Self.timed {
         Result { () throws(OnlineSessionError) in
           try fixture.gate().beginOnlineSession(
@@ -230,15 +245,14 @@ import Testing
       }
       #expect(elapsed < Self.limit + Self.slack, "\(elapsed)")
       guard case .failure(let error) = result else {
-        Issue.record("signed in behind a held \(lock)")
+        Issue.record("signed in behind a held \(lock) (shared: \(shared))")
         continue
       }
       #expect(error.storeError?.code == .lockTimedOut, "\(lock): \(error)")
-      if lock == fixture.cacheLock {
-        #expect(try fixture.snapshot() == before, "nothing written behind the item lock")
+      if !(lock == fixture.markLock && shared) {
+        #expect(try fixture.snapshot() == before, "nothing written behind \(lock), \(shared)")
       }
-      #expect(held != nil)
-      held = nil
+      #expect(held.release(), "held until here")
       let reader = try #require(fixture.gate().openOffline().reader)
       #expect(try reader.item(forKey: "token")?.payload == Data("secret".utf8), "\(lock)")
       #expect(try fixture.marks().read().generation == 1, "no reset")
@@ -251,14 +265,93 @@ import Testing
     #expect(!left.contains { $0.hasPrefix("next-") || $0 == "pending" }, "\(left)")
   }
 
+  /// A mark store whose `read()` gives up on its lock (`lock_timed_out`, as a Secret Service
+  /// mark store does behind its held lock file); every other operation is the file store's.
+  struct ReadTimingOut: ClockMarkStore {
+    let inner: FileClockMarkStore
+
+    func read() throws(StoreError) -> ClockMarkRecord {
+      throw StoreError(code: .lockTimedOut, message: "the mark lock stayed held (test)")
+    }
+
+    func observe(resolution: Duration, readingClocks clocks: () -> ClockObservation)
+      throws(StoreError) -> ClockMarkTransition
+    {
+      try inner.observe(resolution: resolution, readingClocks: clocks)
+    }
+
+    func createFirstMark(readingClocks clocks: () -> ClockObservation) throws(StoreError)
+      -> ClockMarkRecord
+    {
+      try inner.createFirstMark(readingClocks: clocks)
+    }
+
+    func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
+      throws(StoreError) -> ClockMarkRecord
+    {
+      try inner.resetAfterOnlineSignIn(readingClocks: clocks)
+    }
+  }
+
+  /// A stored generation that could not be read because its lock stayed held is not "no
+  /// generation": a sign-in then ends with `lock_timed_out` before it touches anything, so a
+  /// committed sign-in's staging (whose roll forward failed) is neither removed nor replaced,
+  /// and its items, not the ones they replaced, are still served; the next sign-in finishes it.
+  @Test(arguments: [false, true])
+  func aSignInThatCannotReadTheGenerationLeavesACommittedStagingAlone(sealed: Bool) throws {
+    let fixture = try Fixture(sealed: sealed)
+    defer { fixture.base.root.remove() }
+    let plan = SyscallFaultPlan()
+    plan.fail(.renameat, occurrence: nil, with: .ioError)
+    let noRollForward = fixture.base.gate(
+      cache: DirectoryCacheStore(
+        atPath: fixture.base.store, faults: plan, sealing: fixture.base.provider))
+    _ = try noRollForward.beginOnlineSession(writing: [(CacheItemKey("token"), Data("new".utf8))])
+    let names = try FileManager.default.contentsOfDirectory(atPath: fixture.base.store + "/cache")
+    try #require(names.contains("pending") && names.contains { $0.hasPrefix("next-") }, "\(names)")
+    let committed = try fixture.snapshot()
+    #expect(try fixture.marks().read().generation == 2)
+
+    let gate = fixture.base.gate(marks: ReadTimingOut(inner: fixture.marks()))
+    let refused = #expect(throws: OnlineSessionError.self) {
+      try gate.beginOnlineSession(writing: [(CacheItemKey("other"), Data("x".utf8))])
+    }
+    #expect(refused?.storeError?.code == .lockTimedOut, "\(String(describing: refused))")
+    #expect(try fixture.snapshot() == committed, "nothing staged, removed or reset")
+    #expect(try fixture.marks().read().generation == 2)
+    let reader = try #require(fixture.gate().openOffline().reader)
+    #expect(try reader.item(forKey: "token")?.payload == Data("new".utf8))
+
+    try fixture.base.signIn(["other": "x"])
+    let after = try #require(fixture.gate().openOffline().reader)
+    #expect(try after.item(forKey: "token")?.payload == Data("new".utf8), "not the replaced item")
+    #expect(try after.item(forKey: "other")?.payload == Data("x".utf8))
+  }
+
+  /// `generationForSignIn()`: the generation; `nil` for an absent or unreadable record (the
+  /// reset replaces it); `lock_timed_out` thrown.
+  @Test func theGenerationForASignInTellsALockThatTimedOutFromNoRecord() throws {
+    let fixture = try Fixture()
+    defer { fixture.base.root.remove() }
+    #expect(try fixture.marks().generationForSignIn() == 1)
+    #expect(throws: StoreError(code: .lockTimedOut, message: "")) {
+      try ReadTimingOut(inner: fixture.marks()).generationForSignIn()
+    }
+    let missing = FileClockMarkStore(atPath: fixture.base.root.appending("none"))
+    #expect(try missing.generationForSignIn() == nil)
+    try Data(count: 64).write(
+      to: URL(fileURLWithPath: fixture.base.store + "/" + FileClockMarkStore.recordFileName))
+    #expect(try fixture.marks().generationForSignIn() == nil, "unreadable")
+  }
+
   @Test func aReadBehindAHeldMarkLockReadsTheRecordWithoutIt() throws {
     let fixture = try Fixture()
     defer { fixture.base.root.remove() }
-    let held = try HeldLock(fixture.markLock)
+    let held = try HeldFileLock(fixture.markLock)
     let (record, elapsed) = try Self.timed { try fixture.marks().read() }
     #expect(record.generation == 1)
     #expect(elapsed >= Self.limit && elapsed < Self.limit + Self.slack, "\(elapsed)")
-    withExtendedLifetime(held) {}
+    held.release()
   }
 
   /// An open reader's recheck reads the stored mark (it writes nothing): behind a held mark lock
@@ -268,7 +361,7 @@ import Testing
     let fixture = try Fixture()
     defer { fixture.base.root.remove() }
     let reader = try #require(fixture.gate().openOffline().reader)
-    let held = try HeldLock(fixture.markLock)
+    let held = try HeldFileLock(fixture.markLock)
     fixture.base.clock.advance(by: .seconds(60))
     let (served, elapsed) = Self.timed {
       Result { () throws(OfflineReadError) in try reader.item(forKey: "token") }
@@ -283,7 +376,7 @@ import Testing
       return
     }
     #expect(error.reasons.contains(.clockBehindMark), "\(error)")
-    withExtendedLifetime(held) {}
+    held.release()
   }
 
   @Test func aSummaryRebuiltFromTheItemsBehindAHeldCacheLockIsRefused() throws {
@@ -291,12 +384,12 @@ import Testing
     defer { fixture.base.root.remove() }
     // Without an index the summary is read from the item headers under the shared lock.
     try FileManager.default.removeItem(atPath: fixture.base.store + "/cache/index")
-    let held = try HeldLock(fixture.cacheLock)
+    let held = try HeldFileLock(fixture.cacheLock)
     let (decision, elapsed) = Self.timed { fixture.gate().checkEligibility() }
     #expect(decision.status == .expired, "\(decision)")
     #expect(decision.cacheError?.code == .lockTimedOut, "\(decision)")
     #expect(elapsed < Self.limit + Self.slack, "\(elapsed)")
-    withExtendedLifetime(held) {}
+    held.release()
   }
 
   @Test func aSealedKeyCreationBehindAHeldDirectoryLockTimesOut() throws {
@@ -306,7 +399,7 @@ import Testing
     try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: false)
     var provider = FileSealingKeyProvider(path: keys + "/key")
     provider.lockTimeout = Self.limit
-    let held = try HeldLock(keys, directory: true)
+    let held = try HeldFileLock(keys, directory: true)
     let (result, elapsed) = Self.timed {
       Result { () throws(SealingKeyError) in try provider.loadOrCreateKey() }
     }
@@ -333,7 +426,7 @@ import Testing
     }
     #expect(signIn?.storeError?.code == .lockTimedOut, "\(String(describing: signIn))")
     #expect(!FileManager.default.fileExists(atPath: keys + "/key"), "no key was created")
-    withExtendedLifetime(held) {}
+    held.release()
   }
 
   @Test func theDefaultLimitIsThirtySecondsEverywhere() {

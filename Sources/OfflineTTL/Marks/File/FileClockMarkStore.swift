@@ -171,16 +171,41 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// before, at most ``lockTimeout``.
   ///
   /// When another holder keeps the lock past ``lockTimeout``, the record is read without the
-  /// lock (the same checks, the newest slot that passes its checksum): a read writes nothing and
-  /// grants nothing, and an online sign-in, which holds the item store's writer lock, reads the
-  /// stored generation this way, which only a sign-in's reset changes. So a held mark lock
-  /// never makes a sign-in stage its items under a generation it guessed; the sign-in then
-  /// fails at its reset (`lock_timed_out`), leaving an uncommitted staging for the next one.
+  /// lock (the same checks, the newest slot that passes its checksum; a write in flight leaves
+  /// the slot it writes failing its checksum, and the other one is read). A read writes nothing
+  /// and grants nothing: the gate's check observes under the exclusive lock and refuses with
+  /// `lock_timed_out`, and an open reader's recheck judges the clocks, read after it, against
+  /// this record, which is at least the mark the reader was opened with. An online sign-in
+  /// never uses it (``generationForSignIn()``).
   ///
   /// - Returns: The newest valid record.
   /// - Throws: ``StoreError``: `absent` (no directory, or no record), `unreadable`,
   ///   `lockFailed` or `storeUnusable`.
   public func read() throws(StoreError) -> ClockMarkRecord {
+    try read(withoutTheLockPastItsLimit: true)
+  }
+
+  /// The stored generation for an online sign-in (see
+  /// ``ClockMarkStore/generationForSignIn()``), read under the shared lock only: past
+  /// ``lockTimeout`` it throws `lock_timed_out` instead of reading without the lock as
+  /// ``read()`` does, so a sign-in behind a held mark lock ends before it stages anything
+  /// (its reset would wait as long again, and fail).
+  ///
+  /// - Returns: The stored generation, or `nil` for an absent or unreadable record.
+  /// - Throws: ``StoreError`` `lock_timed_out`.
+  public func generationForSignIn() throws(StoreError) -> UInt64? {
+    do {
+      return try read(withoutTheLockPastItsLimit: false).generation
+    } catch  where error.code == .lockTimedOut {
+      throw error
+    } catch {
+      return nil
+    }
+  }
+
+  /// ``read()``; with `withoutTheLockPastItsLimit` false, a lock held past ``lockTimeout`` is
+  /// thrown (`lock_timed_out`) rather than read around.
+  func read(withoutTheLockPastItsLimit fallback: Bool) throws(StoreError) -> ClockMarkRecord {
     if let record = keptOpenRecord() { return record }
     let record: ClockMarkRecord
     do {
@@ -190,7 +215,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
         system.closeIgnoringErrors(loaded.fd)
         return loaded.record
       }
-    } catch  where error.code == .lockTimedOut {
+    } catch  where error.code == .lockTimedOut && fallback {
       return try withLockedDirectory(creating: false, lock: nil) {
         directory throws(StoreError) in
         let loaded = try load(in: directory, writable: false)
