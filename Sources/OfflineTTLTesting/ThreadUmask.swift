@@ -14,13 +14,13 @@ import Synchronization
 ///
 /// The umask is process-wide, and Swift Testing runs tests in parallel in one process: a test
 /// that called `umask(0o777)` would change the modes of every file other tests create meanwhile.
-/// On Linux, ``run(umask:_:)`` starts a new thread that first calls `unshare(CLONE_FS)`, which
+/// On Linux, ``run(umask:timeout:_:)`` starts a new thread that first calls `unshare(CLONE_FS)`, which
 /// gives that thread its own copy of the umask (with the working directory and root), then sets
 /// the umask there and runs `body` on that thread only; the thread ends afterwards, and its
 /// umask with it. `body` must be synchronous and stay on that thread (the library's store
 /// operations do).
 public enum ThreadUmask {
-  /// Whether ``run(umask:_:)`` can run here (Linux only), for `.enabled(if:)`.
+  /// Whether ``run(umask:timeout:_:)`` can run here (Linux only), for `.enabled(if:)`.
   public static var isSupported: Bool {
     #if os(Linux)
       true
@@ -29,7 +29,7 @@ public enum ThreadUmask {
     #endif
   }
 
-  /// Why ``run(umask:_:)`` could not run `body`.
+  /// Why ``run(umask:timeout:_:)`` could not run `body`.
   public struct Failure: Error, CustomStringConvertible {
     /// What failed.
     public let description: String
