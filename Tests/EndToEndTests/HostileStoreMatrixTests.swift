@@ -255,6 +255,35 @@ import Testing
     #expect(Scene.snapshot(scene.store) == before, "\(spelling): the linked store changed")
   }
 
+  /// A store, and a sealed store's key file, whose directory just above is a symbolic link:
+  /// every command works through the link (only the last name is never followed), and the
+  /// files land in the link's target.
+  @Test(arguments: [false, true])
+  func aStoreBelowALinkedParentIsUsedThroughIt(_ sealed: Bool) throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-parent-link")
+    defer { scratch.remove() }
+    try FileManager.default.createDirectory(
+      atPath: scratch.appending("real"), withIntermediateDirectories: false)
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.appending("link"), withDestinationPath: scratch.appending("real"))
+    let input = scratch.appending("input")
+    try Data("through the link".utf8).write(to: URL(fileURLWithPath: input))
+    let store = scratch.appending("link/store")
+    let seal = sealed ? ["--seal", "file:" + scratch.appending("link/store.key")] : []
+    let label = sealed ? "sealed" : "unsealed"
+    try run(
+      ["sign-in", "--store", store, "--put", "token=\(input)"] + seal, allowed: [0], label)
+    let status = try run(
+      ["status", "--store", store, "--max-age", "7d"] + seal, allowed: [0], label)
+    #expect(status.standardOutput.hasPrefix("status: fresh"), "\(label): \(status.standardOutput)")
+    let read = try run(
+      ["read", "--store", store, "--max-age", "7d", "token"] + seal, allowed: [0], label)
+    #expect(read.standardOutput == "through the link", "\(label)")
+    #expect(FileManager.default.fileExists(atPath: scratch.appending("real/store/cache/index")))
+    #expect(
+      FileManager.default.fileExists(atPath: scratch.appending("real/store.key")) == sealed)
+  }
+
   @Test func aReplayedOlderItemIsNeverServedAsFresh() throws {
     let scene = try Scene(binary: binary)
     defer { scene.remove() }

@@ -130,7 +130,8 @@ public struct SecureStoreFiles: Sendable {
     }
     let parentFD: FileDescriptor
     do {
-      parentFD = try system.open(parentPath, [.readOnly, .directory, .nonBlocking])
+      // The parent may be reached through links, and may be one (only the last name is not).
+      parentFD = try system.openDirectory(followingLinksIn: parentPath, [.readOnly, .nonBlocking])
     } catch {
       throw StoreFileError(.system(error), path: path)
     }

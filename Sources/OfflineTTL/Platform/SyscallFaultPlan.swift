@@ -70,6 +70,7 @@ public final class SyscallFaultPlan: Sendable {
     var counts: [SyscallKind: Int] = [:]
     var trace: [SyscallKind] = []
     var injected: [Fault] = []
+    var reportedFileSystemType: Int64?
   }
 
   private let state: Mutex<State>
@@ -99,6 +100,14 @@ public final class SyscallFaultPlan: Sendable {
     state = Mutex(State(faults: faults))
     self.allowsChangeWatch = allowsChangeWatch
     self.allowsPathWatch = allowsPathWatch
+  }
+
+  /// The file-system type (`f_type`) every successful `fstatfs` through this plan reports
+  /// instead of the real one, or `nil` (the default) for the real one: so that a test on ext4
+  /// or tmpfs sees what a store on btrfs or NFS would. Set it before the store's first call.
+  public var reportedFileSystemType: Int64? {
+    get { state.withLock { $0.reportedFileSystemType } }
+    set { state.withLock { $0.reportedFileSystemType = newValue } }
   }
 
   /// Adds a failure.

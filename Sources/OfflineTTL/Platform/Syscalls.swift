@@ -86,6 +86,22 @@ public struct Syscalls: Sendable {
     return FileDescriptor(rawValue: try call(.open) { system_open(path, raw, mode) })
   }
 
+  /// Opens the directory `path` names, following symbolic links anywhere in it, its last
+  /// component included: `open(path + "/.", flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)`.
+  /// For the directory *above* a store or a key file, which may be reached through links
+  /// (only the store directory and the key file themselves are never followed).
+  ///
+  /// - Parameters:
+  ///   - path: A directory's path (`""` is the working directory).
+  ///   - flags: The access mode and options (`.directory` is added).
+  /// - Returns: The new descriptor.
+  /// - Throws: ``Errno`` (`ENOTDIR` when the path, links followed, is not a directory).
+  public func openDirectory(followingLinksIn path: String, _ flags: OpenFlags) throws(Errno)
+    -> FileDescriptor
+  {
+    try open((path.isEmpty ? "." : path) + "/.", flags.union(.directory))
+  }
+
   /// `openat(directory, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)`.
   ///
   /// - Parameters:
@@ -565,7 +581,8 @@ public struct Syscalls: Sendable {
   }
 
   /// `fstatfs(fd)`'s `f_type`: the magic number of the file system that holds the open file
-  /// (`EXT4_SUPER_MAGIC`, `TMPFS_MAGIC`, …). Counted as ``SyscallKind/fstatfs``.
+  /// (`EXT4_SUPER_MAGIC`, `TMPFS_MAGIC`, …), or the type a fault plan reports instead
+  /// (`SyscallFaultPlan.reportedFileSystemType`). Counted as ``SyscallKind/fstatfs``.
   ///
   /// - Parameter fd: An open file or directory.
   /// - Returns: `f_type`.
@@ -581,7 +598,7 @@ public struct Syscalls: Sendable {
       _ = try call(.fstatfs) {
         withUnsafeMutableBytes(of: &buffer) { system_fstatfs(fd.rawValue, $0.baseAddress!) }
       }
-      return Int64(bitPattern: buffer.0)
+      return faults?.reportedFileSystemType ?? Int64(bitPattern: buffer.0)
     #else
       throw Errno(rawValue: ENOSYS)
     #endif

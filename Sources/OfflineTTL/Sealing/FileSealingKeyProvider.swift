@@ -204,7 +204,7 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     let parent = (path as NSString).deletingLastPathComponent
     let directory: FileDescriptor
     do throws(Errno) {
-      directory = try system.open(parent.isEmpty ? "." : parent, [.readOnly, .directory])
+      directory = try system.openDirectory(followingLinksIn: parent, .readOnly)
       do throws(Errno) {
         try system.flock(directory, .exclusive, waitingAtMost: lockTimeout)
       } catch {

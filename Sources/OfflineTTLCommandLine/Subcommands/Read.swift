@@ -37,7 +37,7 @@ enum Read: Subcommand {
       (74, StoreCommandSupport.unusableStoreExitHelp),
     ],
     examples: [
-      ("read --store /var/tmp/app-cache --max-age 7d token", "Writes the item token to stdout.")
+      ("read --store ~/.cache/myapp/offline --max-age 7d token", "Writes the item token to stdout.")
     ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {

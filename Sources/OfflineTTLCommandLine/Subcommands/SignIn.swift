@@ -58,10 +58,12 @@ enum SignIn: Subcommand {
       ),
     ],
     examples: [
-      ("sign-in --store /var/tmp/app-cache --put token=token.txt", "Signs in and writes token."),
-      ("sign-in --store /var/tmp/app-cache --json", "Resets the mark only, printing JSON."),
       (
-        "sign-in --store /var/tmp/app-cache --server-time 2026-11-30T15:00:00Z"
+        "sign-in --store ~/.cache/myapp/offline --put token=token.txt", "Signs in and writes token."
+      ),
+      ("sign-in --store ~/.cache/myapp/offline --json", "Resets the mark only, printing JSON."),
+      (
+        "sign-in --store ~/.cache/myapp/offline --server-time 2026-11-30T15:00:00Z"
           + " --server-time-uncertainty 250ms",
         "Signs in and anchors trusted time at the server's time."
       ),

@@ -51,8 +51,10 @@ enum Status: Subcommand {
       (74, StoreCommandSupport.unusableStoreExitHelp),
     ],
     examples: [
-      ("status --store /var/tmp/app-cache --max-age 7d", "Says whether the cache is fresh."),
-      ("status --store /var/tmp/app-cache --max-age 12h --json", "The same as one JSON object."),
+      ("status --store ~/.cache/myapp/offline --max-age 7d", "Says whether the cache is fresh."),
+      (
+        "status --store ~/.cache/myapp/offline --max-age 12h --json", "The same as one JSON object."
+      ),
     ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {

@@ -207,6 +207,57 @@ import Testing
     #expect(try s.store.item(forKey: CacheItemKey("item-0"))?.payload == Data("payload-0".utf8))
   }
 
+  /// The directories above the store may be links, the one just above included: only the
+  /// store directory's own name is never followed. (A parent that was a link was refused with
+  /// `ENOTDIR` and read as a missing store.)
+  @Test(arguments: ["link/store", "link/./store/", "link/sub/store", "./link/store"])
+  func aStoreBelowALinkedParentIsOpenedThroughIt(_ spelling: String) throws {
+    let parent = try TemporaryStoreDirectory(prefix: "hostile-parent-link")
+    defer { parent.remove() }
+    try FileManager.default.createDirectory(
+      atPath: parent.appending("real/sub"), withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: parent.appending("link"), withDestinationPath: parent.appending("real"))
+    let path =
+      spelling.hasPrefix("./") ? parent.path + "/" + spelling : parent.appending(spelling)
+    let store = DirectoryCacheStore(atPath: path)
+    try Base.fill(store, count: 2)
+    #expect(try store.summary().count == 2)
+    #expect(try store.item(forKey: CacheItemKey("item-1"))?.payload == Data("payload-1".utf8))
+    let real = parent.appending(
+      "real/" + (spelling.contains("sub") ? "sub/" : "") + "store/cache/items/item-1")
+    #expect(FileManager.default.fileExists(atPath: real), "written in the link's target")
+  }
+
+  /// A parent that is a link to a file, a dangling link, or a link loop: no store (a missing
+  /// one reads as an empty cache), and a typed error, never a crash or a hang.
+  @Test(arguments: ["file", "dangling", "loop"])
+  func aStoreBelowABadLinkedParentIsRefused(_ kind: String) throws {
+    let parent = try TemporaryStoreDirectory(prefix: "hostile-parent-bad")
+    defer { parent.remove() }
+    let link = parent.appending("link")
+    switch kind {
+    case "file":
+      try Data("x".utf8).write(to: URL(fileURLWithPath: parent.appending("file")))
+      try FileManager.default.createSymbolicLink(
+        atPath: link, withDestinationPath: parent.appending("file"))
+    case "dangling":
+      try FileManager.default.createSymbolicLink(
+        atPath: link, withDestinationPath: parent.appending("missing"))
+    default:
+      try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: link)
+    }
+    let store = DirectoryCacheStore(atPath: link + "/store")
+    if kind == "dangling" {
+      #expect(try store.summary().count == 0, "a missing store directory is an empty cache")
+    } else {
+      #expect(Self.code { _ = try store.summary() } == .storeUnusable, "\(kind)")
+    }
+    var changes = CacheChanges()
+    changes.write(CacheItemKey("item-0"), Data("x".utf8), writtenAt: Base.t(9000))
+    #expect(Self.code { try store.commit(changes) } == .storeUnusable, "\(kind)")
+  }
+
   @Test(arguments: [
     ("a/b/", "a", "b"), ("a/b/.", "a", "b"), ("/a//b/./.", "/a", "b"), ("b", ".", "b"),
     ("./b/", "./", "b"), ("/b", "/", "b"),

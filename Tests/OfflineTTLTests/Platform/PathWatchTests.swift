@@ -252,6 +252,44 @@ import Testing
     #expect(PathWatch.fileSystems.isSubset(of: StoreChangeWatch.localFileSystems))
   }
 
+  /// A store whose file system reports btrfs (or NFS, which the change watch itself refuses):
+  /// on btrfs the change watch still serves repeated summaries, but every one makes its
+  /// `lstat` of the store path, since no watch sees a subvolume deleted above the store; on
+  /// ext4 the path watch takes the `lstat` away. The plan reports the type in place of the
+  /// real one, so this runs on any file system the path watch works on.
+  @Test(
+    .enabled(if: pathWatchAvailable, "\(reason)"),
+    arguments: [
+      (Int64(0x9123_683E), "btrfs: change watch, lstat"),
+      (Int64(0x6969), "NFS: no watch at all"),
+      (Int64(0xEF53), "ext4: change watch and path watch"),
+    ])
+  func theFileSystemTypeDecidesWhatIsWatched(_ type: Int64, _ expected: String) throws {
+    let parent = try TemporaryStoreDirectory(prefix: "path-watch-type")
+    defer { parent.remove() }
+    let path = try Self.makeStores(parent)
+    let plan = SyscallFaultPlan(allowsChangeWatch: true, allowsPathWatch: true)
+    plan.reportedFileSystemType = type
+    let store = try StoreChangeWatchTests.watchedCache(path, plan)
+    var served = 0
+    for _ in 0..<3 {
+      let next = Self.summary(store, plan)
+      #expect(next.answer == StoreChangeWatchTests.fresh(path))
+      if expected.hasPrefix("ext4") {
+        if next.watched && next.lstats == 0 { served += 1 }
+      } else {
+        #expect(next.lstats >= 1, "\(expected): \(plan.trace)")
+        if next.watched { served += 1 }
+      }
+    }
+    // Another process's change in /tmp can send one summary to the full check; not all three.
+    if expected.hasPrefix("NFS") {
+      #expect(served == 0, "\(expected): no change watch, every file read: \(plan.trace)")
+    } else {
+      #expect(served >= 1, "\(expected): \(plan.trace)")
+    }
+  }
+
   /// A directory of the path whose file system the path watch cannot learn (its `fstatfs`
   /// fails: it could be btrfs) keeps the `lstat` of every repeated summary.
   @Test(.enabled(if: pathWatchAvailable, "\(reason)"))

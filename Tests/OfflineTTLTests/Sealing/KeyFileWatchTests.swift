@@ -186,6 +186,60 @@ import Testing
     }
   }
 
+  /// A directory above the key whose file system the watch cannot learn (its `fstatfs` fails:
+  /// it could be btrfs, where a subvolume deleted above the key reports nothing) is not
+  /// watched: every load keeps the `lstat`, and a key replaced between two loads is read anew.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"
+    ))
+  func aDirectoryOfAnUnknownFileSystemKeepsTheLstat() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    // The key file's own `fstatfs` (its change watch) succeeds; the root directory's fails.
+    let faults = SyscallFaultPlan(
+      [.init(kind: .fstatfs, occurrence: 2, errno: Errno(rawValue: EIO))],
+      allowsChangeWatch: true)
+    let provider = FileSealingKeyProvider(path: f.path, faults: faults, settle: .zero)
+    #expect(try provider.loadKey().bytes[0] == 1)
+    #expect(faults.count(of: .fstatfs) == 2, "the root directory was asked: \(faults.trace)")
+    for _ in 0..<3 {
+      faults.resetCounts()
+      #expect(try provider.loadKey().bytes[0] == 1)
+      #expect(faults.count(of: .fstatat) == 1, "one lstat per load: \(faults.trace)")
+      #expect(faults.count(of: .poll) == 0, "no watch: \(faults.trace)")
+    }
+    try Fixture.write(f.path, byte: 2)
+    #expect(try provider.loadKey().bytes[0] == 2)
+  }
+
+  /// The file-system type decides: on btrfs (where a subvolume deleted above the key reports
+  /// nothing) and on NFS every load keeps the `lstat` of the key path; on ext4 one `poll`
+  /// replaces it. The plan reports the type in place of the real one.
+  @Test(
+    .enabled(
+      if: watchAvailable,
+      "needs inotify (Linux) and a local file system for the temporary directory"
+    ),
+    arguments: [(Int64(0x9123_683E), false), (Int64(0x6969), false), (Int64(0xEF53), true)])
+  func theFileSystemTypeDecidesWhetherTheKeyPathIsWatched(_ type: Int64, _ watched: Bool)
+    throws
+  {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    let faults = SyscallFaultPlan(allowsChangeWatch: true)
+    faults.reportedFileSystemType = type
+    let provider = FileSealingKeyProvider(path: f.path, faults: faults, settle: .zero)
+    #expect(try provider.loadKey().bytes[0] == 1)
+    for _ in 0..<3 {
+      faults.resetCounts()
+      #expect(try provider.loadKey().bytes[0] == 1)
+      #expect(faults.count(of: .fstatat) == (watched ? 0 : 1), "\(type): \(faults.trace)")
+      #expect(faults.count(of: .poll) == (watched ? 1 : 0), "\(type): \(faults.trace)")
+    }
+  }
+
   /// A relative key path keeps the `lstat` per load (the working directory can change).
   @Test func aRelativeKeyPathIsNotWatched() throws {
     let faults = SyscallFaultPlan(allowsChangeWatch: true)

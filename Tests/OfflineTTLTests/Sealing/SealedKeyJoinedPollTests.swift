@@ -49,6 +49,31 @@ import Testing
       ?? "\(decision.reasons)"
   }
 
+  /// A gate over `f`'s store, signed in with one item, whose stores and key provider trace
+  /// into a plan each; warmed by three fresh checks (the stores keep their descriptors open,
+  /// the provider remembers the key, the watches are set up).
+  struct Warmed {
+    let gate: OfflineAccessGate
+    let provider: FileSealingKeyProvider
+    let cacheFaults: SyscallFaultPlan
+    let markFaults: SyscallFaultPlan
+    let keyFaults: SyscallFaultPlan
+  }
+
+  func warmedGate(_ f: Fixture) throws -> Warmed {
+    try f.signIn(["token": "value"])
+    let cacheFaults = SyscallFaultPlan(allowsChangeWatch: true)
+    let markFaults = SyscallFaultPlan(allowsChangeWatch: true)
+    let keyFaults = SyscallFaultPlan(allowsChangeWatch: true)
+    let provider = provider(f, keyFaults)
+    let gate = try gate(
+      f, cacheFaults: cacheFaults, markFaults: markFaults, provider: provider)
+    for _ in 0..<3 { #expect(Self.outcome(gate) == "fresh") }
+    return Warmed(
+      gate: gate, provider: provider, cacheFaults: cacheFaults, markFaults: markFaults,
+      keyFaults: keyFaults)
+  }
+
   static func writeKey(_ path: String, byte: UInt8, mode: Int = 0o600) throws {
     let other = path + ".new"
     #expect(
@@ -62,15 +87,10 @@ import Testing
   func aRepeatedCheckPollsTheStoreAndTheKeyOnce() throws {
     let f = try Fixture()
     defer { f.root.remove() }
-    try f.signIn(["token": "value"])
-    let cacheFaults = SyscallFaultPlan(allowsChangeWatch: true)
-    let markFaults = SyscallFaultPlan(allowsChangeWatch: true)
-    let keyFaults = SyscallFaultPlan(allowsChangeWatch: true)
-    let gate = try gate(
-      f, cacheFaults: cacheFaults, markFaults: markFaults, provider: provider(f, keyFaults))
-    // The first check marks the stores used, the second keeps their descriptors open.
-    #expect(gate.checkEligibility().isFresh)
-    #expect(gate.checkEligibility().isFresh)
+    let w = try warmedGate(f)
+    let (gate, cacheFaults, markFaults, keyFaults) = (
+      w.gate, w.cacheFaults, w.markFaults, w.keyFaults
+    )
     for _ in 0..<3 {
       for plan in [cacheFaults, markFaults, keyFaults] { plan.resetCounts() }
       #expect(gate.checkEligibility().isFresh)
@@ -114,11 +134,9 @@ import Testing
     let change = Self.changes[index]
     let f = try Fixture()
     defer { f.root.remove() }
-    try f.signIn(["token": "value"])
+    let w = try warmedGate(f)
+    let (gate, cacheFaults) = (w.gate, w.cacheFaults)
     let original = try Data(contentsOf: URL(fileURLWithPath: f.keyPath))
-    let cacheFaults = SyscallFaultPlan(allowsChangeWatch: true)
-    let gate = try gate(f, cacheFaults: cacheFaults, provider: provider(f))
-    for _ in 0..<3 { #expect(Self.outcome(gate) == "fresh") }
     cacheFaults.resetCounts()
     #expect(Self.outcome(gate) == "fresh")
     #expect(cacheFaults.count(of: .poll) == 1, "the joined poll is in use: \(cacheFaults.trace)")
@@ -141,11 +159,8 @@ import Testing
   func aChangeTakenByTheStoresPollIsNotLostToALaterLoad() throws {
     let f = try Fixture()
     defer { f.root.remove() }
-    try f.signIn(["token": "value"])
-    let keyFaults = SyscallFaultPlan(allowsChangeWatch: true)
-    let provider = provider(f, keyFaults)
-    let gate = try gate(f, provider: provider)
-    for _ in 0..<3 { #expect(Self.outcome(gate) == "fresh") }
+    let w = try warmedGate(f)
+    let (gate, provider, keyFaults) = (w.gate, w.provider, w.keyFaults)
     #expect(try provider.loadKey().bytes != [UInt8](repeating: 7, count: 32))
     try Self.writeKey(f.keyPath, byte: 7)
     // The check's one poll takes the key's events (its answer: the new key seals nothing here).
@@ -161,11 +176,8 @@ import Testing
   func aJoinedAnswerServesOnlyItsOwnCheck() throws {
     let f = try Fixture()
     defer { f.root.remove() }
-    try f.signIn(["token": "value"])
-    let keyFaults = SyscallFaultPlan(allowsChangeWatch: true)
-    let provider = provider(f, keyFaults)
-    let gate = try gate(f, provider: provider)
-    for _ in 0..<3 { #expect(Self.outcome(gate) == "fresh") }
+    let w = try warmedGate(f)
+    let (gate, provider, keyFaults) = (w.gate, w.provider, w.keyFaults)
     try Self.writeKey(f.keyPath, byte: 9)
     keyFaults.resetCounts()
     #expect(try provider.loadKey().bytes == [UInt8](repeating: 9, count: 32))

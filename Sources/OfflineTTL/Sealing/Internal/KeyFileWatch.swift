@@ -43,7 +43,10 @@ import Synchronization
 /// change after, as an event. Paths the watch cannot cover keep the `lstat` per load: a
 /// relative path (the working directory can change), a path through a symbolic link or with
 /// `.` or `..`, a file system where inotify does not see every change (network file systems:
-/// ``StoreChangeWatch/localFileSystems``), a platform without inotify or `/proc`.
+/// ``StoreChangeWatch/localFileSystems``), a directory on a file system where a directory can
+/// leave its path unreported (btrfs, where a subvolume deleted above the key sends no event:
+/// ``PathWatch/fileSystems``, the allow-list the store's path watch uses), a platform without
+/// inotify or `/proc`.
 ///
 /// **Joined to a store's poll.** In a gate's check (``StoreCheckScope``) the sealed item store
 /// has its shared change watch (``SharedStoreWatch``) poll this watch's two descriptors in the
@@ -175,9 +178,12 @@ final class KeyFileWatch: JoinedChangeWatch {
       // From here on, any change to the key file is an event (the descriptor is the file read).
       var directories: [FileDescriptor] = []
       defer { directories.forEach { system.closeIgnoringErrors($0) } }
+      // Each directory must be on a file system where it can leave its path only by a change
+      // its watch or the mount table reports (not btrfs: a subvolume deleted above the key
+      // reports nothing); a failing `fstatfs` counts as not.
       func local(_ fd: FileDescriptor) -> Bool {
         guard let type = try? system.fileSystemType(fd) else { return false }
-        return StoreChangeWatch.localFileSystems.contains(type)
+        return PathWatch.proves(onFileSystem: type)
       }
       guard let root = try? system.open("/", [.readOnly, .directory, .nonBlocking]) else {
         watch.close(system)
