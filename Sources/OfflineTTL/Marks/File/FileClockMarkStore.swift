@@ -54,9 +54,12 @@ import Foundation
 /// `1 + the highest generation in any version-1 slot whose checksum holds` (read only from a
 /// regular file of at most 8,192 bytes), else 1; over an absent record, 1.
 ///
-/// Cost: a writing observation through the kept descriptors is eight system calls (two `flock`s,
-/// three checks, a `pread`, the `pwrite` and its `fdatasync` of one 4 KiB block); the first
-/// operation of a store value about twenty (see `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
+/// Cost: a writing observation through the kept descriptors is nine system calls (two `flock`s,
+/// a `geteuid` and three checks, a `pread`, the `pwrite` and its `fdatasync` of one 4 KiB
+/// block); with a change watch that saw nothing since the store's own last write, seven (two
+/// `flock`s, a `poll` and a `geteuid`, the `pwrite`, a `read` of the watch, and the
+/// `fdatasync`: no check by name, no `pread`); the first operation of a store value about twenty (see
+/// `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
 /// without its times and opened with `O_NOATIME`, so that neither a check nor a read makes the
 /// next write change the inode (which would cost the `fdatasync` a second block).
 public struct FileClockMarkStore: ClockMarkStorage {
