@@ -29,12 +29,13 @@ extension DirectoryCacheStore {
   /// on.
   ///
   /// - Throws: ``StoreError``: `insecure_store` (a store directory, `cache/`, `items/` or lock
-  ///   another user can write), `writeFailed` (a failed step, before or after the commit point
-  ///   as the reason says), a key failure, `lockFailed`, `storeUnusable`.
+  ///   another user can write), `writeFailed` (an item over 1 GiB, `EFBIG`, before anything is
+  ///   written; or a failed step, before or after the commit point as the reason says), a key
+  ///   failure, `lockFailed`, `lockTimedOut`, `storeUnusable`.
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
   ///   index does not authenticate); n `fstatat`s, one `syncfs`, a constant number of `fsync`s.
   func sealedCommitSignIn(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     // One key for the whole sign-in: the staging and the mark reset of its commit point (the
@@ -46,11 +47,11 @@ extension DirectoryCacheStore {
   }
 
   private func sealedCommitSignInInScope(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     try withLockedCache { cache throws(StoreError) -> Bool in
-      let stored = storedGeneration()
+      let stored = try storedGeneration()
       let keys = try sealKeys(creating: true)
       do throws(StoreFileError) {
         try reclaimSealedStaging(cache, keys: keys, storedGeneration: stored)
@@ -60,6 +61,8 @@ extension DirectoryCacheStore {
           then: "nothing of this sign-in was written")
       }
       let changes = prepare()
+      // The 1 GiB limit of every write path, before anything of this sign-in is written.
+      try Self.checkPayloadSizes(changes)
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
       // The store id the reset will keep (or, with no authentic slot, take from this staging).

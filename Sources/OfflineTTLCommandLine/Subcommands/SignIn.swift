@@ -48,9 +48,10 @@ enum SignIn: Subcommand {
       (64, "usage error (an invalid or repeated key, or an invalid server time, included)."),
       (
         74,
-        "nothing was committed: the store cannot be opened or written (with --backend"
-          + " secret-service: the keyring cannot be reached, store_unusable), an input file"
-          + " cannot be read, or the --tpm TPM cannot be read (with the reason)."
+        "nothing was committed: a lock of the store stayed held past --lock-timeout"
+          + " (lock_timed_out, naming the lock file), the store cannot be opened or written"
+          + " (with --backend secret-service: the keyring cannot be reached, store_unusable), an"
+          + " input file cannot be read, or the --tpm TPM cannot be read (with the reason)."
       ),
       (
         75,

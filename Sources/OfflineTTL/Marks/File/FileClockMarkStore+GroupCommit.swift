@@ -42,7 +42,8 @@ extension FileClockMarkStore {
   ///    *durable* record without waiting for any lock, and returns at once, without locking,
   ///    writing or syncing, when it has a higher sequence than the hint and
   ///    ``ClockMarkRecord/covers(_:)`` this observation's result; else tries the exclusive lock
-  ///    without waiting. After 400 polls (about 100 ms) it waits for the exclusive lock.
+  ///    without waiting. After 400 polls (about 100 ms) it waits for the exclusive lock, at most
+  ///    ``lockTimeout`` (then `lock_timed_out`).
   /// 3. Under the lock, checks that the directory, the record and the lock file are the kept
   ///    ones (`checkKept(_:)`), and reads the record (one `pread`), as the locked path loads it.
   ///    **With a change watch** (``SharedStoreWatch``), it first polls the watch, under the lock
@@ -128,9 +129,11 @@ extension FileClockMarkStore {
       }
       if !locked {
         do {
-          try system.flock(lock, .exclusive)
+          try system.flock(lock, .exclusive, waitingAtMost: lockTimeout)
         } catch {
           files.giveBack(lock)
+          // A holder past the limit: the locked path would wait as long again.
+          if error == .timedOut { throw lockError(error) }
           return nil
         }
       }
