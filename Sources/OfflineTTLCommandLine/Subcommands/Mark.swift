@@ -64,8 +64,14 @@ enum Mark: Subcommand {
       ),
     ],
     examples: [
-      ("mark reset --store /tmp/store --now 1700000000", "Starts generation 1 at that time."),
-      ("mark observe --store /tmp/store --now 1700000100 --json", "Raises the mark, as JSON."),
+      (
+        "mark reset --store ~/.cache/myapp/offline --now 1700000000",
+        "Starts generation 1 at that time."
+      ),
+      (
+        "mark observe --store ~/.cache/myapp/offline --now 1700000100 --json",
+        "Raises the mark, as JSON."
+      ),
     ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
