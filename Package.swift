@@ -50,7 +50,12 @@ let package = Package(
       pkgConfig: "libsodium",
       providers: [.apt(["libsodium-dev"])]
     ),
-    // libsecret, for the Secret Service backend (only with the SecretService trait).
+    // libsecret, for the Secret Service backend (only with the SecretService trait). Its
+    // pkg-config file pulls in glib's, whose flags include `-pthread`: SwiftPM drops that flag
+    // and says `warning: prohibited flag(s): -pthread, -pthread` (once for the compile flags,
+    // once for the link flags). Harmless: Swift programs link the C library's threads anyway.
+    // It cannot be silenced without `unsafeFlags` or a pkg-config file of our own outside the
+    // package, so it stays.
     .systemLibrary(
       name: "CLibSecret",
       pkgConfig: "libsecret-1",

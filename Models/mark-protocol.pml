@@ -58,6 +58,10 @@
  *   TAG_AFTER_READ     (with SHARED_WATCH) the reader tags its validated read with the drain
  *                      count as it is after the read instead of the count its poll gave before
  *                      it: the other store's drain of a write's event in between is lost.
+ *   WRITER_VIEW_BEFORE_LOCK  (with CACHED_WRITER) the writer polls its watch before it takes the
+ *                      exclusive lock (as a view made earlier in the gate's check would be): a
+ *                      sign-in in between is not seen, and the writer writes over its stale copy.
+ *   WRITER_NO_POLL     (with CACHED_WRITER) the writer reuses its copy without polling at all.
  *
  * The change watch (WATCH; FileClockMarkStore.validatedKeptRecord with a StoreChangeWatch): each
  * lock-free reader has an inotify queue `evt[i]`. The kernel queues the event during the system
@@ -73,6 +77,18 @@
  * item store polled first in the gate's check); the mark store reuses its last validated read when
  * the view's count is the count its tag holds (the view of the poll made before that read);
  * otherwise it reads as above, after that poll, and tags what validated with the view's count.
+ *
+ * The writer's copy (CACHED_WRITER; FileClockMarkStore.observeKept with a change watch): one
+ * writer keeps, between its observations, the record it last wrote (or read under the lock) with
+ * a drain count, as the lock-free reader keeps its validated read. Its queue tells its own
+ * writes (`wq_own`) from everyone else's (`wq_other`). Under the exclusive lock it polls (any
+ * event drains the queue and adds one to the drain count `wchg`; its view is the count after
+ * the poll); when the view is its tag, it uses its copy instead of reading the record, else it
+ * loads the record. Right after its pwrite, before the fdatasync, still under the lock, it reads
+ * the queue once more: when that finds exactly its own write's event and no other store drained
+ * since its view, it tags the record it wrote with the new count once the fdatasync returned;
+ * any other finding drains the queue and keeps no copy. A co-store (the other store of the process) may drain the queue at
+ * any instant (WRITER_CO_POLLS times).
  *
  * Group commit (GROUPERS processes, FileClockMarkStore.observeKept): try the exclusive lock
  * without waiting; when it is granted, observe as an Observer. Else read the two slots with no
@@ -130,6 +146,10 @@ byte lockholder = 0;
 bool crashed = false;
 bit evt[2]; /* each lock-free reader's change watch: an event is queued (WATCH) */
 byte chg[2]; /* each watch's drain count (SHARED_WATCH) */
+bit wq_own; /* the cached writer's queue holds an event of its own write (CACHED_WRITER) */
+bit wq_other; /* ... an event of anyone else's write */
+byte wchg; /* ... its drain count */
+byte cwpid = 255; /* the cached writer's _pid */
 
 /* ghosts: what was acknowledged or seen */
 byte ack_gen = 0;
@@ -236,21 +256,34 @@ inline loadThenClocks(r, ri, fl, now) {
   }
 }
 
-/* FileClockMarkStore.writeNextSlot, under the exclusive lock: the pwrite starts (a concurrent
-   pread without the lock sees a torn slot); the pwrite completes; fdatasync returns (the slot
-   is durable). */
-inline writeSlot(wt, wsq, wg, wm, wf) {
+/* FileClockMarkStore.writeNextSlot, in two parts (the cached writer reads its watch between
+   them). The pwrite: it starts (a concurrent pread without the lock sees a torn slot), it
+   completes, and its events are queued before it returns. */
+inline writeSlotPage(wt, wsq, wg, wm, wf) {
   d_step { page[wt].valid = 0 }
   d_step { page[wt].seq = wsq; page[wt].gen = wg; page[wt].mark = wm; page[wt].fast = wf; page[wt].valid = 1 }
 #ifdef WATCH
   d_step { evt[0] = 1; evt[1] = 1 }              /* queued by the pwrite, before it returns */
 #endif
+#ifdef CACHED_WRITER
+  d_step { if :: _pid == cwpid -> wq_own = 1 :: else -> wq_other = 1 fi }
+#endif
+}
+
+/* The fdatasync: the slot is durable. */
+inline writeSlotDisk(wt, wsq, wg, wm, wf) {
   d_step {
     disk[wt].valid = 1; disk[wt].seq = wsq; disk[wt].gen = wg; disk[wt].mark = wm; disk[wt].fast = wf;
     /* P1: the durable record never lowers the mark within a generation */
     assert(wg > ack_gen || (wg == ack_gen && wm >= ack_mark));
     ack_gen = wg; ack_mark = wm; gen_on_disk = wg
   }
+}
+
+/* FileClockMarkStore.writeNextSlot, under the exclusive lock: the pwrite, then the fdatasync. */
+inline writeSlot(wt, wsq, wg, wm, wf) {
+  writeSlotPage(wt, wsq, wg, wm, wf);
+  writeSlotDisk(wt, wsq, wg, wm, wf)
 }
 
 /* FileClockMarkStore.observe: load, clocks, ClockMarkRecord.observing and needsWrite, the write,
@@ -556,6 +589,107 @@ next:
   } unless { crashed }
 }
 
+/* The writer's poll of its watch (SharedStoreWatch.writerView): any event drains the queue and
+   adds one to the drain count; the view is the count after it. */
+inline writerPoll(v) {
+  d_step {
+    if
+    :: wq_own || wq_other -> wq_own = 0; wq_other = 0; wchg++
+    :: else -> skip
+    fi;
+    v = wchg
+  }
+}
+
+/* FileClockMarkStore.observeKept with a change watch (CACHED_WRITER): under the exclusive lock,
+   poll; reuse the copy tagged with the view's count instead of reading the record, else load it;
+   write as Observer; after the write, read the queue once (SharedStoreWatch.drainOwnWrite): only
+   its own write's event and no drain by another store since the view -> keep the record written,
+   tagged with the new count. */
+proctype CachedWriter() {
+  Slot r; byte ri; byte now; byte n = 0; byte fl;
+  Slot c; byte ci; bit hasc = 0; byte view = 0; byte tag = 0; bit keep = 0; byte kept = 0;
+  {
+    do
+    :: n < ROUNDS ->
+#ifdef WRITER_VIEW_BEFORE_LOCK
+       writerPoll(view);
+#endif
+       lock();
+#ifndef WRITER_VIEW_BEFORE_LOCK
+#ifndef WRITER_NO_POLL
+       writerPoll(view);
+#endif
+#endif
+       if
+       :: hasc && tag == view ->                 /* no event since the tag: no checks, no pread */
+          atomic { beginRead(fl); copySlot(r, c); ri = ci; checkRead(r, fl); readClock(now) }
+       :: else ->
+          loadThenClocks(r, ri, fl, now)
+       fi;
+       d_step { hasc = 0; c.valid = 0; c.seq = 0; c.gen = 0; c.mark = 0; c.fast = 0; ci = 0 };
+       assert(r.fast || now >= r.mark);          /* P5 */
+       if
+       :: now >= r.mark + RES ->
+          writeSlotPage(1 - ri, r.seq + 1, r.gen, now, 0);
+          d_step {                              /* the read of the queue, before the fdatasync */
+            if
+            :: wq_own && !wq_other && wchg == view ->
+               wq_own = 0; wchg++; keep = 1
+            :: else ->
+               keep = 0;
+               if
+               :: wq_own || wq_other -> wq_own = 0; wq_other = 0; wchg++
+               :: else -> skip
+               fi
+            fi;
+            kept = wchg
+          };
+          writeSlotDisk(1 - ri, r.seq + 1, r.gen, now, 0);
+          d_step {                              /* the copy, once the fdatasync returned */
+            if
+            :: keep ->
+               tag = kept; hasc = 1;
+               c.valid = 1; c.seq = r.seq + 1; c.gen = r.gen; c.mark = now; c.fast = 0; ci = 1 - ri
+            :: else -> skip
+            fi
+          }
+       :: else -> d_step { copySlot(c, r); ci = ri; tag = view; hasc = 1 }
+       fi;
+       d_step {
+         if
+         :: now >= r.mark -> grant(r.gen, now)
+         :: else -> skip
+         fi;
+         n++;
+         forget(r, ri, now, fl)
+       }
+       unlock()
+    :: else -> break
+    od
+  } unless { crashed }
+}
+
+#ifndef WRITER_CO_POLLS
+#define WRITER_CO_POLLS 1
+#endif
+
+/* The other store of the cached writer's process draining the same queue in its own reads. */
+proctype WriterCoStore() {
+  byte p = 0;
+  do
+  :: p < WRITER_CO_POLLS ->
+     d_step {
+       if
+       :: wq_own || wq_other -> wq_own = 0; wq_other = 0; wchg++
+       :: else -> skip
+       fi;
+       p++
+     }
+  :: else -> break
+  od
+}
+
 /* A power loss between any two steps: every slot whose last write was not made durable is old,
    new or torn on disk; then the store is read back (the next process to open it). */
 proctype PowerLoss() {
@@ -625,6 +759,10 @@ init {
     :: else -> break
     od;
     run SignIn();
+#ifdef CACHED_WRITER
+    cwpid = run CachedWriter();
+    run WriterCoStore();
+#endif
     k = 0;
     do
     :: k < GROUPERS -> run GroupObserver(); k++

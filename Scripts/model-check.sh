@@ -87,6 +87,7 @@ run pass mark-observers mark-protocol.pml safety -DOBSERVERS=3 -DREADERS=0 -DROU
 run pass mark-lock-free-read mark-protocol.pml safety -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DMAXT=3
 run pass mark-watched-read mark-protocol.pml safety -DWATCH -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
 run pass mark-shared-watch-read mark-protocol.pml safety -DWATCH -DSHARED_WATCH -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
+run pass mark-cached-writer mark-protocol.pml safety -DCACHED_WRITER -DOBSERVERS=1 -DREADERS=0 -DROUNDS=2 -DMAXT=3
 run pass mark-group-commit mark-protocol.pml safety -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DROUNDS=1 -DMAXT=3
 run pass mark-ltl-reset-never-undone mark-protocol.pml ltl:reset_never_undone -DOBSERVERS=2 -DREADERS=0 -DMAXT=3
 run pass sign-in-two-signins-reader sign-in-protocol.pml safety -DSIGNINS=2 -DREADERS=1
@@ -102,6 +103,8 @@ run fail neg-group-cover-without-lock mark-protocol.pml safety -DCOVER_UNLOCKED 
 run fail neg-group-cover-newest-unlocked mark-protocol.pml safety -DCOVER_NEWEST -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DMAXT=3
 run fail neg-watch-drained-after-read mark-protocol.pml safety -DWATCH -DDRAIN_AFTER_READ -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
 run fail neg-shared-watch-tag-after-read mark-protocol.pml safety -DWATCH -DSHARED_WATCH -DTAG_AFTER_READ -DOBSERVERS=1 -DREADERS=1 -DROUNDS=1 -DREADER_ROUNDS=2 -DMAXT=2
+run fail neg-writer-view-before-lock mark-protocol.pml safety -DCACHED_WRITER -DWRITER_VIEW_BEFORE_LOCK -DOBSERVERS=1 -DREADERS=0 -DROUNDS=2 -DMAXT=3
+run fail neg-writer-copy-without-poll mark-protocol.pml safety -DCACHED_WRITER -DWRITER_NO_POLL -DOBSERVERS=1 -DREADERS=0 -DROUNDS=2 -DMAXT=3
 run fail neg-path-checked-before-watch path-watch.pml safety -DCHECK_BEFORE_WATCH
 run fail neg-path-watch-not-ended path-watch.pml safety -DNO_END
 run fail neg-path-watch-ended-by-neighbours path-watch.pml safety -DNOISE_ENDS

@@ -12,9 +12,11 @@
   /// more secret (`kind` = `index`) lists every key's `writtenAt`, so ``summary()`` reads one
   /// secret and no payload.
   ///
-  /// - Serialization: ``commit(preparing:)`` holds the same `flock`ed lock file as
-  ///   ``SecretServiceClockMarkStore`` (same application id and lock directory), and prepares
-  ///   the changes under it (a sign-in stamps its items there).
+  /// - Serialization: ``commit(preparing:)`` holds the items' `flock`ed lock file,
+  ///   `secret-service.<application id>.items.lock` in the lock directory, and prepares the
+  ///   changes under it (a sign-in stamps its items there). It is not the clock mark's lock file
+  ///   (`….marks.lock`, held by ``SecretServiceClockMarkStore``): a sign-in resets the mark while
+  ///   it holds the items' lock, so the two are separate files, taken in that order.
   /// - Atomicity: the Secret Service has no transactions. Each item is replaced whole (old or new,
   ///   never half), but a commit of several items interrupted by a crash may leave some items new
   ///   and some old; the index, marked dirty for the commit's duration, is then rebuilt from the
@@ -234,7 +236,8 @@
     ///
     /// - Parameter body: The work to serialize with the writers.
     /// - Returns: What `body` returned.
-    /// - Throws: `StoreError` `lockFailed` when the lock file cannot be taken in time.
+    /// - Throws: `StoreError` `lockTimedOut` when another holder keeps the lock file past
+    ///   ``SecretServiceStoreConfiguration/lockTimeout``, `lockFailed` when it cannot be used.
     public func withWriterLock<Result>(_ body: () -> Result) throws(StoreError) -> Result {
       try SecretServiceLockFile.withLock(
         path: configuration.lockFilePath(for: "items"), timeout: configuration.lockTimeout,

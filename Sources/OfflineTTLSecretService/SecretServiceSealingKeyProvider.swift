@@ -110,7 +110,9 @@
     }
 
     static func lockFailure(_ failure: SecretServiceLockFile.Failure) -> SealingKeyError {
-      SealingKeyError(code: .io, errno: failure.errno, reason: failure.message)
+      SealingKeyError(
+        code: failure.timedOut ? .lockTimedOut : .io, errno: failure.timedOut ? nil : failure.errno,
+        reason: failure.message)
     }
   }
 #endif

@@ -14,11 +14,13 @@
   /// collection needs an interactive prompt), found by the attributes `application` (this
   /// ``applicationID``), `kind` (`clock-mark` or `item`) and `key`. Every process that uses the
   /// same application id must name the same ``lockDirectory``: the read → advance → write of the
-  /// mark is serialized with an `flock`ed file there (the Secret Service has no transactions).
+  /// mark and every commit of items are serialized with `flock`ed files there (the Secret Service
+  /// has no transactions): `secret-service.<application id>.marks.lock` for the mark and
+  /// `….items.lock` for the items, two separate lock files.
   public struct SecretServiceStoreConfiguration: Sendable, Hashable {
     /// The `application` attribute of every secret: one cache per application id.
     public var applicationID: String
-    /// The directory of the lock file (created 0700 when missing; its parent must exist).
+    /// The directory of the two lock files (created 0700 when missing; its parent must exist).
     /// Defaults to `$XDG_RUNTIME_DIR/offline-ttl`.
     public var lockDirectory: String
     /// Whether a locked collection may be unlocked through the provider's interactive prompt.
@@ -32,8 +34,9 @@
     /// with relative timeouts, so it also works under libfaketime (where Dispatch and
     /// `Task.sleep` timers never fire).
     public var timeout: Duration
-    /// How long to wait for the lock file while other threads or processes hold it; past it the
-    /// operation fails with `lock_failed`. Waited in short sleeps, bounded under libfaketime too.
+    /// How long to wait for a lock file while other threads or processes hold it; past it the
+    /// operation fails with `lock_timed_out` (the gate refuses with it; nothing is read or
+    /// written). Waited in short sleeps, bounded under libfaketime too.
     public var lockTimeout: Duration
 
     /// The default lock directory, `$XDG_RUNTIME_DIR/offline-ttl`, or `nil` when

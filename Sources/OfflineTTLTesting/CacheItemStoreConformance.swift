@@ -30,6 +30,7 @@ public enum CacheItemStoreConformance {
     try writerLockExcludesCommitsAndItself(makeStore())
     try changesArePreparedUnderTheExclusion(makeStore())
     try aSignInPreparesBetweenItsGenerationAndItsCommitPoint(makeStore())
+    try aSignInWhoseGenerationCannotBeReadEndsThere(makeStore())
   }
 
   static func t(_ nanoseconds: Int64) -> WallClockInstant {
@@ -306,5 +307,46 @@ public enum CacheItemStoreConformance {
     #expect(committed)
     #expect(steps == ["generation", "prepare", "commit point"])
     #expect(try store.item(forKey: token)?.writtenAt == t(7))
+  }
+
+  /// A sign-in whose stored generation could not be read (its closure throws, as
+  /// `ClockMarkStore.generationForSignIn()` does for a mark lock held past its limit) ends
+  /// there with that error: nothing prepared, no commit point, the committed items unchanged.
+  static func aSignInWhoseGenerationCannotBeReadEndsThere(_ store: any CacheItemStore) throws {
+    let token = try key("token")
+    var before = CacheChanges()
+    before.write(token, Data("committed".utf8), writtenAt: t(3))
+    try store.commit(before)
+    var steps: [String] = []
+    let held = StoreError(code: .lockTimedOut, message: "the mark lock stayed held")
+    let result = Result { () throws(StoreError) -> Bool in
+      try store.commitSignIn(
+        preparing: {
+          steps.append("prepare")
+          var changes = CacheChanges()
+          changes.write(token, Data("signed in".utf8), writtenAt: t(7))
+          return changes
+        },
+        storedGeneration: { () throws(StoreError) -> UInt64? in
+          steps.append("generation")
+          throw held
+        },
+        commitPoint: {
+          steps.append("commit point")
+          return true
+        })
+    }
+    #expect(result.failureCode == .lockTimedOut, "\(result)")
+    #expect(steps == ["generation"])
+    #expect(try store.item(forKey: token)?.payload == Data("committed".utf8))
+    #expect(try store.summary().count == 1)
+  }
+}
+
+extension Result where Failure == StoreError {
+  /// The failure's code, or `nil` on success.
+  fileprivate var failureCode: StoreError.Code? {
+    if case .failure(let error) = self { return error.code }
+    return nil
   }
 }

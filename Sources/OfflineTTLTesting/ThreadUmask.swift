@@ -14,13 +14,13 @@ import Synchronization
 ///
 /// The umask is process-wide, and Swift Testing runs tests in parallel in one process: a test
 /// that called `umask(0o777)` would change the modes of every file other tests create meanwhile.
-/// On Linux, ``run(umask:_:)`` starts a new thread that first calls `unshare(CLONE_FS)`, which
+/// On Linux, ``run(umask:timeout:_:)`` starts a new thread that first calls `unshare(CLONE_FS)`, which
 /// gives that thread its own copy of the umask (with the working directory and root), then sets
 /// the umask there and runs `body` on that thread only; the thread ends afterwards, and its
 /// umask with it. `body` must be synchronous and stay on that thread (the library's store
 /// operations do).
 public enum ThreadUmask {
-  /// Whether ``run(umask:_:)`` can run here (Linux only), for `.enabled(if:)`.
+  /// Whether ``run(umask:timeout:_:)`` can run here (Linux only), for `.enabled(if:)`.
   public static var isSupported: Bool {
     #if os(Linux)
       true
@@ -29,7 +29,7 @@ public enum ThreadUmask {
     #endif
   }
 
-  /// Why ``run(umask:_:)`` could not run `body`.
+  /// Why ``run(umask:timeout:_:)`` could not run `body`.
   public struct Failure: Error, CustomStringConvertible {
     /// What failed.
     public let description: String
@@ -54,12 +54,16 @@ public enum ThreadUmask {
   ///
   /// - Parameters:
   ///   - mask: The umask for `body`, e.g. `0o777`.
+  ///   - timeout: How long to wait for `body`; default 120 seconds, a bound that turns a hang
+  ///     into a failure, never a measure of speed. Past it the thread is left running (a thread
+  ///     cannot be stopped from outside) and ``Failure`` is thrown.
   ///   - body: Synchronous work; it must not move to another thread.
   /// - Returns: What `body` returns.
   /// - Throws: What `body` throws, or ``Failure`` when the thread cannot get a umask of its own
-  ///   (not Linux, or `unshare(CLONE_FS)` failed).
+  ///   (not Linux, or `unshare(CLONE_FS)` failed) or `body` did not return within `timeout`.
   public static func run<T: Sendable>(
-    umask mask: UInt32, _ body: @escaping @Sendable () throws -> T
+    umask mask: UInt32, timeout: Duration = .seconds(120),
+    _ body: @escaping @Sendable () throws -> T
   ) throws -> T {
     #if os(Linux)
       let outcome = Outcome<T>()
@@ -78,7 +82,15 @@ public enum ThreadUmask {
         outcome.value.withLock { $0 = Result { try body() } }
       }
       thread.start()
-      finished.wait()
+      let milliseconds =
+        Int(clamping: timeout.components.seconds) &* 1000
+        &+ Int(timeout.components.attoseconds / 1_000_000_000_000_000)
+      guard finished.wait(timeout: .now() + .milliseconds(max(0, milliseconds))) == .success
+      else {
+        throw Failure(
+          description: "the thread running body under umask 0\(String(mask, radix: 8)) did not"
+            + " finish within \(timeout) (left running)")
+      }
       guard let result = outcome.value.withLock({ $0 }) else {
         throw Failure(description: "the thread ended without a result")
       }

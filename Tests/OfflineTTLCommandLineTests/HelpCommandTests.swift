@@ -117,7 +117,8 @@ import Testing
       for option in configuration.options where option.valueName?.contains("duration") == true {
         #expect(
           option.name == "max-age" || option.name == "clock-tolerance"
-            || option.name == "server-time-uncertainty" || option.name == "tpm-timeout")
+            || option.name == "server-time-uncertainty" || option.name == "tpm-timeout"
+            || option.name == "lock-timeout")
       }
     }
   }

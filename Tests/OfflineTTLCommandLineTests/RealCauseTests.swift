@@ -327,7 +327,7 @@ extension RealCauseTests {
     "max-age": "7 days", "clock-tolerance": "soon", "backend": "cloud", "seal": "nowhere",
     "put": "no-equals-sign", "tpm": "nonsense", "now": "yesterday", "unit": "weeks",
     "written-at": "noon", "mark": "high", "server-time": "yesterday",
-    "server-time-uncertainty": "a while", "tpm-timeout": "soon",
+    "server-time-uncertainty": "a while", "tpm-timeout": "soon", "lock-timeout": "2h",
   ]
 
   /// Every subcommand × every option it declares that takes a value, from the registry

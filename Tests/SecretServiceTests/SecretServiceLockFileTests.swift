@@ -85,13 +85,15 @@
         if kind == "owner" { #expect(chown(lock, 65534, 65534) == 0) }
       }
       let store = SecretServiceClockMarkStore(configuration: configuration)
-      do {
-        _ = try store.observe(now: .at(1))
-        Issue.record("\(kind): used a hostile lock file")
-      } catch {
-        let insecure = ["mode 0666", "hard link", "owner"].contains(kind)
-        #expect(error.code == (insecure ? .insecureStore : .lockFailed), "\(kind): \(error)")
-        #expect(error.reason.contains(lock), "\(kind): \(error)")
+      neverWaitingOn(kind == "fifo" ? [lock] : [], "observe over a \(kind) lock file") {
+        do throws(StoreError) {
+          _ = try store.observe(now: .at(1))
+          Issue.record("\(kind): used a hostile lock file")
+        } catch {
+          let insecure = ["mode 0666", "hard link", "owner"].contains(kind)
+          #expect(error.code == (insecure ? .insecureStore : .lockFailed), "\(kind): \(error)")
+          #expect(error.reason.contains(lock), "\(kind): \(error)")
+        }
       }
       #expect(
         (try? String(contentsOfFile: outside, encoding: .utf8)) == "outside", "\(kind)")
@@ -99,14 +101,16 @@
       // second name gives a new regular file of this user, 0600, one name; another user's file
       // or one others may write is still refused. The outside file keeps its bytes.
       let replaced = ["fifo", "directory", "symbolic link", "hard link"].contains(kind)
-      do {
-        _ = try store.resetAfterOnlineSignIn(now: .at(2))
-        #expect(replaced, "\(kind): reset over a lock file it must refuse")
-      } catch {
-        #expect(
-          replaced
-            ? error.code != .insecureStore && error.code != .lockFailed
-            : error.code == .insecureStore, "\(kind): \(error)")
+      neverWaitingOn(kind == "fifo" ? [lock] : [], "the reset over a \(kind) lock file") {
+        do throws(StoreError) {
+          _ = try store.resetAfterOnlineSignIn(now: .at(2))
+          #expect(replaced, "\(kind): reset over a lock file it must refuse")
+        } catch {
+          #expect(
+            replaced
+              ? error.code != .insecureStore && error.code != .lockFailed
+              : error.code == .insecureStore, "\(kind): \(error)")
+        }
       }
       var info = stat()
       if replaced {
@@ -153,6 +157,42 @@
         #expect(worked)
         let marks = SecretServiceClockMarkStore(configuration: configuration)
         #expect(throws: Never.self) { _ = try marks.observe(now: .at(2)) }
+      }
+    }
+
+    /// A lock file that another open file description holds past the configuration's
+    /// `lockTimeout` (a holder stopped with `SIGSTOP`, as the store sees it) is `lock_timed_out`
+    /// within the limit, for the mark and the items alike; no keyring is needed: the lock is
+    /// taken before any call to the service.
+    @Test func aLockFileHeldPastTheLimitIsLockTimedOut() throws {
+      let directory = try SecretServiceTestSupport.temporaryDirectory() + "/locks"
+      let configuration = try SecretServiceStoreConfiguration(
+        applicationID: "org.offlinettl.tests.held", lockDirectory: directory,
+        lockTimeout: .milliseconds(300))
+      let marks = SecretServiceClockMarkStore(configuration: configuration)
+      let cache = SecretServiceCacheStore(configuration: configuration)
+      // Creates the directory and the lock files (the service itself may be missing).
+      _ = try? marks.resetAfterOnlineSignIn(now: .at(1))
+      _ = try? cache.withWriterLock { true }
+      let clock = ContinuousClock()
+      for kind in ["marks", "items"] {
+        // `<lock directory>/secret-service.<application id>.<kind>.lock`.
+        let path = directory + "/secret-service.org.offlinettl.tests.held.\(kind).lock"
+        let held = open(path, O_RDONLY | O_CLOEXEC)
+        try #require(held >= 0, "\(path)")
+        defer { close(held) }
+        try #require(flock(held, LOCK_EX | LOCK_NB) == 0)
+        let start = clock.now
+        let error = #expect(throws: StoreError.self) {
+          if kind == "items" {
+            _ = try cache.withWriterLock { true }
+          } else {
+            _ = try marks.observe(now: .at(2))
+          }
+        }
+        let elapsed = clock.now - start
+        #expect(error?.code == .lockTimedOut, "\(kind): \(String(describing: error))")
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(3), "\(kind): \(elapsed)")
       }
     }
 

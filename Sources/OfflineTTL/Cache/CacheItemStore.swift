@@ -72,7 +72,8 @@ public protocol CacheItemStore: Sendable {
   /// protocol: `docs/sign-in-protocol.md`).
   ///
   /// Under the writer exclusion, calls `storedGeneration` once (the mark record's generation
-  /// now, `nil` when it is absent or unreadable), then `prepare` once (the changes, stamped by
+  /// now, `nil` when it is absent or unreadable, thrown when it could not be looked at:
+  /// ``ClockMarkStore/generationForSignIn()``), then `prepare` once (the changes, stamped by
   /// the caller under the exclusion, so never earlier than a sign-in it waited for), stages the
   /// changes so that none is visible yet, then calls `commitPoint` (the mark reset, which writes
   /// a generation at least `storedGeneration() + 1`), and makes the changes visible. A store
@@ -86,15 +87,17 @@ public protocol CacheItemStore: Sendable {
   ///   - prepare: Returns the sign-in's writes and deletions; called once, under the exclusion,
   ///     after `storedGeneration` (empty changes: only the commit point runs, after any earlier
   ///     staging was reclaimed).
-  ///   - storedGeneration: Reads the stored generation; called once, under the exclusion.
+  ///   - storedGeneration: Reads the stored generation; called once, under the exclusion. What
+  ///     it throws ends the sign-in there, with nothing prepared, written or removed, and is
+  ///     rethrown.
   ///   - commitPoint: Makes the sign-in visible (resets the mark); `false` when it failed.
   /// - Returns: What `commitPoint` returned.
   /// - Throws: ``StoreError``: `writeFailed` (before the commit point: nothing of the sign-in is
   ///   visible; after it: the sign-in is committed and a later sign-in finishes it), `lockFailed`,
-  ///   `storeUnusable`.
+  ///   `lockTimedOut`, `storeUnusable`, or what `storedGeneration` threw.
   /// - Complexity: O(n + k) for k changes; a constant number of durable syncs.
   func commitSignIn(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool
 
@@ -183,16 +186,23 @@ extension CacheItemStore {
   /// changes are prepared, the commit point runs, then the changes are written in the same
   /// exclusion.
   public func commitSignIn(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     var committed = false
+    var generationError: StoreError?
     _ = try commit(preparing: { () -> CacheChanges? in
-      _ = storedGeneration()
+      do throws(StoreError) {
+        _ = try storedGeneration()
+      } catch {
+        generationError = error
+        return nil
+      }
       let changes = prepare()
       committed = commitPoint()
       return committed ? changes : nil
     })
+    if let generationError { throw generationError }
     return committed
   }
 
@@ -260,7 +270,8 @@ extension CacheItemStore {
   /// - Returns: What `commitPoint` returned.
   /// - Throws: As ``commitSignIn(preparing:storedGeneration:commitPoint:)``.
   public func commitSignIn(
-    _ changes: CacheChanges, storedGeneration: () -> UInt64?, commitPoint: () -> Bool
+    _ changes: CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
+    commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     try commitSignIn(
       preparing: { changes }, storedGeneration: storedGeneration, commitPoint: commitPoint)

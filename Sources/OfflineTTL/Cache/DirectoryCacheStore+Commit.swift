@@ -89,8 +89,8 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock, and
-  /// runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
+  /// Opens (creating when missing) the store directory and `cache/`, takes the writer lock
+  /// (waiting at most ``lockTimeout``: `lock_timed_out` past it, nothing written), and runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
   /// lock). The store directory must be this user's and writable by nobody else
   /// (`insecure_store`); a `cache/` or lock file of the wrong type is replaced (online path).
   func withLockedCache<Result>(
@@ -118,7 +118,8 @@ extension DirectoryCacheStore {
     }
     defer { files.close(lock.fd) }
     do {
-      try files.lockExclusive(lock.fd, path: cache.path(of: Self.lockName))
+      try files.lockExclusive(
+        lock.fd, path: cache.path(of: Self.lockName), waitingAtMost: lockTimeout)
     } catch {
       throw failure(error, .lockFailed)
     }

@@ -275,9 +275,10 @@ extension DirectoryCacheStore {
   /// commit repairs them). When the writer lock exists it is held shared while the items are
   /// read, so a commit in progress finishes first (its index then serves on the fast path) and
   /// none starts during the scan; a lock that is missing or not a regular file is not waited
-  /// for. Changes nothing.
+  /// for, and one held past ``lockTimeout`` is `lock_timed_out`. Changes nothing.
   ///
-  /// - Throws: ``CacheStoreError``: `insecure_store` when an item or the lock is another user's
+  /// - Throws: ``CacheStoreError``: `lock_timed_out`; `insecure_store` when an item or the lock
+  ///   is another user's
   ///   or writable by others; `item_unreadable` (or `not_a_regular_file`) when an item header
   ///   cannot be read (every later check reads the items again and refuses again, until a
   ///   sign-in repairs the store).
@@ -291,7 +292,7 @@ extension DirectoryCacheStore {
       throw failure(error, .lockFailed)
     } catch {}
     defer { if let lock { files.close(lock.fd) } }
-    if let lock, (try? files.lockShared(lock.fd, path: "")) != nil,
+    if let lock, try lockSharedUnlessTimedOut(lock, in: cache),
       let header = try fastIndexHeader(cache)
     {
       // A writer finished while the lock was awaited: its index is consistent.

@@ -66,11 +66,12 @@ extension DirectoryCacheStore {
   /// step while `body` reads (see the extension's discussion). A lock file that is missing or
   /// cannot be locked is not waited for (`body` then runs without it: nothing has ever been
   /// committed under it, or it cannot be, and what `body` finds is judged as it is); one that is
-  /// another user's or writable by others is `insecure_store`.
+  /// another user's or writable by others is `insecure_store`; one that another thread or process
+  /// holds past ``lockTimeout`` is `lock_timed_out` (`body` does not run).
   ///
-  /// - Throws: `insecure_store`, or what `body` throws.
-  /// - Complexity: One secure open and one `flock`, plus `body`; blocks while a sign-in holds
-  ///   the lock.
+  /// - Throws: `insecure_store`, `lock_timed_out`, or what `body` throws.
+  /// - Complexity: One secure open and one `flock`, plus `body`; waits while a sign-in holds
+  ///   the lock, at most ``lockTimeout``.
   func withSharedCacheLock<Result>(
     _ cache: StoreDirectory, _ body: () throws(StoreError) -> Result
   ) throws(StoreError) -> Result {
@@ -81,8 +82,27 @@ extension DirectoryCacheStore {
       throw failure(error, .lockFailed)
     } catch {}
     defer { if let lock { files.close(lock.fd) } }
-    if let lock { try? files.lockShared(lock.fd, path: cache.path(of: Self.lockName)) }
+    if let lock { _ = try lockSharedUnlessTimedOut(lock, in: cache) }
     return try body()
+  }
+
+  /// Takes `cache/lock` shared, waiting at most ``lockTimeout``.
+  ///
+  /// - Returns: Whether the lock is held; `false` when it could not be taken for another reason
+  ///   than the time limit (the caller then reads without it, as documented where it is used).
+  /// - Throws: `lock_timed_out` when another thread or process held it past ``lockTimeout``.
+  func lockSharedUnlessTimedOut(_ lock: OpenedStoreFile, in cache: StoreDirectory)
+    throws(StoreError) -> Bool
+  {
+    do {
+      try files.lockShared(
+        lock.fd, path: cache.path(of: Self.lockName), waitingAtMost: lockTimeout)
+      return true
+    } catch  where error.errno == .timedOut {
+      throw failure(error, .lockFailed)
+    } catch {
+      return false
+    }
   }
 }
 

@@ -31,12 +31,13 @@ extension DirectoryCacheStore {
   /// on.
   ///
   /// - Throws: ``StoreError``: `insecure_store` (a store directory, `cache/`, `items/` or lock
-  ///   another user can write), `writeFailed` (a failed step, before or after the commit point
-  ///   as the reason says), a key failure, `lockFailed`, `storeUnusable`.
+  ///   another user can write), `writeFailed` (an item over 1 GiB, `EFBIG`, before anything is
+  ///   written; or a failed step, before or after the commit point as the reason says), a key
+  ///   failure, `lockFailed`, `lockTimedOut`, `storeUnusable`.
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
   ///   index does not authenticate); n `fstatat`s, one `syncfs`, a constant number of `fsync`s.
   func sealedCommitSignIn(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     // One key for the whole sign-in: the staging and the mark reset of its commit point (the
@@ -48,11 +49,11 @@ extension DirectoryCacheStore {
   }
 
   private func sealedCommitSignInInScope(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     try withLockedCache { cache throws(StoreError) -> Bool in
-      let stored = storedGeneration()
+      let stored = try storedGeneration()
       let keys = try sealKeys(creating: true)
       // The sign-in id the record holds for `stored` (a record that cannot be authenticated, or
       // that moved past `stored`, commits no staging).
@@ -69,6 +70,8 @@ extension DirectoryCacheStore {
           then: "nothing of this sign-in was written")
       }
       let changes = prepare()
+      // The 1 GiB limit of every write path, before anything of this sign-in is written.
+      try Self.checkPayloadSizes(changes)
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
       // This sign-in's id (libsodium's `randombytes_buf`): its staged index is bound to it, and

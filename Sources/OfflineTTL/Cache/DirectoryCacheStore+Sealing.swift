@@ -8,7 +8,9 @@ import Foundation
 extension DirectoryCacheStore {
   /// The mark store sharing this directory and key (the sealed index is bound to its record).
   var sealedMarks: FileClockMarkStore {
-    FileClockMarkStore(atPath: directory, faults: files.sys.faults, sealing: sealing)
+    var marks = FileClockMarkStore(atPath: directory, faults: files.sys.faults, sealing: sealing)
+    marks.lockTimeout = lockTimeout
+    return marks
   }
 
   /// ``sealedMarks`` with the subkeys this operation already loaded (one key load per operation).

@@ -23,7 +23,8 @@ extension DirectoryCacheStore {
 
   /// See ``CacheItemStore/commitSignIn(preparing:storedGeneration:commitPoint:)``.
   ///
-  /// Under the writer lock: reads the stored generation `g` (`nil` → 0), reclaims any staging
+  /// Under the writer lock: reads the stored generation `g` (`nil` → 0; when that read throws,
+  /// the sign-in ends with its error, nothing staged or removed), reclaims any staging
   /// (a valid `next-<h>` with `h <= g` is committed and rolled forward; anything else, a
   /// `next-<h>` that is not a directory of this user included, is removed), asks `prepare` for
   /// the changes (stamped there, under the lock), writes the whole new set to `next-<g+1>/` (the
@@ -44,7 +45,7 @@ extension DirectoryCacheStore {
   /// - Complexity: O(n + k) for n stored and k changed items (the repair reads each item's
   ///   28-byte header); one `syncfs` and a constant number of `fsync`s, not one per item.
   public func commitSignIn(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     if sealing != nil {
@@ -52,7 +53,7 @@ extension DirectoryCacheStore {
         preparing: prepare, storedGeneration: storedGeneration, commitPoint: commitPoint)
     }
     return try withLockedCache { cache throws(StoreError) -> Bool in
-      let stored = storedGeneration()
+      let stored = try storedGeneration()
       do throws(StoreFileError) {
         try reclaimStaging(cache, storedGeneration: stored)
       } catch {

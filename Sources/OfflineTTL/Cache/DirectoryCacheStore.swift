@@ -53,6 +53,16 @@ public struct DirectoryCacheStore: CacheItemStore {
   let kept: KeptCacheFiles
   /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
   let sealingScopeName: SealingKeyScope.Name?
+  /// How long an operation waits for `cache/lock` (and, sealed, for the clock mark's lock it
+  /// reads the index's binding under) while another thread or process holds it; past it the
+  /// operation fails with ``StoreError/Code/lockTimedOut`` (the gate refuses with it) and
+  /// writes and deletes nothing. Zero or less: never wait. Default ``defaultLockTimeout``, 30
+  /// seconds: longer than an honest commit holds the lock on a working disk, short enough that
+  /// a holder stopped with `SIGSTOP`, hung, or holding it on purpose cannot make every sign-in
+  /// and read wait forever.
+  public var lockTimeout: Duration = DirectoryCacheStore.defaultLockTimeout
+  /// The default ``lockTimeout``: 30 seconds (``FileClockMarkStore/defaultLockTimeout``).
+  public static let defaultLockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
   /// The memory of a key-file provider (``FileSealingKeyProvider``), whose key file's watch a
   /// repeated check polls together with the store's (`nil` for any other provider).
   let keyMemory: KeyMemory?
@@ -327,6 +337,12 @@ public struct DirectoryCacheStore: CacheItemStore {
         reason: error.description + suffix)
     case .oversized:
       return CacheStoreError(code: code, key: key, reason: error.description + suffix)
+    case .system(let errno) where errno == .timedOut:
+      // Only the bounded lock wait reports ETIMEDOUT.
+      return CacheStoreError(
+        code: .lockTimedOut,
+        reason: "\(error.path) stayed locked by another thread or process for longer than the"
+          + " lock timeout (\(lockTimeout)); nothing was read or written")
     case .system(let errno):
       return CacheStoreError(
         code: code, key: key, errno: errno.rawValue, reason: error.description + suffix)

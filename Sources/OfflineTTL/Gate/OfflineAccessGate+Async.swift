@@ -87,6 +87,49 @@ extension OfflineAccessGate {
       try beginOnlineSession(writing: items)
     }
   }
+
+  /// ``beginOnlineSession(serverTime:uncertainty:)`` without blocking a thread of the
+  /// cooperative pool: signs in anchored at a server time, the store work on a dedicated
+  /// dispatch queue while the caller is suspended.
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time, from the app's authenticated connection.
+  ///   - uncertainty: How far off it may be; zero or more.
+  /// - Returns: As ``beginOnlineSession(serverTime:uncertainty:)``.
+  /// - Throws: As ``beginOnlineSession(serverTime:uncertainty:)``.
+  /// - Complexity: As ``beginOnlineSession(serverTime:uncertainty:)``, plus one hop to a
+  ///   dispatch queue and back.
+  public func beginOnlineSessionAsync(serverTime: WallClockInstant, uncertainty: Duration)
+    async throws(OnlineSessionError) -> OnlineSession
+  {
+    try await BlockingStoreWork.run { () throws(OnlineSessionError) -> OnlineSession in
+      try beginOnlineSession(serverTime: serverTime, uncertainty: uncertainty)
+    }
+  }
+
+  /// ``beginOnlineSession(serverTime:uncertainty:writing:)`` without blocking a thread of the
+  /// cooperative pool: signs in anchored at a server time and writes items in one atomic step,
+  /// the store work (`flock`, `fdatasync`) on a dedicated dispatch queue while the caller is
+  /// suspended. Call it only after the app's server sign-in succeeded.
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time, from the app's authenticated connection.
+  ///   - uncertainty: How far off it may be; zero or more.
+  ///   - items: Keys and bytes, stamped as ``beginOnlineSession(serverTime:uncertainty:writing:)``
+  ///     stamps them (`serverTime − uncertainty − 2 s`); a later duplicate key wins. Items not
+  ///     named are kept.
+  /// - Returns: As ``beginOnlineSession(serverTime:uncertainty:writing:)``.
+  /// - Throws: As ``beginOnlineSession(serverTime:uncertainty:writing:)``.
+  /// - Complexity: As ``beginOnlineSession(serverTime:uncertainty:writing:)``, plus one hop to a
+  ///   dispatch queue and back.
+  @discardableResult
+  public func beginOnlineSessionAsync(
+    serverTime: WallClockInstant, uncertainty: Duration, writing items: [(CacheItemKey, Data)]
+  ) async throws(OnlineSessionError) -> OnlineSession {
+    try await BlockingStoreWork.run { () throws(OnlineSessionError) -> OnlineSession in
+      try beginOnlineSession(serverTime: serverTime, uncertainty: uncertainty, writing: items)
+    }
+  }
 }
 
 extension OfflineCacheReader {

@@ -33,10 +33,13 @@ extension OfflineAccessGate {
   /// meanwhile this repeats (three attempts, then a refusal with `item_unreadable`).
   ///
   /// Blocks the calling thread on `flock` and, when the mark rises, on `fdatasync` (file
-  /// stores); from Swift concurrency use ``checkEligibilityAsync()``. The file stores wait for
-  /// their locks with no time limit: a process that is stopped (a debugger, `SIGSTOP`) while it
-  /// holds one holds up every check until it goes on; a process that dies releases it. The
-  /// Secret Service stores give up after their configured lock timeout.
+  /// stores); from Swift concurrency use ``checkEligibilityAsync()``. Every store lock is waited
+  /// for at most the store's lock timeout (`lockTimeout`, 30 seconds by default): behind a
+  /// holder that never lets go (stopped with `SIGSTOP`, hung, or holding it on purpose) the
+  /// decision is `expired` carrying ``StoreError/Code/lockTimedOut``. The check's own rereads
+  /// and retries skip a lock that timed out, so a check waits for each held lock once, or twice
+  /// for the mark lock of a sealed store during a sign-in (its items read their binding under
+  /// that lock too).
   ///
   /// - Returns: The decision.
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
@@ -86,6 +89,11 @@ extension OfflineAccessGate {
         {
           continue
         }
+        // A mark lock held past its limit: the store's own summary would wait for it again to
+        // check the binding, so the set is left unchecked (refused with the mark's error).
+        if let error = mark.error, error.code == .lockTimedOut {
+          return decision(items: .failure(error), mark: mark)
+        }
         return decision(items: Result { () throws(StoreError) in try cache.summary() }, mark: mark)
       case .failure(let error):
         // Unreadable items: the clock is still observed (so the time is seen), never a first mark.
@@ -93,7 +101,10 @@ extension OfflineAccessGate {
         // A sign-in may have cured the items meanwhile (it created the sealing key, or replaced
         // the set): a summary that now succeeds is judged from the start, so the failure seen
         // before that sign-in is never paired with the mark it wrote.
-        if attempt < 2, case .success = Result(catching: cache.summaryIfSettledDeferringBinding) {
+        // (Not after a lock wait that timed out: it would wait as long again, and refuse.)
+        if attempt < 2, error.code != .lockTimedOut,
+          case .success = Result(catching: cache.summaryIfSettledDeferringBinding)
+        {
           continue
         }
         return decision(items: .failure(error), mark: mark)
@@ -105,7 +116,10 @@ extension OfflineAccessGate {
           // mark that exists after it was written by that sign-in, after this observation:
           // judge again from the start rather than pair "no mark" with the new items.
           let items = Result { () throws(StoreError) in try cache.summary() }
-          if attempt < 2, (try? marks.read()) != nil { continue }
+          // (Not after a mark lock wait that timed out: the read would wait as long again.)
+          if attempt < 2, mark.error?.code != .lockTimedOut, (try? marks.read()) != nil {
+            continue
+          }
           return decision(items: items, mark: mark)
         }
         let items = Result { () throws(StoreError) in
@@ -211,11 +225,13 @@ extension OfflineAccessGate {
   /// (a failed write), it is read first so the other reasons are judged against it; the clocks
   /// are read after. A record of another machine (`store_from_another_machine`) is not read
   /// again: its floor and trusted time belong to that machine and are not judged here, so the
-  /// decision's only reason is `mark_unreadable` (<doc:Rules#One-user-one-device>).
+  /// decision's only reason is `mark_unreadable` (<doc:Rules#One-user-one-device>). Nor is a
+  /// record whose lock another holder kept past the store's limit (`lock_timed_out`): the read
+  /// would wait as long again, and the answer is `expired` either way.
   private func failed(_ error: StoreError) -> MarkOutcome {
     let stored: ClockMarkRecord?
     switch error.code {
-    case .absent, .unreadable, .storeFromAnotherMachine: stored = nil
+    case .absent, .unreadable, .storeFromAnotherMachine, .lockTimedOut: stored = nil
     default: stored = try? marks.read()
     }
     return .failed(error, stored: stored, clocks.readForDecision())

@@ -20,6 +20,17 @@ import Foundation
 /// ``clocks``; a reading compared with a clock mark is taken under the mark store's lock or after
 /// the stored mark was read (each method says which). The gate
 /// holds no state of its own: any number of gates, threads and processes may share one store.
+///
+/// **Threads.** The gate, ``DirectoryCacheStore`` and ``FileClockMarkStore`` are `Sendable`
+/// values: one value, and its copies, may be used from any number of threads at once. Each
+/// operation takes the store's `flock` through a descriptor of its own (threads exclude each
+/// other as processes do), and what a long-lived store keeps between operations (open
+/// descriptors, its change watch) is behind a lock of its own. Every call blocks its thread on
+/// `flock`, at most the store's `lockTimeout` (30 seconds by default; past it the call is refused
+/// with ``StoreError/Code/lockTimedOut``), and on `fdatasync`; from Swift concurrency use the
+/// `async` variants. A long-lived store value holds one inotify instance per store directory
+/// (shared by the item and mark stores of that directory), of the 128 a user may hold by
+/// default; where none can be had the stores read their files again at every check.
 /// No offline path (``checkEligibility()``, ``openOffline()``, ``recordObservation()``,
 /// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (<doc:Rules#Never-delete-on-expiry>).
 public struct OfflineAccessGate: Sendable {
@@ -294,7 +305,7 @@ public struct OfflineAccessGate: Sendable {
           writtenAt = now
           return changes
         },
-        storedGeneration: { try? marks.read().generation },
+        storedGeneration: { () throws(StoreError) in try marks.generationForSignIn() },
         commitPoint: {
           let result = Result { () throws(StoreError) in
             try marks.resetAfterOnlineSignIn(readingClocks: {

@@ -86,11 +86,40 @@ public protocol ClockMarkStore: Sendable {
   /// - Throws: ``StoreError``: `insecure_store` naming the path.
   /// - Complexity: O(1): a few opens and `fstat`s, no lock taken.
   func checkBeforeOnlineSignIn() throws(StoreError)
+
+  /// The stored generation as an online sign-in hands it to
+  /// ``CacheItemStore/commitSignIn(preparing:storedGeneration:commitPoint:)``, under the item
+  /// store's writer exclusion: `nil` when the record is absent or cannot be trusted (the
+  /// sign-in's reset replaces it); a lock that another holder kept past the store's limit is
+  /// thrown (`lock_timed_out`). The default reads it with ``read()``.
+  ///
+  /// - Returns: The stored generation, or `nil`.
+  /// - Throws: ``StoreError`` `lock_timed_out`.
+  func generationForSignIn() throws(StoreError) -> UInt64?
 }
 
 extension ClockMarkStore {
   /// The default: nothing to check (a store whose reset refuses nothing it cannot repair).
   public func checkBeforeOnlineSignIn() throws(StoreError) {}
+
+  /// The default: ``read()``'s generation; `nil` when the record could be looked at and is
+  /// absent or cannot be trusted (the sign-in's reset replaces it); a lock that another holder
+  /// kept past the store's limit (`lock_timed_out`) is thrown. The record was not looked at
+  /// then, and `nil` would let an item store remove a committed sign-in's staging, serving the
+  /// items it replaced.
+  ///
+  /// - Returns: The stored generation, or `nil`.
+  /// - Throws: ``StoreError`` `lock_timed_out`.
+  /// - Complexity: As ``read()``.
+  public func generationForSignIn() throws(StoreError) -> UInt64? {
+    do {
+      return try read().generation
+    } catch  where error.code == .lockTimedOut {
+      throw error
+    } catch {
+      return nil
+    }
+  }
 
   /// ``observe(resolution:readingClocks:)`` writing every rise.
   ///

@@ -60,6 +60,9 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
   public static let notSupported = Errno(rawValue: EOPNOTSUPP)
   /// `ENOSYS`: the system call does not exist here.
   public static let notImplemented = Errno(rawValue: ENOSYS)
+  /// `ETIMEDOUT`: a bounded wait ran out (``Syscalls/flock(_:_:waitingAtMost:)``: another
+  /// holder kept the lock past the limit; `flock(2)` itself never returns it).
+  public static let timedOut = Errno(rawValue: ETIMEDOUT)
 
   /// The C name where known (`"EIO"`), else `"errno N"`; the message is ``message``.
   public var name: String {
@@ -82,6 +85,7 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
     case EFBIG: "EFBIG"
     case EDQUOT: "EDQUOT"
     case ENAMETOOLONG: "ENAMETOOLONG"
+    case ETIMEDOUT: "ETIMEDOUT"
     default: "errno \(rawValue)"
     }
   }

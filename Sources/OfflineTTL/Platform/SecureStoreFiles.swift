@@ -133,7 +133,8 @@ public struct SecureStoreFiles: Sendable {
       // The parent may be reached through links, and may be one (only the last name is not).
       parentFD = try system.openDirectory(followingLinksIn: parentPath, [.readOnly, .nonBlocking])
     } catch {
-      throw StoreFileError(.system(error), path: path)
+      // Names the parent: a store directory is made, never the directories above it.
+      throw StoreFileError(.system(error), path: parentPath)
     }
     defer { system.closeIgnoringErrors(parentFD) }
     let opened = try openDirectory(

@@ -532,6 +532,14 @@ public struct Syscalls: Sendable {
     _ = nanosleep(&request, nil)
   }
 
+  /// `CLOCK_MONOTONIC` in nanoseconds, for measuring a wait (never fails; not a fault point;
+  /// `0` if the clock cannot be read, which leaves the wait to the sum of its pauses).
+  func monotonicNanoseconds() -> Int64 {
+    var spec = timespec()
+    guard clock_gettime(CLOCK_MONOTONIC, &spec) == 0 else { return 0 }
+    return Int64(spec.tv_sec) &* 1_000_000_000 &+ Int64(spec.tv_nsec)
+  }
+
   /// `flock(fd, operation)`. The lock belongs to the open file description: two descriptors
   /// opened separately exclude each other even within one process; `dup`ed ones share it.
   public func flock(_ fd: FileDescriptor, _ operation: LockOperation) throws(Errno) {

@@ -45,6 +45,12 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   let system: Syscalls
   /// The key last read from the file, shared by copies of this provider.
   let memory: KeyMemory
+  /// How long ``loadOrCreateKey()`` waits for the lock of the key's directory while another
+  /// thread or process holds it; past it the call fails with
+  /// ``SealingKeyError/Code/lockTimedOut`` (a store reports `lock_timed_out`, and the sign-in
+  /// writes nothing). Zero or less: never wait. Default 30 seconds
+  /// (``FileClockMarkStore/defaultLockTimeout``). ``loadKey()`` takes no lock.
+  public var lockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
 
   /// Creates a provider; does no I/O.
   ///
@@ -169,8 +175,9 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// Reads the key file, or creates it with a new random key when it does not exist.
   ///
   /// - Returns: The key now in the file (another process's, when it created one first).
-  /// - Throws: ``SealingKeyError``: any failure of ``loadKey()`` other than `key_missing`, or
-  ///   `key_io` when the key cannot be created (for example its directory is missing).
+  /// - Throws: ``SealingKeyError``: any failure of ``loadKey()`` other than `key_missing`,
+  ///   `key_io` when the key cannot be created (for example its directory is missing), or
+  ///   `key_lock_timed_out` when another holder kept the directory's lock past ``lockTimeout``.
   public func loadOrCreateKey() throws(SealingKeyError) -> SealingKey {
     // Under the lock of the key's directory, which every creation takes too: what a creation
     // killed before it finished left behind is removed, and no creation is in progress.
@@ -189,8 +196,8 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// unnamed files are not supported: `.<name>.new-`.
   var temporaryPrefix: String { ".\((path as NSString).lastPathComponent).new-" }
 
-  /// Runs `body` with the key's directory open and locked (`flock`, exclusive; released when
-  /// it returns).
+  /// Runs `body` with the key's directory open and locked (`flock`, exclusive, waited for at most
+  /// ``lockTimeout``; released when it returns).
   private func withKeyDirectoryLock<Result>(
     _ body: (FileDescriptor) throws(SealingKeyError) -> Result
   ) throws(SealingKeyError) -> Result {
@@ -199,11 +206,16 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     do throws(Errno) {
       directory = try system.openDirectory(followingLinksIn: parent, .readOnly)
       do throws(Errno) {
-        try system.flock(directory, .exclusive)
+        try system.flock(directory, .exclusive, waitingAtMost: lockTimeout)
       } catch {
         system.closeIgnoringErrors(directory)
         throw error
       }
+    } catch  where error == .timedOut {
+      throw SealingKeyError(
+        code: .lockTimedOut,
+        reason: "the key file's directory for \(path) stayed locked by another thread or process"
+          + " for longer than the lock timeout (\(lockTimeout)); no key was read or created")
     } catch  where error == .noSuchFileOrDirectory {
       // No directory: no key, and none can be made (the load says which).
       return try body(FileDescriptor(rawValue: -1))

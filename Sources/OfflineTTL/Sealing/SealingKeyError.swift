@@ -17,6 +17,7 @@ public struct SealingKeyError: Error, Sendable, Hashable, CustomStringConvertibl
       case unavailable = "key_unavailable"
       case ambiguous = "key_ambiguous"
       case io = "key_io"
+      case lockTimedOut = "key_lock_timed_out"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -44,6 +45,10 @@ public struct SealingKeyError: Error, Sendable, Hashable, CustomStringConvertibl
     public static let ambiguous = Code(.ambiguous)
     /// Reading or writing the key failed; see ``SealingKeyError/errno``.
     public static let io = Code(.io)
+    /// Another thread or process held the lock that serializes key creation (the key
+    /// directory's `flock`, ``FileSealingKeyProvider/lockTimeout``) past its time limit; no key
+    /// was read or created. A store reports it as ``StoreError/Code/lockTimedOut``.
+    public static let lockTimedOut = Code(.lockTimedOut)
 
     /// The stable snake_case name, e.g. `key_wrong_size`.
     public var description: String { backing.rawValue }

@@ -32,6 +32,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case indexUnreadable = "index_unreadable"
       case writeFailed = "write_failed"
       case lockFailed = "lock_failed"
+      case lockTimedOut = "lock_timed_out"
       case storeUnusable = "store_unusable"
       case storeFromAnotherMachine = "store_from_another_machine"
       case insecureStore = "insecure_store"
@@ -62,6 +63,13 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let writeFailed = Code(.writeFailed)
     /// The cross-process lock could not be taken.
     public static let lockFailed = Code(.lockFailed)
+    /// Another thread or process held the store's cross-process lock past the store's time limit
+    /// (`lockTimeout` of ``FileClockMarkStore``, ``DirectoryCacheStore`` and
+    /// ``FileSealingKeyProvider``, 30 seconds by default): a holder stopped with `SIGSTOP`, hung,
+    /// or holding the lock on purpose. This call read, wrote and deleted nothing under the lock;
+    /// the gate refuses (`expired`, carrying this error) instead of waiting forever. Trying again
+    /// later is safe. The command-line tool sets the limit with `--lock-timeout`.
+    public static let lockTimedOut = Code(.lockTimedOut)
     /// The store itself (its directory, its service) cannot be opened or created; see
     /// ``StoreError/errno`` or ``StoreError/unusableReason``.
     public static let storeUnusable = Code(.storeUnusable)

@@ -97,10 +97,20 @@ extension OptionSpec {
   /// `--tpm-timeout <duration>`: the time limit of each TPM call (only with the TPM trait).
   static let tpmTimeout = OptionSpec.option(
     "tpm-timeout", value: "duration",
-    help: "Gives up on a TPM that does not answer after this long (default 5s): the decision is"
-      + " then refused with tpm_unavailable and the error tpm_timed_out."
+    help: "Gives up on a TPM that does not answer after this long (default"
+      + " \(StoreCommandSupport.durationText(TrustedTimeOptions.defaultTPMTimeout))): the decision"
+      + " is then refused with tpm_unavailable and the error tpm_timed_out."
   ).checked { text throws(UsageError) in
     _ = try TrustedTimeOptions.tpmTimeout(ParsedArguments.duration(text, option: "tpm-timeout"))
+  }
+  /// `--lock-timeout <duration>`: how long a store command waits for a store's lock.
+  static let lockTimeout = OptionSpec.option(
+    "lock-timeout", value: "duration",
+    help: "Gives up on a store lock that another process holds for longer than this (default"
+      + " \(StoreCommandSupport.durationText(FileClockMarkStore.defaultLockTimeout)), 0s: never"
+      + " wait): the command is then refused with lock_timed_out, nothing changed."
+  ).checked { text throws(UsageError) in
+    _ = try StoreBackend.lockTimeout(ParsedArguments.duration(text, option: "lock-timeout"))
   }
   /// `--server-time <time>`: the server's time received at sign-in.
   static let serverTime = OptionSpec.option(

@@ -29,18 +29,35 @@ struct StoreBackend: Equatable {
   var kind: Kind
   /// The `--seal` choice, or `nil` for an unsealed store.
   var seal: Seal? = nil
+  /// The `--lock-timeout` value: how long every store of the command waits for a lock that
+  /// another thread or process holds (default: the library's, 30 seconds).
+  var lockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
 
   static let file = StoreBackend(kind: .file)
   static let secretService = StoreBackend(kind: .secretService)
 
-  /// The `--backend` option (listed only when the Secret Service backend is built in) and
-  /// `--seal`.
+  /// The `--backend` option (listed only when the Secret Service backend is built in),
+  /// `--seal` and `--lock-timeout`.
   static var optionSpecs: [OptionSpec] {
     #if SecretService
-      [.backend, .seal]
+      [.backend, .seal, .lockTimeout]
     #else
-      [.seal]
+      [.seal, .lockTimeout]
     #endif
+  }
+
+  /// A `--lock-timeout` value, checked.
+  ///
+  /// - Parameter duration: The parsed duration.
+  /// - Returns: It, when it is at least zero and at most an hour.
+  /// - Throws: ``UsageError`` (exit 64) otherwise.
+  static func lockTimeout(_ duration: Duration) throws(UsageError) -> Duration {
+    guard duration >= .zero, duration <= .seconds(3600) else {
+      throw UsageError(
+        "--lock-timeout: must be at least 0s and at most 1h, got "
+          + StoreCommandSupport.durationText(duration))
+    }
+    return duration
   }
 
   /// The `--backend` and `--seal` values; an unsealed `file` store when both are absent.
@@ -49,6 +66,9 @@ struct StoreBackend: Equatable {
   static func parse(_ arguments: ParsedArguments) throws(UsageError) -> StoreBackend {
     var backend = try parseKind(arguments)
     backend.seal = try parseSeal(arguments)
+    if let timeout = try arguments.duration(.lockTimeout) {
+      backend.lockTimeout = try lockTimeout(timeout)
+    }
     if backend.seal != nil && backend.kind != .file {
       throw UsageError("--seal: only the file backend is sealed")
     }
@@ -112,10 +132,14 @@ struct StoreBackend: Equatable {
   /// The clock-mark store for a store directory.
   func marks(at path: String) throws(CommandFailure) -> any ClockMarkStore {
     switch kind {
-    case .file: return FileClockMarkStore(atPath: path, sealing: try sealing(at: path))
+    case .file:
+      var store = FileClockMarkStore(atPath: path, sealing: try sealing(at: path))
+      store.lockTimeout = lockTimeout
+      return store
     case .secretService:
       #if SecretService
-        return SecretServiceClockMarkStore(configuration: try Self.configuration(path))
+        return SecretServiceClockMarkStore(
+          configuration: try Self.configuration(path, lockTimeout: lockTimeout))
       #else
         preconditionFailure("no Secret Service backend in this build")
       #endif
@@ -125,10 +149,14 @@ struct StoreBackend: Equatable {
   /// The item store for a store directory.
   func cache(at path: String) throws(CommandFailure) -> any CacheItemStore {
     switch kind {
-    case .file: return DirectoryCacheStore(atPath: path, sealing: try sealing(at: path))
+    case .file:
+      var store = DirectoryCacheStore(atPath: path, sealing: try sealing(at: path))
+      store.lockTimeout = lockTimeout
+      return store
     case .secretService:
       #if SecretService
-        return SecretServiceCacheStore(configuration: try Self.configuration(path))
+        return SecretServiceCacheStore(
+          configuration: try Self.configuration(path, lockTimeout: lockTimeout))
       #else
         preconditionFailure("no Secret Service backend in this build")
       #endif
@@ -139,10 +167,14 @@ struct StoreBackend: Equatable {
   func sealing(at path: String) throws(CommandFailure) -> (any SealingKeyProvider)? {
     switch seal {
     case nil: return nil
-    case .keyFile(let keyPath): return FileSealingKeyProvider(path: keyPath)
+    case .keyFile(let keyPath):
+      var provider = FileSealingKeyProvider(path: keyPath)
+      provider.lockTimeout = lockTimeout
+      return provider
     case .secretService:
       #if SecretService
-        return SecretServiceSealingKeyProvider(configuration: try Self.configuration(path))
+        return SecretServiceSealingKeyProvider(
+          configuration: try Self.configuration(path, lockTimeout: lockTimeout))
       #else
         preconditionFailure("no Secret Service support in this build")
       #endif
@@ -150,13 +182,15 @@ struct StoreBackend: Equatable {
   }
 
   #if SecretService
-    private static func configuration(_ path: String) throws(CommandFailure)
-      -> SecretServiceStoreConfiguration
+    private static func configuration(_ path: String, lockTimeout: Duration)
+      throws(CommandFailure) -> SecretServiceStoreConfiguration
     {
       let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
       do {
+        // The configuration wants a positive limit: `0s` (never wait) tries the lock once.
         return try SecretServiceStoreConfiguration(
-          applicationID: "offline-ttl-cli:" + absolute, lockDirectory: absolute)
+          applicationID: "offline-ttl-cli:" + absolute, lockDirectory: absolute,
+          lockTimeout: max(lockTimeout, .nanoseconds(1)))
       } catch {
         throw CommandFailure(.ioError, "secret-service: \(error.reason)")
       }

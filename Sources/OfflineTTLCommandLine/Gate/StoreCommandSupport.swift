@@ -13,8 +13,9 @@ enum StoreCommandSupport {
   /// The help text of exit status 74 for the offline commands (`status`, `read`): the store
   /// cannot be used, and the decision (expired) is still printed where it could be made.
   static let unusableStoreExitHelp =
-    "the store cannot be used: its directory (or its cache directory, or the mark's lock"
-    + " file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
+    "the store cannot be used: a lock of it stayed held past --lock-timeout (lock_timed_out,"
+    + " naming the lock file and the limit); its directory (or its cache directory, or the"
+    + " mark's lock file) does not exist, is a symbolic link, is not a directory, or cannot be opened;"
     + " or it is insecure (insecure_store: another user owns a file or directory of it, or"
     + " may write it, or a file of it is hard-linked); or, with --backend secret-service,"
     + " the keyring cannot be reached (store_unusable: no_session_bus, no_provider,"
@@ -116,8 +117,12 @@ enum StoreCommandSupport {
   static func unusableStoreCause(_ decision: OfflineAccessDecision, store path: String)
     -> String?
   {
-    let structural: [StoreError.Code] = [.storeUnusable, .lockFailed]
-    if let error = decision.cacheError, structural.contains(error.code) {
+    let structural: [StoreError.Code] = [.storeUnusable, .lockFailed, .lockTimedOut]
+    // (A sealed set left unchecked behind the mark's lock carries the mark's own error: that
+    // lock, not the item cache, is named.)
+    if let error = decision.cacheError, structural.contains(error.code),
+      error.description != decision.markError?.description
+    {
       let cache = path + "/cache"
       if FileChecks.kind(cache) == .symbolicLink {
         return "the cache directory '\(cache)' is a symbolic link (symbolic links are not"
@@ -127,7 +132,9 @@ enum StoreCommandSupport {
       return "the item cache cannot be opened: \(error)"
     }
     if let error = decision.markError, structural.contains(error.code) {
-      let what = error.code == .lockFailed ? "the clock mark's lock" : "the clock mark"
+      let what =
+        error.code == .lockFailed || error.code == .lockTimedOut
+        ? "the clock mark's lock" : "the clock mark"
       return "\(what) cannot be used: \(error); the mark was neither read nor written"
     }
     return nil

@@ -25,9 +25,14 @@ enum TrustedTimeOptions {
     tpmOptionSpecs.map { $0.name == OptionSpec.tpm.name ? $0.with(help: help) : $0 }
   }
 
-  /// The time limit of each TPM call when `--tpm-timeout` is not given: 5 seconds (the
-  /// library's default).
-  static let defaultTPMTimeout: Duration = .seconds(5)
+  #if TPM
+    /// The time limit of each TPM call when `--tpm-timeout` is not given: the library's
+    /// default, `ESYSTPMClock.defaultTimeout` (declared there only).
+    static let defaultTPMTimeout: Duration = ESYSTPMClock.defaultTimeout
+  #else
+    /// No TPM clock in this build (`--tpm-timeout` is not declared): nothing to wait for.
+    static let defaultTPMTimeout: Duration = .zero
+  #endif
 
   /// A `--tpm-timeout` value, checked.
   ///

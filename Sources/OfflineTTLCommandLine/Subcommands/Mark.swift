@@ -56,15 +56,22 @@ enum Mark: Subcommand {
       (64, "usage error."),
       (
         74,
-        "the directory cannot be opened or created, or its lock file cannot be used, or a file"
+        "the directory cannot be opened or created, or its lock file cannot be used or stayed"
+          + " held past --lock-timeout (lock_timed_out, naming it), or a file"
           + " of the store is another user's, writable by others or hard-linked"
           + " (insecure_store), or with --backend secret-service the keyring cannot be reached"
           + " (store_unusable); or show could not write standard output."
       ),
     ],
     examples: [
-      ("mark reset --store /tmp/store --now 1700000000", "Starts generation 1 at that time."),
-      ("mark observe --store /tmp/store --now 1700000100 --json", "Raises the mark, as JSON."),
+      (
+        "mark reset --store ~/.cache/myapp/offline --now 1700000000",
+        "Starts generation 1 at that time."
+      ),
+      (
+        "mark observe --store ~/.cache/myapp/offline --now 1700000100 --json",
+        "Raises the mark, as JSON."
+      ),
     ])
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
@@ -162,7 +169,8 @@ enum Mark: Subcommand {
     var itemError: StoreError?
     do {
       _ = try items.commitSignIn(
-        CacheChanges(), storedGeneration: { try? marks.read().generation },
+        CacheChanges(),
+        storedGeneration: { () throws(StoreError) in try marks.generationForSignIn() },
         commitPoint: {
           reset = Result { () throws(ClockMarkStoreError) in
             try marks.resetAfterOnlineSignIn(observation)
@@ -197,6 +205,7 @@ enum Mark: Subcommand {
       // store, not the record, is the cause.
       let unusable =
         error.code == .storeUnusable || error.code == .lockFailed || error.code == .insecureStore
+        || error.code == .lockTimedOut
       let code = unusable ? ExitCode.ioError : ExitCode(rawValue: 1)
       throw CommandFailure(code, error.description)
     }

@@ -20,8 +20,10 @@ enum SignIn: Subcommand {
       earlier than the old mark: the recovery after a fast clock was corrected), and writes
       every --put item stamped with that time, in one atomic step: after a crash the store holds
       the state before or after, never a mix. Concurrent sign-ins take turns; each succeeds.
-      Items not named are kept, except when --seal seals a store that was unsealed (or sealed
-      with another key): its old items cannot be authenticated and are not carried over.
+      Items not named are kept, except an item file that can no longer be read (corrupt, or
+      not a regular file), which is removed, and except when --seal seals a store that was
+      unsealed (or sealed with another key): its old items cannot be authenticated and are not
+      carried over.
       Every file is read before anything is written.
       With --server-time (the time the app received over its authenticated connection, with
       --server-time-uncertainty for how far off it may be) the sign-in also anchors trusted
@@ -46,9 +48,10 @@ enum SignIn: Subcommand {
       (64, "usage error (an invalid or repeated key, or an invalid server time, included)."),
       (
         74,
-        "nothing was committed: the store cannot be opened or written (with --backend"
-          + " secret-service: the keyring cannot be reached, store_unusable), an input file"
-          + " cannot be read, or the --tpm TPM cannot be read (with the reason)."
+        "nothing was committed: a lock of the store stayed held past --lock-timeout"
+          + " (lock_timed_out, naming the lock file), the store cannot be opened or written"
+          + " (with --backend secret-service: the keyring cannot be reached, store_unusable), an"
+          + " input file cannot be read, or the --tpm TPM cannot be read (with the reason)."
       ),
       (
         75,
@@ -64,7 +67,8 @@ enum SignIn: Subcommand {
       (
         "sign-in --store ~/.cache/myapp/offline --server-time 2026-11-30T15:00:00Z"
           + " --server-time-uncertainty 250ms",
-        "Signs in and anchors trusted time at the server's time."
+        "Signs in and anchors trusted time at the time the server just reported (give the"
+          + " server's current time: kept items dated after an older one read item_from_future)."
       ),
     ])
 

@@ -17,8 +17,7 @@ enum Status: Subcommand {
       Observes the real wall clock through the clock mark (durably, before answering fresh; a
       rise of less than the 1 s mark resolution is not written, and mark is then the stored mark,
       up to 1 s behind now) and prints status, reasons, now, mark, deadline, generation and item
-      count. Items are never
-      changed; an empty cache writes nothing. In JSON every instant is given twice, as x (RFC
+      count. Items are never changed; an empty cache writes nothing. In JSON every instant is given twice, as x (RFC
       3339, UTC, nanoseconds) and x_ns (integer nanoseconds since the epoch).
       The boot-clock floor (on unless --no-boot-floor) also refuses a wall clock more than the
       tolerance behind the time the boot clock proves has passed since the last sign-in

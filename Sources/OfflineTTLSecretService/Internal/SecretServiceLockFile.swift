@@ -31,13 +31,15 @@
       /// Whether the directory or file is another user's, open to others, or has a second name:
       /// the store reports `insecure_store` then, else `lock_failed`.
       var insecure = false
+      /// Whether another holder kept the lock past the time limit: `lock_timed_out`.
+      var timedOut = false
     }
 
-    /// The store error for a lock failure: `insecure_store` or `lock_failed`.
+    /// The store error for a lock failure: `insecure_store`, `lock_timed_out` or `lock_failed`.
     static func storeError(_ failure: Failure) -> StoreError {
       StoreError(
-        code: failure.insecure ? .insecureStore : .lockFailed, errno: failure.errno,
-        message: failure.message)
+        code: failure.insecure ? .insecureStore : failure.timedOut ? .lockTimedOut : .lockFailed,
+        errno: failure.timedOut ? nil : failure.errno, message: failure.message)
     }
 
     /// Runs `body` holding the lock, taken within at most `timeout`.
@@ -109,8 +111,10 @@
             throw Failure(
               errno: error.rawValue,
               message: error == .wouldBlock
-                ? "the lock file \(path) stayed locked past the time limit"
-                : "cannot lock \(path): \(error)")
+                ? "the lock file \(path) stayed locked by another thread or process past the"
+                  + " lock timeout (\(timeout)); nothing was read or written"
+                : "cannot lock \(path): \(error)",
+              timedOut: error == .wouldBlock)
           }
         }
         // Sleeping is not a file-system call: it stays outside the syscall seam.

@@ -29,7 +29,7 @@ extension ForwardingCacheStore {
   }
 
   func commitSignIn(
-    preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+    preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
     try base.commitSignIn(

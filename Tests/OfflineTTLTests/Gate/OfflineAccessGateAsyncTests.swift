@@ -133,4 +133,38 @@ import Testing
     #expect(token?.writtenAt == last.signInWrittenAt)
     #expect(gate.checkEligibility().status == .fresh)
   }
+  /// The async sign-ins anchored at a server time: the same step as the blocking ones, items
+  /// stamped at `serverTime − uncertainty − 2 s` whatever the wall clock says, and a negative
+  /// uncertainty refused before anything is written.
+  @Test func asyncSignInsAnchoredAtAServerTimeStampWithTrustedTime() async throws {
+    let directory = try TemporaryStoreDirectory(prefix: "async-server-time")
+    defer { directory.remove() }
+    let clock = ManualWallClock(GateFixture.start)
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: directory.path),
+      marks: FileClockMarkStore(atPath: directory.path),
+      policy: try EligibilityPolicy(maxAge: .seconds(3_600), usesBootClockFloor: false),
+      clock: clock)
+    // The wall clock is a month behind the server.
+    let server = GateFixture.start.saturatingAdvanced(by: .seconds(30 * 86_400))
+    let first = try await gate.beginOnlineSessionAsync(
+      serverTime: server, uncertainty: .milliseconds(250),
+      writing: [("token", Data("first".utf8))])
+    #expect(first.generation == 1)
+    let stamp = server.saturatingAdvanced(by: .zero - .milliseconds(250) - .seconds(2))
+    #expect(first.signInWrittenAt == stamp)
+    #expect(try gate.cache.item(forKey: "token")?.writtenAt == stamp)
+
+    let second = try await gate.beginOnlineSessionAsync(serverTime: server, uncertainty: .zero)
+    #expect(second.generation == 2)
+    #expect(try gate.cache.item(forKey: "token")?.payload == Data("first".utf8), "items kept")
+
+    let refused = await #expect(throws: OnlineSessionError.self) {
+      try await gate.beginOnlineSessionAsync(
+        serverTime: server, uncertainty: .seconds(-1), writing: [("token", Data("no".utf8))])
+    }
+    #expect(refused?.code == .invalidServerTime)
+    #expect(try gate.cache.item(forKey: "token")?.payload == Data("first".utf8))
+    #expect(try gate.marks.read().generation == 2, "nothing written")
+  }
 }

@@ -115,12 +115,16 @@ struct Snapshot: Equatable {
       ),
     ]
     for (name, operation) in operations {
-      do {
-        try operation()
-        Issue.record("\(name) succeeded on \(bad.name)")
-      } catch {
-        #expect(error.code == .unreadable, "\(name): \(error)")
-        #expect(error.unreadableReason == bad.reason, "\(name): \(error)")
+      // A FIFO in the record's place must never be waited on: a watchdog opens its other end
+      // after 60 s and the wait is a failure naming the operation.
+      neverWaitingOn([files.recordPath], "\(name) on \(bad.name)") {
+        do throws(ClockMarkStoreError) {
+          try operation()
+          Issue.record("\(name) succeeded on \(bad.name)")
+        } catch {
+          #expect(error.code == .unreadable, "\(name): \(error)")
+          #expect(error.unreadableReason == bad.reason, "\(name): \(error)")
+        }
       }
       #expect(Snapshot(files.recordPath) == before, "\(name) left the bytes alone")
     }
@@ -139,7 +143,9 @@ struct Snapshot: Equatable {
     try bad.make(files)
     let elsewhere = Snapshot(dir.appending("elsewhere"))
     do {
-      let record = try files.store.resetAfterOnlineSignIn(now: instant(5))
+      let record = try neverWaitingOn([files.recordPath], "the reset over \(bad.name)") {
+        try files.store.resetAfterOnlineSignIn(now: instant(5))
+      }
       // The online reset replaces whatever stands in the record's place (a directory too).
       #expect(record.mark == instant(5))
       #expect(try files.store.read() == record)

@@ -24,7 +24,7 @@ import Testing
     }
 
     func commitSignIn(
-      preparing prepare: () -> CacheChanges, storedGeneration: () -> UInt64?,
+      preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
       commitPoint: () -> Bool
     ) throws(StoreError) -> Bool {
       try base.commitSignIn(preparing: prepare, storedGeneration: storedGeneration) {

@@ -152,11 +152,13 @@ import Testing
         try #require(hardLink(lock, scene.parent.appending("outside/lock")) == 0)
       default: break
       }
-      #expect(
-        HardLinkedStoreFileTests.refusal { try scene.marks.checkBeforeOnlineSignIn() } == nil,
-        "\(repaired)")
-      let session = try Self.gate(scene).beginOnlineSession()
-      #expect(session.generation == 2, "\(repaired)")
+      try neverWaitingOn([lock], "the check and sign-in over a \(repaired) lock file") {
+        #expect(
+          HardLinkedStoreFileTests.refusal { try scene.marks.checkBeforeOnlineSignIn() } == nil,
+          "\(repaired)")
+        let session = try Self.gate(scene).beginOnlineSession()
+        #expect(session.generation == 2, "\(repaired)")
+      }
     }
   }
 

@@ -167,12 +167,18 @@ struct CacheFiles: Sendable {
     try secure.removeEntry(name, in: parent)
   }
 
-  func lockExclusive(_ fd: FileDescriptor, path: String) throws(StoreFileError) {
-    try run(path) { () throws(Errno) in try sys.flock(fd, .exclusive) }
+  /// `flock(LOCK_EX)`, waiting at most `limit` (`ETIMEDOUT` past it).
+  func lockExclusive(_ fd: FileDescriptor, path: String, waitingAtMost limit: Duration)
+    throws(StoreFileError)
+  {
+    try run(path) { () throws(Errno) in try sys.flock(fd, .exclusive, waitingAtMost: limit) }
   }
 
-  func lockShared(_ fd: FileDescriptor, path: String) throws(StoreFileError) {
-    try run(path) { () throws(Errno) in try sys.flock(fd, .shared) }
+  /// `flock(LOCK_SH)`, waiting at most `limit` (`ETIMEDOUT` past it).
+  func lockShared(_ fd: FileDescriptor, path: String, waitingAtMost limit: Duration)
+    throws(StoreFileError)
+  {
+    try run(path) { () throws(Errno) in try sys.flock(fd, .shared, waitingAtMost: limit) }
   }
 
   func names(in directory: StoreDirectory) throws(StoreFileError) -> [String] {

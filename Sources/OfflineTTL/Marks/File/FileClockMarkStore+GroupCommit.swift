@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The record a ``FileClockMarkStore`` read before taking the lock
 /// (`FileClockMarkStore.validatedKeptRecord(_:)`, `FileClockMarkStore.hintRead(_:)`).
 struct RecordHint {
@@ -40,9 +42,27 @@ extension FileClockMarkStore {
   ///    *durable* record without waiting for any lock, and returns at once, without locking,
   ///    writing or syncing, when it has a higher sequence than the hint and
   ///    ``ClockMarkRecord/covers(_:)`` this observation's result; else tries the exclusive lock
-  ///    without waiting. After 400 polls (about 100 ms) it waits for the exclusive lock.
+  ///    without waiting. After 400 polls (about 100 ms) it waits for the exclusive lock, at most
+  ///    ``lockTimeout`` (then `lock_timed_out`).
   /// 3. Under the lock, checks that the directory, the record and the lock file are the kept
   ///    ones (`checkKept(_:)`), and reads the record (one `pread`), as the locked path loads it.
+  ///    **With a change watch** (``SharedStoreWatch``), it first polls the watch, under the lock
+  ///    (`SharedStoreWatch.writerView(_:)`: never a view made before the lock was taken). When
+  ///    the poll finds no event since this store's last writing observation left its copy of
+  ///    the record (`KeptMarkHandles.writerCopy`), the path still names the kept directory (the
+  ///    path watch, else one `lstat`) and the effective user is the same, the copy is the
+  ///    record: no check by name and no `pread`. Why that is the record on disk: the copy was
+  ///    tagged with the drain count of a `poll` made under the lock before the record was read,
+  ///    or with the count after the drain of its own write (one `read` right after its
+  ///    `pwrite`, before its `fdatasync`), which found exactly that write's two `IN_MODIFY`
+  ///    events and nothing else (`SharedStoreWatch.drainOwnWrite(_:since:of:)`), and every
+  ///    change another process or store can make to the record, the lock file or the directory
+  ///    (a `pwrite`, a truncation, a rename over either file, a new link, a change of owner or
+  ///    mode, the directory moved) queues an event during the system call that makes it,
+  ///    before anyone acknowledges it; a writer that holds the lock makes its change before it
+  ///    releases it. (What inotify cannot show is named at
+  ///    `StoreChangeWatch.drainOnce(_:ownWrite:path:proving:)`.) The model `Models/mark-protocol.pml` checks this (`CACHED_WRITER`; its
+  ///    negative twins poll before the lock, or not at all, and undo a sign-in).
   /// 4. If another write since the read before the lock (a higher sequence) left a record that
   ///    covers this observation's result, returns without writing or syncing: the covering
   ///    record was read under the exclusive lock, so its write completed, `fdatasync` included.
@@ -58,7 +78,10 @@ extension FileClockMarkStore {
   /// covering write as soon as it is durable, whoever holds the lock.
   ///
   /// System calls, a writing observation alone: `flock` (non-blocking, granted), `lstat`,
-  /// 2 `fstatat`, `pread`, `pwrite`, `fdatasync`, `flock` (release). Waiting: 1 `pread` before
+  /// 2 `fstatat`, `pread`, `pwrite`, `fdatasync`, `flock` (release); with a change watch and
+  /// its copy in place: `flock`, `poll`, `geteuid` (and the `lstat` without a path watch),
+  /// `pwrite`, one `read` of the watch (the drain of its own write), `fdatasync`, `flock`.
+  /// Waiting: 1 `pread` before
   /// the polls; each poll a pause, 1 or 2 `flock` (a non-blocking shared lock, released), 1
   /// `pread`, `lstat`, 2 `fstatat`, and 1 `flock` (the non-blocking exclusive try); covered: no
   /// `pwrite`, no `fdatasync`.
@@ -106,32 +129,77 @@ extension FileClockMarkStore {
       }
       if !locked {
         do {
-          try system.flock(lock, .exclusive)
+          try system.flock(lock, .exclusive, waitingAtMost: lockTimeout)
         } catch {
           files.giveBack(lock)
+          // A holder past the limit: the locked path would wait as long again.
+          if error == .timedOut { throw lockError(error) }
           return nil
         }
       }
     }
     defer { files.unlockAndGiveBack(lock) }
-    guard checkKept(files) else {
-      dropKeptFiles(files)
-      return nil
+    // A poll of the change watch made now, under the lock (never a view made before it).
+    let view = files.watch?.writerView(system)
+    let loaded: LoadedRecord
+    if let copy = files.writerCopy.withLock({ $0.take() }), let view, view.isKeptDirectory,
+      copy.changes == view.changes, copy.user == view.user
+    {
+      // No event since this store's last write (or locked read) left the files as the copy
+      // holds them: no check by name and no `pread`.
+      loaded = copy.loaded
+    } else {
+      guard checkKept(files) else {
+        dropKeptFiles(files)
+        return nil
+      }
+      var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+      let count = try? system.preadAll(files.record, into: &bytes, at: 0)
+      guard case .record(let read) = decodeKept(bytes, count: count, files) else { return nil }
+      loaded = read
     }
-    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
-    let count = try? system.preadAll(files.record, into: &bytes, at: 0)
-    guard case .record(let loaded) = decodeKept(bytes, count: count, files) else { return nil }
     let previous = loaded.record
     if let pending, loaded.sequence > pending.hint.sequence, previous.covers(pending.next) {
       // Another observation wrote at least this much, and it is durable (read under the lock).
+      keepWriterCopy(loaded, files, view: view)
       return ClockMarkTransition(
         previous: pending.hint.record, current: pending.next, wrote: false,
         observation: pending.observation, coveringRecord: previous)
     }
-    return try advance(
+    var written: LoadedRecord? = nil
+    var drained: UInt64? = nil
+    let transition = try advance(
       previous, observation: clocks(), resolution: resolution, sealedStoreID: nil
     ) { next throws(StoreError) in
-      try writeNextSlot(next, over: loaded)
+      written = try writeNextSlot(next, over: loaded) {
+        // Right after the `pwrite`, before its `fdatasync`: only what was queued up to this
+        // `read` must be the write's own events; a change during the `fdatasync` stays queued
+        // for the next `poll`.
+        if let view, let own = files.writtenRecord {
+          drained = files.watch?.drainOwnWrite(system, since: view, of: own)
+        }
+      }
+    }
+    if let written {
+      if let view, let changes = drained {
+        files.writerCopy.withLock {
+          $0 = WriterCopy(loaded: written, changes: changes, user: view.user)
+        }
+      }
+    } else {
+      keepWriterCopy(loaded, files, view: view)
+    }
+    return transition
+  }
+
+  /// Keeps `loaded`, read under the exclusive lock after the `poll` of `view` (or the copy that
+  /// `view` found unchanged), as the writer's copy, when there is a change watch.
+  private func keepWriterCopy(
+    _ loaded: LoadedRecord, _ files: KeptMarkHandles, view: SharedStoreWatch.View?
+  ) {
+    guard let view, files.writtenRecord != nil else { return }
+    files.writerCopy.withLock {
+      $0 = WriterCopy(loaded: loaded, changes: view.changes, user: view.user)
     }
   }
 

@@ -31,6 +31,12 @@ final class KeptMarkHandles: Sendable {
   /// Lock-file descriptors no operation is using, each its own open file description, none
   /// holding a lock.
   let idleLocks: Mutex<[FileDescriptor]>
+  /// The record as the last writing observation through these descriptors left it, while the
+  /// change watch says nothing changed since (`FileClockMarkStore.observeKept`).
+  let writerCopy: Mutex<WriterCopy?>
+  /// The watch descriptors of the record and of the store directory in `watch`, which tell the
+  /// writer's own write from other changes; `nil` without a watch.
+  let writtenRecord: StoreChangeWatch.WrittenFile?
   let system: Syscalls
 
   /// How many idle lock descriptors are kept at most; more are closed when given back.
@@ -43,6 +49,16 @@ final class KeptMarkHandles: Sendable {
   ) {
     self.watch = watch
     self.watched = Mutex(WatchedMarkRecord())
+    self.writerCopy = Mutex(nil)
+    if let watch,
+      let file = watch.watch.watchDescriptor(system, of: record),
+      let directory = watch.watch.watchDescriptor(system, of: directory.fd)
+    {
+      self.writtenRecord = StoreChangeWatch.WrittenFile(
+        file: file, directory: directory, name: Array(FileClockMarkStore.recordFileName.utf8))
+    } else {
+      self.writtenRecord = nil
+    }
     self.directory = directory
     self.directoryStatus = directoryStatus
     self.record = record
@@ -94,6 +110,20 @@ final class KeptMarkHandles: Sendable {
       system.closeIgnoringErrors(lock)
     }
   }
+}
+
+/// The record a writing observation through a kept mark store's descriptors left, under the
+/// exclusive lock (`FileClockMarkStore.observeKept`): what it wrote, or what it read and did not
+/// need to change.
+struct WriterCopy: Sendable {
+  /// The record file as the observation left it (both slots, as `pread` would return them).
+  let loaded: LoadedRecord
+  /// The change watch's drain count (``SharedStoreWatch/State/changes``) as of which the files
+  /// hold exactly this: from a `poll` made under the lock before the record was read, or from
+  /// the drain of the observation's own write.
+  let changes: UInt64
+  /// The effective user the files were checked for.
+  let user: UInt32
 }
 
 /// The record a kept mark store's last full check read.

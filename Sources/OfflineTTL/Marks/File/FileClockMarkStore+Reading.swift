@@ -22,28 +22,44 @@ extension FileClockMarkStore {
   ///   - creating: Whether a missing directory or lock file is created (operations that write a
   ///     new record). Otherwise a missing directory, or a missing lock file with no record, is
   ///     `absent` and nothing is created.
-  ///   - lock: Shared or exclusive.
+  ///   - lock: Shared or exclusive, waited for at most ``lockTimeout``; `nil` takes none (only
+  ///     `read()` after its wait ran out: it writes nothing).
   ///   - repairing: Whether a lock file that is not a regular file (a FIFO, a directory, a link),
   ///     that has another name (a hard link) or that this user may not open (mode 0000) is
   ///     removed and created again, and the store directory gets its owner's bits back (a
   ///     directory of this user left at 0000 or 0500 by a umask): only the online sign-in's
   ///     reset does this.
   func withLockedDirectory<R>(
-    creating: Bool, repairing: Bool = false, lock: LockOperation,
+    creating: Bool, repairing: Bool = false, lock: LockOperation?,
     _ body: (FileDescriptor) throws(StoreError) -> R
   ) throws(StoreError) -> R {
     let directory = try openDirectory(creating: creating, repairing: repairing)
     defer { system.closeIgnoringErrors(directory.fd) }
     let lockFD = try openLockFile(in: directory, creating: creating, repairing: repairing)
     defer { system.closeIgnoringErrors(lockFD) }
-    do {
-      try system.flock(lockFD, lock)
-    } catch {
-      throw StoreError(
-        code: .lockFailed, errno: error.rawValue,
-        message: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
+    if let lock {
+      do {
+        try system.flock(lockFD, lock, waitingAtMost: lockTimeout)
+      } catch {
+        throw lockError(error)
+      }
     }
     return try body(directory.fd)
+  }
+
+  /// The store error for a lock wait that failed: `lock_timed_out` when another holder kept the
+  /// lock past ``lockTimeout``, else `lock_failed`.
+  func lockError(_ error: Errno) -> StoreError {
+    if error == .timedOut {
+      return StoreError(
+        code: .lockTimedOut,
+        message: "\(Self.lockFileName) in \(directoryPath) stayed locked by another thread or"
+          + " process for longer than the lock timeout (\(lockTimeout)); nothing was read or"
+          + " written")
+    }
+    return StoreError(
+      code: .lockFailed, errno: error.rawValue,
+      message: "cannot lock \(Self.lockFileName) in \(directoryPath): \(error)")
   }
 
   /// The secure open (non-blocking, never following a link, owner and mode checked on the

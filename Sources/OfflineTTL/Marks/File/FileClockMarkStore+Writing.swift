@@ -12,11 +12,14 @@ extension FileClockMarkStore {
   /// an online sign-in replaces the file, and throws `writeFailed` saying so. If even the
   /// truncation fails, the message says the record file is left as it is.
   ///
+  /// - Parameter afterWrite: Called once the `pwrite` returned, before the `fdatasync` (the
+  ///   writer's read of its change watch, `FileClockMarkStore.observeKept`); its result counts
+  ///   only if this returns.
   /// - Returns: The file as it now is, the written slot being the newest.
   @discardableResult
-  func writeNextSlot(_ record: ClockMarkRecord, over loaded: LoadedRecord)
-    throws(StoreError) -> LoadedRecord
-  {
+  func writeNextSlot(
+    _ record: ClockMarkRecord, over loaded: LoadedRecord, afterWrite: () -> Void = {}
+  ) throws(StoreError) -> LoadedRecord {
     let target = 1 - loaded.newestSlot
     let offset = MarkRecordCodec.slotOffsets[target]
     var slot = MarkRecordCodec.encode(record, sequence: loaded.sequence &+ 1)
@@ -28,6 +31,7 @@ extension FileClockMarkStore {
     }
     do throws(Errno) {
       try system.pwriteAll(loaded.fd, bytes: slot[...], at: Int64(offset))
+      afterWrite()
       try system.fdatasync(loaded.fd)
     } catch {
       let failure = "cannot write \(Self.recordFileName) in \(directoryPath): \(error)"

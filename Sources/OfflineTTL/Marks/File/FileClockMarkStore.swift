@@ -54,9 +54,12 @@ import Foundation
 /// `1 + the highest generation in any version-1 slot whose checksum holds` (read only from a
 /// regular file of at most 8,192 bytes), else 1; over an absent record, 1.
 ///
-/// Cost: a writing observation through the kept descriptors is eight system calls (two `flock`s,
-/// three checks, a `pread`, the `pwrite` and its `fdatasync` of one 4 KiB block); the first
-/// operation of a store value about twenty (see `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
+/// Cost: a writing observation through the kept descriptors is nine system calls (two `flock`s,
+/// a `geteuid` and three checks, a `pread`, the `pwrite` and its `fdatasync` of one 4 KiB
+/// block); with a change watch that saw nothing since the store's own last write, seven (two
+/// `flock`s, a `poll` and a `geteuid`, the `pwrite`, a `read` of the watch, and the
+/// `fdatasync`: no check by name, no `pread`); the first operation of a store value about twenty (see
+/// `Benchmarks/README.md`, section `mark`). The record is checked with `statx`
 /// without its times and opened with `O_NOATIME`, so that neither a check nor a read makes the
 /// next write change the inode (which would cost the `fdatasync` a second block).
 public struct FileClockMarkStore: ClockMarkStorage {
@@ -90,6 +93,16 @@ public struct FileClockMarkStore: ClockMarkStorage {
   let sealedMemo = SealedMarkMemo()
   /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
   let sealingScopeName: SealingKeyScope.Name?
+  /// How long an operation waits for `clock-mark.lock` while another thread or process holds it;
+  /// past it the operation fails with ``StoreError/Code/lockTimedOut`` (the gate refuses with
+  /// it, `expired`) and reads, writes and deletes nothing. Zero or less: never wait. Default
+  /// ``defaultLockTimeout``, 30 seconds: far longer than an honest holder keeps the lock (one
+  /// record write and its `fdatasync`), short enough that a holder stopped with `SIGSTOP`, hung,
+  /// or holding the lock on purpose cannot make every check wait forever. The wait polls
+  /// (`flock(LOCK_NB)` and short pauses, see `Syscalls.flock(_:_:waitingAtMost:)`).
+  public var lockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
+  /// The default ``lockTimeout``: 30 seconds.
+  public static let defaultLockTimeout: Duration = .seconds(30)
 
   /// Creates a store in a directory. Does no I/O: the directory is opened (and, by an operation
   /// that writes, created with mode 0700) by each operation.
@@ -158,18 +171,60 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// From the second operation of a store value on, an unsealed store reads through descriptors
   /// it keeps open, checked at every call, without waiting for the lock (`keptOpenRecord()`);
   /// while a writer holds the lock, or when a check fails, it waits for the shared lock as
-  /// before.
+  /// before, at most ``lockTimeout``.
+  ///
+  /// When another holder keeps the lock past ``lockTimeout``, the record is read without the
+  /// lock (the same checks, the newest slot that passes its checksum; a write in flight leaves
+  /// the slot it writes failing its checksum, and the other one is read). A read writes nothing
+  /// and grants nothing: the gate's check observes under the exclusive lock and refuses with
+  /// `lock_timed_out`, and an open reader's recheck judges the clocks, read after it, against
+  /// this record, which is at least the mark the reader was opened with. An online sign-in
+  /// never uses it (``generationForSignIn()``).
   ///
   /// - Returns: The newest valid record.
   /// - Throws: ``StoreError``: `absent` (no directory, or no record), `unreadable`,
   ///   `lockFailed` or `storeUnusable`.
   public func read() throws(StoreError) -> ClockMarkRecord {
+    try read(withoutTheLockPastItsLimit: true)
+  }
+
+  /// The stored generation for an online sign-in (see
+  /// ``ClockMarkStore/generationForSignIn()``), read under the shared lock only: past
+  /// ``lockTimeout`` it throws `lock_timed_out` instead of reading without the lock as
+  /// ``read()`` does, so a sign-in behind a held mark lock ends before it stages anything
+  /// (its reset would wait as long again, and fail).
+  ///
+  /// - Returns: The stored generation, or `nil` for an absent or unreadable record.
+  /// - Throws: ``StoreError`` `lock_timed_out`.
+  public func generationForSignIn() throws(StoreError) -> UInt64? {
+    do {
+      return try read(withoutTheLockPastItsLimit: false).generation
+    } catch  where error.code == .lockTimedOut {
+      throw error
+    } catch {
+      return nil
+    }
+  }
+
+  /// ``read()``; with `withoutTheLockPastItsLimit` false, a lock held past ``lockTimeout`` is
+  /// thrown (`lock_timed_out`) rather than read around.
+  func read(withoutTheLockPastItsLimit fallback: Bool) throws(StoreError) -> ClockMarkRecord {
     if let record = keptOpenRecord() { return record }
-    let record = try withLockedDirectory(creating: false, lock: .shared) {
-      directory throws(StoreError) in
-      let loaded = try load(in: directory, writable: false)
-      system.closeIgnoringErrors(loaded.fd)
-      return loaded.record
+    let record: ClockMarkRecord
+    do {
+      record = try withLockedDirectory(creating: false, lock: .shared) {
+        directory throws(StoreError) in
+        let loaded = try load(in: directory, writable: false)
+        system.closeIgnoringErrors(loaded.fd)
+        return loaded.record
+      }
+    } catch  where error.code == .lockTimedOut && fallback {
+      return try withLockedDirectory(creating: false, lock: nil) {
+        directory throws(StoreError) in
+        let loaded = try load(in: directory, writable: false)
+        system.closeIgnoringErrors(loaded.fd)
+        return loaded.record
+      }
     }
     noteOperation()
     return record

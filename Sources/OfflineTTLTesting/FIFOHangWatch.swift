@@ -25,7 +25,7 @@ import Testing
 ///   - body: The code under test.
 /// - Returns: What `body` returns.
 /// - Throws: What `body` throws.
-func neverWaitingOn<T>(
+public func neverWaitingOn<T>(
   _ fifos: [String], bound: Duration = .seconds(60), _ comment: Comment,
   sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
 ) rethrows -> T {
