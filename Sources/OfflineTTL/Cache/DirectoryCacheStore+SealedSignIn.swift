@@ -56,8 +56,17 @@ extension DirectoryCacheStore {
       let stored = try storedGeneration()
       let keys = try sealKeys(creating: true)
       // The sign-in id the record holds for `stored` (a record that cannot be authenticated, or
-      // that moved past `stored`, commits no staging).
-      let committed = try? sealedMarks(keys: keys).readSealed().record
+      // that moved past `stored`, commits no staging). A lock held past its limit ends the
+      // sign-in here: taken for "no record", it would remove a committed staging whose roll
+      // forward is not finished.
+      let committed: ClockMarkRecord?
+      do throws(StoreError) {
+        committed = try sealedMarks(keys: keys).readSealed().record
+      } catch  where error.code == .lockTimedOut {
+        throw error
+      } catch {
+        committed = nil
+      }
       let committedSignIn: SignInID?? =
         committed.flatMap { $0.generation == stored ? .some($0.signInID) : nil }
       do throws(StoreFileError) {

@@ -517,6 +517,14 @@ extension DirectoryCacheStore {
     return nil
   }
 
+  /// The unsealed mark store of this store directory, waiting for its lock as long as this
+  /// store waits for its own (``lockTimeout``).
+  var directoryMarks: FileClockMarkStore {
+    var marks = FileClockMarkStore(atPath: directory, faults: files.sys.faults)
+    marks.lockTimeout = lockTimeout
+    return marks
+  }
+
   /// The sign-in id that commits a staging at `generation`: the one the mark record of this
   /// store directory (the ``FileClockMarkStore`` sharing it, read as a reader reads it) holds
   /// when it is at `generation` (`.some(nil)` for a record without an id); `.some(nil)` also
@@ -526,7 +534,7 @@ extension DirectoryCacheStore {
   /// committed) when the record cannot be read or is at another generation.
   func committedSignIn(at generation: UInt64) -> SignInID?? {
     do {
-      let record = try FileClockMarkStore(atPath: directory, faults: files.sys.faults).read()
+      let record = try directoryMarks.read()
       return record.generation == generation ? .some(record.signInID) : nil
     } catch  where error.code == .absent {
       return .some(nil)

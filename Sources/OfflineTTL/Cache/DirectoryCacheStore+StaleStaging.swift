@@ -40,7 +40,7 @@ extension DirectoryCacheStore {
     defer { files.close(next) }
     guard sealing != nil else {
       guard
-        let record = try? FileClockMarkStore(atPath: directory, faults: files.sys.faults).read(),
+        let record = try? directoryMarks.read(),
         generation <= record.generation
       else { return false }
       return (try? stagedSignIn(next)) == .some(record.signInID)
