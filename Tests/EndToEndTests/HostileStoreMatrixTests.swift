@@ -301,8 +301,9 @@ import Testing
       let store = scratch.appending(spelling)
       let commands: [([String], Set<Int32>)] = [
         (["sign-in", "--store", store, "--put", "token=\(input)"], [74]),
-        (["status", "--store", store, "--max-age", "7d"], [1]),
-        (["read", "--store", store, "--max-age", "7d", "token"], [1]),
+        (["status", "--store", store, "--max-age", "7d"], [74]),
+        (["read", "--store", store, "--max-age", "7d", "token"], [74]),
+        (["mark", "show", "--dir", store], [74]),
       ]
       for (arguments, exitCodes) in commands {
         let result = try run(arguments, allowed: exitCodes, spelling)
