@@ -280,7 +280,8 @@ import Testing
     var commitError: CacheStoreError?
     do { try store.commit(changes) } catch let error as CacheStoreError { commitError = error }
     #expect(commitError?.code == .storeUnusable, "\(spelling)")
-    #expect(commitError?.reason.contains("ends in '..'") == true, "\(String(describing: commitError))")
+    #expect(
+      commitError?.reason.contains("ends in '..'") == true, "\(String(describing: commitError))")
     var marks: StoreError?
     do {
       _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(
@@ -289,14 +290,16 @@ import Testing
     #expect(marks?.code == .storeUnusable, "\(spelling): \(String(describing: marks))")
     for directory in [elsewhere, elsewhere + "/target", scratch.path, scratch.appending("real")] {
       let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-      #expect(!names.contains("cache") && !names.contains("clock-mark"), "\(spelling): \(directory)")
+      #expect(
+        !names.contains("cache") && !names.contains("clock-mark"), "\(spelling): \(directory)")
     }
   }
 
   @Test func aStorePathOfOnlyParentNamesIsRefused() {
     for path in ["..", "../", "../.."] {
       #expect(
-        Self.code { _ = try DirectoryCacheStore(atPath: path).summary() } == .storeUnusable, "\(path)")
+        Self.code { _ = try DirectoryCacheStore(atPath: path).summary() } == .storeUnusable,
+        "\(path)")
     }
   }
 
