@@ -35,7 +35,7 @@ extension DirectoryCacheStore {
         // key is created, and only on the online path.
         do throws(SealingKeyError) {
           return SealKeys.of(try sealing.loadKey(forStoreAt: directory))
-        } catch where creating && error.code == .missing {}
+        } catch  where creating && error.code == .missing {}
         try sealing.checkKeptOutside(storeDirectory: directory)
         return SealKeys.of(try sealing.loadOrCreateKey())
       } catch {
