@@ -52,9 +52,11 @@ extension DirectoryCacheStore {
     preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
-    try withLockedCache { cache throws(StoreError) -> Bool in
+    // The key before anything of the store: a sign-in refused for its key (kept inside the
+    // store, unreadable, another user's, a link) makes no store directory, `cache/` or lock.
+    let keys = try sealKeys(creating: true)
+    return try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = try storedGeneration()
-      let keys = try sealKeys(creating: true)
       // The sign-in id the record holds for `stored` (a record that cannot be authenticated, or
       // that moved past `stored`, commits no staging). A lock held past its limit ends the
       // sign-in here: taken for "no record", it would remove a committed staging whose roll
