@@ -34,14 +34,16 @@ extension DirectoryCacheStore {
     return try SealingKeyScope.keys(named: name) { () throws(StoreError) -> SealKeys in
       guard let sealing else { preconditionFailure("not a sealed store") }
       do throws(SealingKeyError) {
-        guard creating else {
+        // The offline load first (placement checked, a remembered key reused); only a missing
+        // key is created, and only on the online path.
+        do throws(SealingKeyError) {
           guard let resolvedSealKeys else {
             return SealKeys.of(try sealing.loadKey(forStoreAt: directory))
           }
           return try resolvedSealKeys.keys { () throws(SealingKeyError) in
             try sealing.loadKey(forStoreAt: directory)
           }
-        }
+        } catch  where creating && error.code == .missing {}
         try sealing.checkKeptOutside(storeDirectory: directory)
         return SealKeys.of(try sealing.loadOrCreateKey())
       } catch {
