@@ -43,7 +43,12 @@ extension DirectoryCacheStore {
     ///   the item store then, and no lock of the mark store).
     init(_ bodies: [SealedReadPoint: @Sendable () -> Void]) {
       self.bodies = Mutex(bodies)
+      Self.made.add(1, ordering: .relaxed)
     }
+
+    /// How many hooks this process made: while none was, no task can have one bound, and a
+    /// sealed read does not look for one (a task-local lookup per read).
+    static let made = Atomic<Int>(0)
 
     /// The points whose body has not run yet.
     var pending: Set<SealedReadPoint> { bodies.withLock { Set($0.keys) } }
@@ -59,6 +64,7 @@ extension DirectoryCacheStore {
 
   /// Runs the test hook bound to this task at `point`, if any.
   func reachSealedRead(_ point: SealedReadPoint) {
+    guard SealedReadHook.made.load(ordering: .relaxed) != 0 else { return }
     Self.sealedReadHook?.reach(point)
   }
 

@@ -21,20 +21,28 @@ extension DirectoryCacheStore {
   }
 
   /// The subkeys of this store's key: inside an operation's scope (``SealingKeyScope``), the
-  /// key that operation loaded first, whichever store loaded it.
+  /// key that operation loaded first, whichever store loaded it. A key file's subkeys that this
+  /// store value resolved before are reused while they are what the provider would load
+  /// (``ResolvedSealKeys``).
   ///
   /// - Parameter creating: Whether a missing key may be created (online sign-in only).
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys {
-    guard let sealing else { preconditionFailure("not a sealed store") }
-    return try SealingKeyScope.keys(
-      named: sealingScopeName ?? SealingKeyScope.Name(sealing, directory: directory)
-    ) {
-      () throws(StoreError) -> SealKeys in
+    // Named once per store value: a sealed store always has its name.
+    guard let name = sealingScopeName else { preconditionFailure("not a sealed store") }
+    // The operation's key, when it has one (no closure: the store value is not copied).
+    if let kept = SealingKeyScope.kept(named: name) { return kept }
+    return try SealingKeyScope.keys(named: name) { () throws(StoreError) -> SealKeys in
+      guard let sealing else { preconditionFailure("not a sealed store") }
       do throws(SealingKeyError) {
         // The offline load first (placement checked, a remembered key reused); only a missing
         // key is created, and only on the online path.
         do throws(SealingKeyError) {
-          return SealKeys.of(try sealing.loadKey(forStoreAt: directory))
+          guard let resolvedSealKeys else {
+            return SealKeys.of(try sealing.loadKey(forStoreAt: directory))
+          }
+          return try resolvedSealKeys.keys { () throws(SealingKeyError) in
+            try sealing.loadKey(forStoreAt: directory)
+          }
         } catch  where creating && error.code == .missing {}
         try sealing.checkKeptOutside(storeDirectory: directory)
         return SealKeys.of(try sealing.loadOrCreateKey())

@@ -63,9 +63,10 @@ public struct DirectoryCacheStore: CacheItemStore {
   public var lockTimeout: Duration = DirectoryCacheStore.defaultLockTimeout
   /// The default ``lockTimeout``: 30 seconds (``FileClockMarkStore/defaultLockTimeout``).
   public static let defaultLockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
-  /// The memory of a key-file provider (``FileSealingKeyProvider``), whose key file's watch a
-  /// repeated check polls together with the store's (`nil` for any other provider).
-  let keyMemory: KeyMemory?
+  /// The subkeys this store value last resolved from a key-file provider's memory
+  /// (``FileSealingKeyProvider``), whose key file's watch a repeated check polls together with
+  /// the store's (`nil` for any other provider); shared by every copy of this value.
+  let resolvedSealKeys: ResolvedSealKeys?
 
   static let cacheName = "cache"
   static let itemsName = "items"
@@ -109,7 +110,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.files = CacheFiles(sys: Syscalls())
     self.kept = KeptCacheFiles(system: files.sys)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
-    self.keyMemory = (sealing as? FileSealingKeyProvider)?.memory
+    self.resolvedSealKeys = ResolvedSealKeys(sealing, directory: path)
   }
 
   /// Creates a store whose every system call first consults a fault plan (for tests).
@@ -127,7 +128,7 @@ public struct DirectoryCacheStore: CacheItemStore {
     self.files = CacheFiles(sys: Syscalls(faults: faults))
     self.kept = KeptCacheFiles(system: files.sys)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
-    self.keyMemory = (sealing as? FileSealingKeyProvider)?.memory
+    self.resolvedSealKeys = ResolvedSealKeys(sealing, directory: path)
   }
 
   /// Creates a store over a directory given as a file URL; no I/O.

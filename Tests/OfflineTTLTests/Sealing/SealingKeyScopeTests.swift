@@ -115,6 +115,23 @@ import Testing
   }
 
   /// A check and a read each read the key once, however many files they verify with it.
+  /// Names of one provider description and directory are one name (their token is shared, so
+  /// a check compares them by reference); others differ, and a name outlives nothing it was
+  /// made with.
+  @Test func namesOfOneTextAreEqualAndOthersAreNot() throws {
+    let provider = FileSealingKeyProvider(path: "/nonexistent/key")
+    let a = SealingKeyScope.Name(provider, directory: "/a")
+    #expect(
+      a == SealingKeyScope.Name(FileSealingKeyProvider(path: "/nonexistent/key"), directory: "/a"))
+    #expect(a.token === SealingKeyScope.Name(provider, directory: "/a").token)
+    #expect(a != SealingKeyScope.Name(provider, directory: "/b"))
+    #expect(a != SealingKeyScope.Name(FileSealingKeyProvider(path: "/other/key"), directory: "/a"))
+    // Many short-lived names (swept from the table) leave the live one intact.
+    for index in 0..<1_000 { _ = SealingKeyScope.Name(provider, directory: "/many/\(index)") }
+    #expect(a == SealingKeyScope.Name(provider, directory: "/a"))
+    #expect(a.text.hasSuffix("\u{0}/a"))
+  }
+
   @Test func aCheckAndAReadEachReadTheKeyOnce() throws {
     let f = try Fixture()
     defer { f.root.remove() }

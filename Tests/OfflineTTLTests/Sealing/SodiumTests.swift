@@ -176,6 +176,15 @@ import Testing
     #expect(!key.description.contains(Self.hex(key.bytes)))
   }
 
+  @Test func subkeySetsAreTheSameByReferenceOrByValueOnly() throws {
+    let key = SealingKey.random()
+    let keys = SealKeys(key)
+    #expect(keys.isSame(as: keys))
+    #expect(keys.isSame(as: SealKeys(key)), "derived apart from one key")
+    #expect(!keys.isSame(as: SealKeys(SealingKey.random())))
+    #expect(SealKeys.of(key) === SealKeys.of(key), "the last key derived is not derived again")
+  }
+
   @Test func randomBytesDiffer() {
     #expect(Sodium.randomBytes(24) != Sodium.randomBytes(24))
     #expect(Sodium.randomBytes(0).isEmpty)

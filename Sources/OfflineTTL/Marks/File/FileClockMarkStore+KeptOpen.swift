@@ -330,8 +330,7 @@ extension FileClockMarkStore {
       if let seal = try checkSeals(bytes, creatingKey: false) {
         // A sealed store's kept read (`observeSealed`): which key verified it, for which store.
         sealedMemo.remember(
-          loaded.record, sequence: loaded.sequence, markKey: seal.keys.mark,
-          storeID: seal.storeID)
+          loaded.record, sequence: loaded.sequence, keys: seal.keys, storeID: seal.storeID)
       }
     } catch {
       return .retry

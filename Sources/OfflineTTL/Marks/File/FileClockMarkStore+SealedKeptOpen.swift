@@ -1,41 +1,45 @@
 import Synchronization
 
 /// The last record a sealed ``FileClockMarkStore`` value's kept read verified (its sequence and
-/// value), with the mark subkey that verified both slots' seals and the store id they name.
+/// value), with the subkeys that verified both slots' seals and the store id they name.
 /// The kept read (`validatedKeptRecord(_:)`) returns a record only after `checkSeals` verified
 /// it with the operation's key, or, while its change watch reports nothing, the very record it
 /// verified last; this memo gives that record's store id back, and tells whether the key that
 /// verified it is the key of the operation asking. Shared by every copy of one store value.
 final class SealedMarkMemo: Sendable {
-  private struct Verified: Sendable {
+  /// One verified record (immutable: handed out of the lock with one reference count).
+  private final class Verified: Sendable {
     let sequence: UInt64
     let record: ClockMarkRecord
-    let markKey: [UInt8]
+    let keys: SealKeys
     let storeID: [UInt8]
+
+    init(sequence: UInt64, record: ClockMarkRecord, keys: SealKeys, storeID: [UInt8]) {
+      self.sequence = sequence
+      self.record = record
+      self.keys = keys
+      self.storeID = storeID
+    }
   }
 
   private let verified = Mutex<Verified?>(nil)
 
-  /// The store id verified for `record` (of sequence `sequence`) under `markKey`, or `nil`.
+  /// The store id verified for `record` (of sequence `sequence`) under `keys`, or `nil`.
   ///
-  /// - Complexity: O(1): a comparison of the record and, in constant time, of the 32-byte key.
-  func storeID(of record: ClockMarkRecord, sequence: UInt64, markKey: [UInt8]) -> [UInt8]? {
-    verified.withLock { verified in
-      guard let verified, verified.sequence == sequence, verified.record == record,
-        Sodium.equalInConstantTime(verified.markKey, markKey)
-      else { return nil }
-      return verified.storeID
-    }
+  /// - Complexity: O(1): a comparison of the record and of the subkeys (by reference; in
+  ///   constant time for two sets derived apart, ``SealKeys/isSame(as:)``).
+  func storeID(of record: ClockMarkRecord, sequence: UInt64, keys: SealKeys) -> [UInt8]? {
+    guard let verified = verified.withLock({ $0 }), verified.sequence == sequence,
+      verified.keys.isSame(as: keys), verified.record == record
+    else { return nil }
+    return verified.storeID
   }
 
-  /// Remembers that `record` (of sequence `sequence`) verified under `markKey` and names
+  /// Remembers that `record` (of sequence `sequence`) verified under `keys` and names
   /// `storeID`.
-  func remember(
-    _ record: ClockMarkRecord, sequence: UInt64, markKey: [UInt8], storeID: [UInt8]
-  ) {
-    verified.withLock {
-      $0 = Verified(sequence: sequence, record: record, markKey: markKey, storeID: storeID)
-    }
+  func remember(_ record: ClockMarkRecord, sequence: UInt64, keys: SealKeys, storeID: [UInt8]) {
+    let verified = Verified(sequence: sequence, record: record, keys: keys, storeID: storeID)
+    self.verified.withLock { $0 = verified }
   }
 }
 
@@ -59,7 +63,7 @@ extension FileClockMarkStore {
   {
     if resolution > .zero, let keys = try? sealKeys(creating: false),
       let files = keptHandles(allowingSealed: true), let hint = validatedKeptRecord(files),
-      let storeID = sealedMemo.storeID(of: hint.record, sequence: hint.sequence, markKey: keys.mark)
+      let storeID = sealedMemo.storeID(of: hint.record, sequence: hint.sequence, keys: keys)
     {
       let observation = clocks()
       let next = hint.record.observing(observation)

@@ -19,18 +19,27 @@ extension FileClockMarkStore {
   /// The subkeys of this store's sealing key, or `nil` when the store is not sealed. Inside an
   /// operation's scope (``SealingKeyScope``: a sealed sign-in, whose commit point is this
   /// store's reset; a check; a read), the key that operation loaded first, whichever store
-  /// loaded it.
+  /// loaded it. A key file's subkeys that this store value resolved before are reused while
+  /// they are what the provider would load (``ResolvedSealKeys``).
   ///
   /// - Parameter creating: Whether a missing key may be created (online sign-in only).
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys? {
-    guard let sealing else { return nil }
+    // Named once per store value: a store has a name exactly when it is sealed.
+    guard let name = sealingScopeName else { return nil }
     if let presetSealKeys { return presetSealKeys }
-    return try SealingKeyScope.keys(
-      named: sealingScopeName ?? SealingKeyScope.Name(sealing, directory: directoryPath)
-    ) {
-      () throws(StoreError) -> SealKeys in
+    // The operation's key, when it has one (no closure: the store value is not copied).
+    if let kept = SealingKeyScope.kept(named: name) { return kept }
+    return try SealingKeyScope.keys(named: name) { () throws(StoreError) -> SealKeys in
+      guard let sealing else { preconditionFailure("a sealing name without a provider") }
       do throws(SealingKeyError) {
-        guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directoryPath)) }
+        guard creating else {
+          guard let resolvedSealKeys else {
+            return SealKeys.of(try sealing.loadKey(forStoreAt: directoryPath))
+          }
+          return try resolvedSealKeys.keys { () throws(SealingKeyError) in
+            try sealing.loadKey(forStoreAt: directoryPath)
+          }
+        }
         try sealing.checkKeptOutside(storeDirectory: directoryPath)
         return SealKeys.of(try sealing.loadOrCreateKey())
       } catch {

@@ -89,6 +89,9 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// The descriptors kept open between operations (`keptOpenRecord()`, `observeKept`), shared
   /// by every copy of this value.
   let kept: KeptMarkFiles
+  /// The subkeys this store value last resolved from a key-file provider's memory (`nil` for
+  /// any other provider); shared by every copy of this value.
+  let resolvedSealKeys: ResolvedSealKeys?
   /// The record bytes a sealed store value last verified (`observeSealed`).
   let sealedMemo = SealedMarkMemo()
   /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
@@ -148,6 +151,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
     self.system = Syscalls()
     self.kept = KeptMarkFiles(system: system)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
+    self.resolvedSealKeys = ResolvedSealKeys(sealing, directory: path)
   }
 
   /// Creates a store whose system calls consult a fault plan (tests only).
@@ -164,6 +168,7 @@ public struct FileClockMarkStore: ClockMarkStorage {
     self.system = Syscalls(faults: faults)
     self.kept = KeptMarkFiles(system: system)
     self.sealingScopeName = sealing.map { SealingKeyScope.Name($0, directory: path) }
+    self.resolvedSealKeys = ResolvedSealKeys(sealing, directory: path)
   }
 
   /// The current record, under a shared lock, writing nothing.

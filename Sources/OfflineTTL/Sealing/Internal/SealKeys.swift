@@ -2,7 +2,11 @@ import Synchronization
 
 /// The subkeys of one ``SealingKey``, each derived with `crypto_kdf` for one purpose, so that no
 /// key serves two algorithms or two kinds of file.
-struct SealKeys: Sendable {
+///
+/// A class, never mutated: a repeated check hands one set of subkeys from the key's memory to
+/// the stores and their kept reads with one reference count each, and tells the set it verified
+/// a read with from the set of the operation asking by identity first (``isSame(as:)``).
+final class SealKeys: Sendable {
   /// The `crypto_kdf` subkey ids. Never renumber: stored seals depend on them.
   enum Purpose: UInt64 {
     /// XChaCha20-Poly1305 key of item payloads.
@@ -43,6 +47,17 @@ struct SealKeys: Sendable {
 
   /// The last key ``of(_:)`` derived, with its subkeys.
   private static let lastDerived = Mutex<(key: [UInt8], keys: SealKeys)?>(nil)
+
+  /// Whether `other` holds the same subkeys: the same set (a reference comparison), or, for
+  /// two sets derived apart, the same subkeys compared in constant time.
+  ///
+  /// - Complexity: O(1): one reference comparison; 32-byte comparisons only for two sets.
+  func isSame(as other: SealKeys) -> Bool {
+    self === other
+      || (Sodium.equalInConstantTime(items, other.items)
+        && Sodium.equalInConstantTime(index, other.index)
+        && Sodium.equalInConstantTime(mark, other.mark))
+  }
 
   init(_ key: SealingKey) {
     items = Sodium.deriveSubkey(key.bytes, id: Purpose.items.rawValue)

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -36,30 +38,75 @@ enum SealingKeyScope {
   /// A provider's key for one store directory: the provider's description and the directory,
   /// built once per store value (two stores over one directory with providers that describe
   /// themselves alike share the scope's key).
+  ///
+  /// Names are interned: every live name of one text holds the same token, so two names are
+  /// compared by reference (the item store's and the mark store's, in every check) and copied
+  /// with one reference count.
   struct Name: Sendable, Equatable {
-    let text: String
+    let token: Token
+
+    var text: String { token.text }
 
     /// The name of `provider`'s key for the store in `directory`.
+    ///
+    /// - Complexity: One lookup in the process's table of live names (under its lock).
     init(_ provider: any SealingKeyProvider, directory: String) {
-      text = "\(provider)\u{0}\(directory)"
+      token = Token.interned("\(provider)\u{0}\(directory)")
+    }
+
+    static func == (lhs: Name, rhs: Name) -> Bool { lhs.token === rhs.token }
+  }
+
+  /// The one token of a name's text while any name of that text lives.
+  final class Token: Sendable {
+    let text: String
+
+    private init(_ text: String) {
+      self.text = text
+    }
+
+    private struct Weak: @unchecked Sendable {
+      // Read and written only under `table`'s lock.
+      weak var token: Token?
+    }
+
+    /// The live tokens by text, and how many entries the table may hold before the dead
+    /// ones are swept out.
+    private static let table = Mutex<(tokens: [String: Weak], sweepAt: Int)>(([:], 64))
+
+    /// The live token of `text`, or a new one.
+    static func interned(_ text: String) -> Token {
+      table.withLock { table -> Token in
+        if let live = table.tokens[text]?.token { return live }
+        if table.tokens.count >= table.sweepAt {
+          table.tokens = table.tokens.filter { $0.value.token != nil }
+          table.sweepAt = Swift.max(64, 2 * table.tokens.count)
+        }
+        let token = Token(text)
+        table.tokens[text] = Weak(token: token)
+        return token
+      }
     }
   }
 
   /// The keys of one scope (only ever touched by the thread running it).
   private struct Kept {
-    /// The first key loaded in the scope (nearly every scope loads one).
-    var first: (name: Name, keys: SealKeys)?
+    /// The name of the first key loaded in the scope (nearly every scope loads one).
+    var firstName: Name?
+    /// The first key loaded in the scope.
+    var firstKeys: SealKeys?
     /// Keys of other names (a scope over stores of several directories or providers).
     var others: [String: SealKeys] = [:]
 
     func keys(_ name: Name) -> SealKeys? {
-      if let first, first.name == name { return first.keys }
+      if firstName?.token === name.token { return firstKeys }
       return others.isEmpty ? nil : others[name.text]
     }
 
     mutating func keep(_ name: Name, _ keys: SealKeys) {
-      if first == nil {
-        first = (name, keys)
+      if firstName == nil {
+        firstName = name
+        firstKeys = keys
       } else {
         others[name.text] = keys
       }
@@ -93,11 +140,36 @@ enum SealingKeyScope {
     }
   }
 
+  /// The keys named `name` that this scope kept (its first load of that name), or `nil` (none
+  /// yet, or outside a scope).
+  ///
+  /// - Complexity: O(1): one comparison of the name with the scope's first.
+  static func kept(named name: Name) -> SealKeys? {
+    guard let address = pthread_getspecific(slot) else { return nil }
+    return address.assumingMemoryBound(to: Kept.self).pointee.keys(name)
+  }
+
+  /// The keys named `name` kept in this scope, else `candidate()`'s (kept for the rest of the
+  /// scope when there are some); outside a scope, `candidate()`'s. For a caller that has keys
+  /// at hand without loading (``ResolvedSealKeys``) and loads only when it has none.
+  ///
+  /// - Complexity: O(1): one comparison of the name with the scope's first, besides
+  ///   `candidate`.
+  static func keys(named name: Name, ifNoneKept candidate: () -> SealKeys?) -> SealKeys? {
+    guard let address = pthread_getspecific(slot) else { return candidate() }
+    let kept = address.assumingMemoryBound(to: Kept.self)
+    if let earlier = kept.pointee.keys(name) { return earlier }
+    guard let keys = candidate() else { return nil }
+    if let earlier = kept.pointee.keys(name) { return earlier }
+    kept.pointee.keep(name, keys)
+    return keys
+  }
+
   /// The keys named `name` (a provider's, for one store directory): those loaded first in this
   /// scope, or `load()`'s (kept for the rest of the scope). Outside a scope, `load()`'s.
   ///
   /// - Throws: What `load` throws (nothing is kept then).
-  /// - Complexity: O(1): one comparison of the name with the scope's first.
+  /// - Complexity: O(1): one comparison of the name with the scope's first, besides `load`.
   static func keys(
     named name: Name, load: () throws(StoreError) -> SealKeys
   ) throws(StoreError) -> SealKeys {
