@@ -284,6 +284,39 @@ import Testing
       FileManager.default.fileExists(atPath: scratch.appending("real/store.key")) == sealed)
   }
 
+  /// `--store link/..` would make whatever directory is above the link's target a store (the
+  /// kernel follows the link before the `..`): every command refuses it, names the cause, and
+  /// nothing is made there or anywhere else.
+  @Test func aStorePathEndingInParentNameIsRefusedByEveryCommand() throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-dotdot")
+    defer { scratch.remove() }
+    try FileManager.default.createDirectory(
+      atPath: scratch.appending("elsewhere/target"), withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.appending("link"), withDestinationPath: scratch.appending("elsewhere/target"))
+    let input = scratch.appending("input")
+    try Data("payload".utf8).write(to: URL(fileURLWithPath: input))
+    let before = try FileManager.default.subpathsOfDirectory(atPath: scratch.path).sorted()
+    for spelling in ["link/..", "link/../"] {
+      let store = scratch.appending(spelling)
+      let commands: [([String], Set<Int32>)] = [
+        (["sign-in", "--store", store, "--put", "token=\(input)"], [74]),
+        (["status", "--store", store, "--max-age", "7d"], [74]),
+        (["read", "--store", store, "--max-age", "7d", "token"], [74]),
+        (["mark", "show", "--dir", store], [74]),
+      ]
+      for (arguments, exitCodes) in commands {
+        let result = try run(arguments, allowed: exitCodes, spelling)
+        #expect(
+          result.standardError.contains("ends in '..'")
+            || result.standardOutput.contains("ends in '..'"),
+          "\(arguments): \(result.standardOutput) \(result.standardError)")
+        #expect(!result.standardOutput.contains("payload"), "\(arguments): served")
+      }
+    }
+    #expect(try FileManager.default.subpathsOfDirectory(atPath: scratch.path).sorted() == before)
+  }
+
   @Test func aReplayedOlderItemIsNeverServedAsFresh() throws {
     let scene = try Scene(binary: binary)
     defer { scene.remove() }

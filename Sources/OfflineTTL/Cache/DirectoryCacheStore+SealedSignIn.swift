@@ -50,9 +50,11 @@ extension DirectoryCacheStore {
     preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
-    try withLockedCache { cache throws(StoreError) -> Bool in
+    // The key before anything of the store: a sign-in refused for its key (kept inside the
+    // store, unreadable, another user's, a link) makes no store directory, `cache/` or lock.
+    let keys = try sealKeys(creating: true)
+    return try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = try storedGeneration()
-      let keys = try sealKeys(creating: true)
       do throws(StoreFileError) {
         try reclaimSealedStaging(cache, keys: keys, storedGeneration: stored)
       } catch {

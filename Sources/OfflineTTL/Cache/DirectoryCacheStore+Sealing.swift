@@ -31,7 +31,11 @@ extension DirectoryCacheStore {
     ) {
       () throws(StoreError) -> SealKeys in
       do throws(SealingKeyError) {
-        guard creating else { return SealKeys.of(try sealing.loadKey(forStoreAt: directory)) }
+        // The offline load first (placement checked, a remembered key reused); only a missing
+        // key is created, and only on the online path.
+        do throws(SealingKeyError) {
+          return SealKeys.of(try sealing.loadKey(forStoreAt: directory))
+        } catch  where creating && error.code == .missing {}
         try sealing.checkKeptOutside(storeDirectory: directory)
         return SealKeys.of(try sealing.loadOrCreateKey())
       } catch {

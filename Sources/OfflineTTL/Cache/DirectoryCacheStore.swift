@@ -335,7 +335,7 @@ public struct DirectoryCacheStore: CacheItemStore {
       return CacheStoreError(
         code: code == .storeUnusable ? .storeUnusable : .notARegularFile, key: key,
         reason: error.description + suffix)
-    case .oversized:
+    case .oversized, .endsInParentName:
       return CacheStoreError(code: code, key: key, reason: error.description + suffix)
     case .system(let errno) where errno == .timedOut:
       // Only the bounded lock wait reports ETIMEDOUT.

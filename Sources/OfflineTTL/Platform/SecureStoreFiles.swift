@@ -78,7 +78,8 @@ public struct SecureStoreFiles: Sendable {
   /// Splits a store path into the directory that holds it and its last name, after removing
   /// empty components and trailing `.` components (`a/b/`, `a/b/.`, `a/b//.` all give `a` and
   /// `b`). `parent` is `nil` when the path has no last name to open through its parent (`.`,
-  /// `/`, or a path ending in `..`): such a path is opened whole.
+  /// `/`, or a path ending in `..`): `.` and `/` are opened whole, a path ending in `..` is
+  /// refused (``StoreFileError/Problem/endsInParentName``).
   ///
   /// - Parameter path: The store path as given.
   /// - Returns: The parent path (or `nil`) and the last name (or the whole normalized path).
@@ -104,13 +105,17 @@ public struct SecureStoreFiles: Sendable {
   ///     ``openDirectory(_:in:creating:repairing:)``).
   /// - Returns: The open directory; close it with ``close(_:)``.
   /// - Throws: ``StoreFileError``: `system(ENOENT)` when it is missing (and not created),
-  ///   `symbolicLink`, `notDirectory`, `insecure`, or another `system` error (`EACCES` for a
-  ///   directory of this user that its owner's bits do not let it open, when not repairing).
+  ///   `symbolicLink`, `notDirectory`, `insecure`, `endsInParentName` (a path ending in `..`,
+  ///   refused before any system call), or another `system` error (`EACCES` for a directory of
+  ///   this user that its owner's bits do not let it open, when not repairing).
   public func openDirectory(atPath path: String, creating: Bool, repairing: Bool = false)
     throws(StoreFileError) -> StoreDirectory
   {
     let (parentPath, name) = Self.split(path)
     guard let parentPath else {
+      if name == ".." || name.hasSuffix("/..") {
+        throw StoreFileError(.endsInParentName, path: path)
+      }
       let fd: FileDescriptor
       do {
         fd = try system.open(name, [.readOnly, .directory, .nonBlocking])

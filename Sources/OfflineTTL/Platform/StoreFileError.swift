@@ -26,6 +26,10 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
     case hardLinked(linkCount: UInt64)
     /// A length read from disk (or a file's size) is beyond what the format allows.
     case oversized(size: Int64, limit: Int64)
+    /// A store directory's path ends in `..` (`lnk/..`, `a/b/..`): the kernel would follow the
+    /// names before it, symbolic links included, to whatever directory is above, so the store
+    /// directory's own name could not be opened without following a link. Nothing was opened.
+    case endsInParentName
   }
 
   /// What is wrong.
@@ -112,6 +116,10 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
         + " shares its bytes"
     case .oversized(let size, let limit):
       return "\(path) has \(size) bytes, more than the \(limit) its format allows"
+    case .endsInParentName:
+      return
+        "\(path) ends in '..': name the store directory itself (its own name is never followed"
+        + " through a symbolic link), e.g. by its absolute path"
     }
   }
 }

@@ -258,6 +258,51 @@ import Testing
     #expect(Self.code { try store.commit(changes) } == .storeUnusable, "\(kind)")
   }
 
+  /// A path ending in `..` would reach, through a link before it, any directory above its
+  /// target (`link/..` is the parent of wherever `link` points): refused before any system call,
+  /// by the item store and the mark store alike, and nothing is made there.
+  @Test(arguments: ["link/..", "link/../", "link/../.", "real/sub/..", "link/sub/.."])
+  func aStorePathEndingInParentNameIsRefused(_ spelling: String) throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "hostile-dotdot")
+    defer { scratch.remove() }
+    let elsewhere = scratch.appending("elsewhere")
+    try FileManager.default.createDirectory(
+      atPath: elsewhere + "/target/sub", withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(
+      atPath: scratch.appending("real/sub"), withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.appending("link"), withDestinationPath: elsewhere + "/target")
+    let path = scratch.appending(spelling)
+    let store = DirectoryCacheStore(atPath: path)
+    #expect(Self.code { _ = try store.summary() } == .storeUnusable, "\(spelling)")
+    var changes = CacheChanges()
+    changes.write(CacheItemKey("item-0"), Data("x".utf8), writtenAt: Base.t(9000))
+    var commitError: CacheStoreError?
+    do { try store.commit(changes) } catch let error as CacheStoreError { commitError = error }
+    #expect(commitError?.code == .storeUnusable, "\(spelling)")
+    #expect(
+      commitError?.reason.contains("ends in '..'") == true, "\(String(describing: commitError))")
+    var marks: StoreError?
+    do {
+      _ = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(
+        now: SystemWallClock().now())
+    } catch { marks = error }
+    #expect(marks?.code == .storeUnusable, "\(spelling): \(String(describing: marks))")
+    for directory in [elsewhere, elsewhere + "/target", scratch.path, scratch.appending("real")] {
+      let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+      #expect(
+        !names.contains("cache") && !names.contains("clock-mark"), "\(spelling): \(directory)")
+    }
+  }
+
+  @Test func aStorePathOfOnlyParentNamesIsRefused() {
+    for path in ["..", "../", "../.."] {
+      #expect(
+        Self.code { _ = try DirectoryCacheStore(atPath: path).summary() } == .storeUnusable,
+        "\(path)")
+    }
+  }
+
   @Test(arguments: [
     ("a/b/", "a", "b"), ("a/b/.", "a", "b"), ("/a//b/./.", "/a", "b"), ("b", ".", "b"),
     ("./b/", "./", "b"), ("/b", "/", "b"),

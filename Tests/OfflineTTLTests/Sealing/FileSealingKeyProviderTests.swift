@@ -270,6 +270,43 @@ import Testing
     }
   }
 
+  /// A sign-in refused for its key makes nothing of the store: no store directory, `cache/`,
+  /// lock or clock mark is left behind (the key is loaded, or made, before the store is
+  /// touched). Kinds: a key inside the new store, under a missing directory, a key that is a
+  /// symbolic link, a key of the wrong size.
+  @Test(arguments: ["inside", "missing-directory", "link", "short"])
+  func aSignInRefusedForItsKeyMakesNoStore(_ kind: String) throws {
+    let store = directory + "/store"
+    let keyPath: String
+    switch kind {
+    case "inside":
+      keyPath = store + "/key"
+    case "missing-directory":
+      keyPath = directory + "/absent/key"
+    case "link":
+      keyPath = directory + "/key-link"
+      try FileManager.default.createSymbolicLink(
+        atPath: keyPath, withDestinationPath: try write([UInt8](repeating: 1, count: 32)))
+    default:
+      keyPath = try write([UInt8](repeating: 1, count: 7))
+    }
+    let provider = FileSealingKeyProvider(path: keyPath)
+    let gate = OfflineAccessGate(
+      cache: DirectoryCacheStore(atPath: store, sealing: provider),
+      marks: FileClockMarkStore(atPath: store, sealing: provider),
+      policy: try EligibilityPolicy(maxAge: .seconds(86_400), usesBootClockFloor: false))
+    var refusal: (any Error)?
+    do {
+      _ = try gate.beginOnlineSession(writing: [(CacheItemKey("token"), Data("t".utf8))])
+    } catch {
+      refusal = error
+    }
+    let text = refusal.map { String(describing: $0) } ?? "signed in"
+    #expect(refusal != nil, "\(kind)")
+    if kind == "inside" { #expect(text.contains("key_inside_store"), "\(text)") }
+    #expect(!FileManager.default.fileExists(atPath: store), "\(kind): \(text)")
+  }
+
   /// A store's key is checked for placement against each store it is loaded for, remembered
   /// or not.
   @Test func aRememberedKeyIsStillCheckedAgainstAnotherStore() throws {
