@@ -7,10 +7,13 @@
  * What is modelled
  *   - The mark record's generation `mgen`: the commit point. Its write is one atomic durable step
  *     here (the torn and lost slot writes of that step are model-checked in mark-protocol.pml).
+ *   - The sign-in id (SignInID): every sign-in draws its own (here its process id, never 0; 0 is
+ *     the initial set's), its staging carries it (`nid`), and its mark reset records it in the
+ *     mark record beside the generation (`mid`).
  *   - The live item set `cache/items/<key>`: `lp[k]` is what a process sees (the directory in
  *     memory), `ld[k]` what survives a power loss (renames become durable with fsync(items/)).
- *     A value is the generation of the sign-in that wrote the item; every sign-in writes every
- *     key, so the item set of generation g is "every key = g", and anything else is a mix.
+ *     A value is the id of the sign-in that wrote the item; every sign-in writes every key, so
+ *     the item set of a sign-in is "every key = its id", and anything else is a mix.
  *   - The live index `cache/index` with its generation `ig`, and the `pending` marker.
  *   - The staging directory `cache/next-<g>/`, named by the generation it is staged for: present
  *     (`nx`), its index valid (`nv`), its generation (`ng`), which keys are still in it (`ni[k]`),
@@ -23,11 +26,17 @@
  *     a rename not yet made durable is kept or lost, key by key; staged files not yet synced are
  *     garbage. After it, one more sign-in runs (the recovery: it rolls a committed staging
  *     forward and a stale one back) and the store is read back.
+ *   - With REPLAY: a sign-in killed after its staging and before its commit point (`Killed`),
+ *     and a `Replayer` that copies the staging (and `pending`) at any instant and puts the copy
+ *     back at any later instant between sign-ins (no sign-in holds the lock; where no staging
+ *     stands): the replay of a staging, of the killed sign-in or of any other.
  *
  * Properties (assertions):
  *   S1 a reader never sees a mixed item set;
  *   S2 a fresh decision only pairs a mark with the items of its generation (the pair existed
- *      together);
+ *      together): every item it reads was written by the sign-in whose id the mark record
+ *      holds. Only the committed sign-in's items become live (also after a replayed staging:
+ *      no roll forward, by a reader or a sign-in, makes another sign-in's items live);
  *   S3 every sign-in completes or leaves the previous state: after a power loss the store reads
  *      back as generation g with the item set of g, for a g that some sign-in committed (or the
  *      initial 0); without one, the last sign-in's state;
@@ -36,8 +45,13 @@
  *   LTL generations_only_grow: [] (mgen >= last_mgen) ... stated with a ghost updated at each
  *   commit.
  *
- * Switch that makes the negative model (must produce a counterexample):
+ * NO_CRASH leaves the power loss (and its recovery sign-in) out: the replay runs use it to stay
+ * small, with a second sign-in after the replay in the recovery's place.
+ *
+ * Switches that make the negative models (each must produce a counterexample):
  *   MARK_FIRST  the sign-in resets the mark (commits) before it stages the items.
+ *   NO_ID       (with REPLAY) readers and sign-ins roll a staging forward by its generation
+ *               alone, without comparing its sign-in id with the mark record's.
  */
 
 #ifndef SIGNINS
@@ -49,6 +63,7 @@
 #define K 2
 
 byte mgen = 0;
+byte mid = 0;
 byte lp[K];
 byte ld[K];
 byte ig = 0;
@@ -56,6 +71,7 @@ bit pend = 0;
 bit nx = 0;
 bit nv = 0;
 byte ng = 0;
+byte nid = 0;
 bit ni[K];
 bit nd = 0;
 byte lockholder = 0;
@@ -69,6 +85,15 @@ byte last_mgen = 0;
 
 ltl generations_only_grow { [] (mgen >= last_mgen) }
 
+/* The staging belongs to the committed sign-in: its id is the mark record's
+   (DirectoryCacheStore.isCommitted; sealed: the staged index authenticates bound to the id).
+   NO_ID drops the comparison. */
+#ifdef NO_ID
+#define OWNED(id) true
+#else
+#define OWNED(id) (id == mid)
+#endif
+
 /* DirectoryCacheStore.commitSignIn: flock(cache/lock, LOCK_EX) */
 inline lock() { atomic { lockholder == 0 -> lockholder = _pid } }
 inline unlock() { lockholder = 0 }
@@ -81,7 +106,7 @@ inline rollForward(p) {
   i = 0;
   do
   :: i < K ->
-     d_step { if :: ni[i] -> ni[i] = 0; lp[i] = p :: else -> skip fi; i++ }
+     d_step { if :: ni[i] -> ni[i] = 0; lp[i] = nid :: else -> skip fi; i++ }
   :: else -> break
   od;
   skip;                                              /* fsync(items/) */
@@ -96,16 +121,19 @@ inline rollForward(p) {
 inline removeStaging() {
   nv = 0;
   d_step { i = 0; do :: i < K -> ni[i] = 0; i++ :: else -> break od; i = 0; nd = 0 }
-  d_step { nx = 0; ng = 0 }
+  d_step { nx = 0; ng = 0; nid = 0 }
 }
 
 /* DirectoryCacheStore.stage: mkdir next/, write every item (no sync), write next/index with the
    planned generation and the whole new catalog, one syncfs. */
 inline stage(p) {
   assert(nx == 0);                                   /* S5: at most one staging */
-  d_step { nx = 1; ng = p; i = 0; do :: i < K -> ni[i] = 1; i++ :: else -> break od; i = 0 }
+  d_step {
+    nx = 1; ng = p; nid = _pid; i = 0; do :: i < K -> ni[i] = 1; i++ :: else -> break od; i = 0
+  }
   nv = 1;
-  nd = 1
+  nd = 1;
+  pend = 1
 }
 
 /* FileClockMarkStore.resetAfterOnlineSignIn: the commit point */
@@ -113,9 +141,20 @@ inline commitMark(p) {
   d_step {
     assert(p > mgen);
     mgen = p;
+    mid = _pid;                                      /* the reset records the sign-in's id */
     last_mgen = p;
     if :: p > committed_max -> committed_max = p :: else -> skip fi
   }
+}
+
+/* DirectoryCacheStore.reclaimStaging: a valid staging of a generation the mark holds (or
+   below) whose sign-in id is the mark record's is rolled forward; any other is removed. */
+inline reclaim(g) {
+  if
+  :: nx && nv && ng <= g && OWNED(nid) -> rollForward(ng)
+  :: nx && !(nv && ng <= g && OWNED(nid)) -> removeStaging()
+  :: else -> skip
+  fi
 }
 
 /* OfflineAccessGate.signIn -> DirectoryCacheStore.commitSignIn */
@@ -125,11 +164,7 @@ proctype SignIn() {
     lock();
     g = mgen;                                        /* the stored generation, under the lock */
     p = g + 1;                                       /* the generation the reset will write */
-    if                                               /* reclaim: roll forward or back */
-    :: nx && nv && ng <= g -> rollForward(ng)
-    :: nx && !(nv && ng <= g) -> removeStaging()
-    :: else -> skip
-    fi;
+    reclaim(g);
 #ifdef MARK_FIRST
     commitMark(p);
     stage(p);
@@ -143,6 +178,42 @@ proctype SignIn() {
   } unless { crashed }
 }
 
+#ifdef REPLAY
+/* A sign-in killed after its staging was made durable, before its commit point (SIGKILL): the
+   kernel releases its lock; its staging and `pending` stay. */
+proctype Killed() {
+  byte g; byte p; byte i;
+  {
+    lock();
+    g = mgen;
+    p = g + 1;
+    reclaim(g);
+    stage(p);
+    unlock()
+  } unless { crashed }
+}
+
+/* cp -a of cache/next-<g> and cache/pending at any instant, put back at any later instant
+   while no sign-in runs and no staging stands there. */
+proctype Replayer() {
+  byte sgen; byte sid; bit si[K]; byte i;
+  {
+    skip;
+end_save:                                            /* a run may end with nothing copied */
+    d_step {
+      nx && nv && nd;
+      sgen = ng; sid = nid; i = 0; do :: i < K -> si[i] = ni[i]; i++ :: else -> break od; i = 0
+    };
+end_restore:                                         /* ... or with the copy not put back */
+    d_step {
+      lockholder == 0 && nx == 0;
+      nx = 1; nv = 1; nd = 1; ng = sgen; nid = sid; pend = 1;
+      i = 0; do :: i < K -> ni[i] = si[i]; i++ :: else -> break od; i = 0
+    }
+  } unless { crashed }
+}
+#endif
+
 /* OfflineAccessGate.checkEligibility + OfflineCacheReader.item(forKey:): the summary from the
    live index (DirectoryCacheStore.summary), the mark observed (FileClockMarkStore.observe), the
    set of the mark's generation resolved (DirectoryCacheStore.summary(forGeneration:)) when the
@@ -152,19 +223,20 @@ proctype SignIn() {
    (OfflineCacheReader.reopen: checkEligibility again) and reads it: back to the start. Sign-ins
    are finite, so it ends. */
 proctype Reader() {
-  byte sg; byte gm; byte gm2; byte v[K]; bit overlay; byte og; byte i; byte fl;
+  byte sg; byte gm; byte gm2; byte mi; byte v[K]; bit overlay; byte og; byte oi; byte i;
+  byte fl;
   {
     skip;
 again:
     skip;
     d_step { fl = max_seen; if :: pend -> sg = 255 :: else -> sg = ig fi }   /* summary */
-    gm = mgen;                                                                 /* observe */
+    d_step { gm = mgen; mi = mid }                                             /* observe */
     assert(gm >= fl);                                                          /* S4 */
     d_step { if :: gm > max_seen -> max_seen = gm :: else -> skip fi }
     d_step {                         /* next-<gm>/index present and valid: the set of gm */
       overlay = 0;
       if
-      :: sg != gm && nx && nv && ng == gm -> overlay = 1; og = gm
+      :: sg != gm && nx && nv && ng == gm && OWNED(nid) -> overlay = 1; og = gm; oi = nid
       :: else -> skip
       fi
     }
@@ -173,7 +245,9 @@ again:
     :: i < K ->
        d_step {
          if
-         :: overlay && nx && ng == og && ni[i] -> v[i] = og   /* next-<og>/items/<key> */
+         /* next-<og>/items/<key>, read through the staging opened and checked again (its
+            id still the one resolved: DirectoryCacheStore.readCommitted) */
+         :: overlay && nx && ng == og && nid == oi && ni[i] -> v[i] = oi
          :: else -> v[i] = lp[i]
          fi;
          i++
@@ -185,7 +259,7 @@ again:
     :: gm2 == gm ->
        i = 0;
        do
-       :: i < K -> assert(v[i] == v[0]); assert(v[i] == gm); i++                /* S1, S2 */
+       :: i < K -> assert(v[i] == v[0]); assert(v[i] == mi); i++                /* S1, S2 */
        :: else -> break
        od
     :: else -> goto again                  /* a newer sign-in: judged and read again */
@@ -221,10 +295,10 @@ proctype PowerLoss() {
     do
     :: i < K ->
        if
-       :: nx && nv && ng <= mgen && ni[i] -> v = ng
+       :: nx && nv && ng <= mgen && OWNED(nid) && ni[i] -> v = nid
        :: else -> v = lp[i]
        fi;
-       assert(v == mgen);
+       assert(v == mid);
        i++
     :: else -> break
     od;
@@ -233,11 +307,7 @@ proctype PowerLoss() {
   /* the recovery: the next sign-in (as SignIn, without a further crash) */
   g = mgen;
   p = g + 1;
-  if
-  :: nx && nv && ng <= g -> rollForward(ng)
-  :: nx && !(nv && ng <= g) -> removeStaging()
-  :: else -> skip
-  fi;
+  reclaim(g);
 #ifdef MARK_FIRST
   commitMark(p);
   stage(p);
@@ -249,7 +319,7 @@ proctype PowerLoss() {
   d_step {
     assert(nx == 0 && pend == 0 && ig == mgen);      /* S5 */
     i = 0;
-    do :: i < K -> assert(lp[i] == mgen && ld[i] == mgen); i++ :: else -> break od
+    do :: i < K -> assert(lp[i] == mid && ld[i] == mid); i++ :: else -> break od
   }
 }
 
@@ -260,9 +330,12 @@ proctype Quiescent() {
   d_step {
     if
     :: !crashed ->
-       assert(mgen == SIGNINS && ig == mgen && nx == 0);
+       assert(mgen == SIGNINS && ig == mgen);
+#ifndef REPLAY
+       assert(nx == 0);
+#endif
        i = 0;
-       do :: i < K -> assert(lp[i] == mgen); i++ :: else -> break od
+       do :: i < K -> assert(lp[i] == mid); i++ :: else -> break od
     :: else -> skip
     fi
   }
@@ -275,7 +348,13 @@ init {
     do :: k < SIGNINS -> run SignIn(); k++ :: else -> break od;
     k = 0;
     do :: k < READERS -> run Reader(); k++ :: else -> break od;
+#ifdef REPLAY
+    run Killed();
+    run Replayer();
+#endif
     run Quiescent();
+#ifndef NO_CRASH
     run PowerLoss()
+#endif
   }
 }

@@ -91,11 +91,13 @@ run pass mark-cached-writer mark-protocol.pml safety -DCACHED_WRITER -DOBSERVERS
 run pass mark-group-commit mark-protocol.pml safety -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DROUNDS=1 -DMAXT=3
 run pass mark-ltl-reset-never-undone mark-protocol.pml ltl:reset_never_undone -DOBSERVERS=2 -DREADERS=0 -DMAXT=3
 run pass sign-in-two-signins-reader sign-in-protocol.pml safety -DSIGNINS=2 -DREADERS=1
+run pass sign-in-staging-replay sign-in-protocol.pml safety -DREPLAY -DNO_CRASH -DSIGNINS=2 -DREADERS=1
 run pass sign-in-ltl-generations-grow sign-in-protocol.pml ltl:generations_only_grow -DSIGNINS=2 -DREADERS=0
 run pass path-watch path-watch.pml safety -DDIRS=3 -DMOVES=3 -DREADS=3
 
 run fail neg-observe-without-lock mark-protocol.pml safety -DNO_LOCK -DOBSERVERS=2 -DREADERS=0 -DMAXT=3
 run fail neg-mark-before-items-staged sign-in-protocol.pml safety -DMARK_FIRST -DSIGNINS=2 -DREADERS=1
+run fail neg-staging-replay-id-unchecked sign-in-protocol.pml safety -DREPLAY -DNO_CRASH -DNO_ID -DSIGNINS=2 -DREADERS=1
 run fail neg-reader-clock-before-mark mark-protocol.pml safety -DCLOCK_BEFORE_MARK -DOBSERVERS=1 -DREADERS=1 -DMAXT=3
 run fail neg-group-cover-without-lock mark-protocol.pml safety -DCOVER_UNLOCKED -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DMAXT=3
 run fail neg-group-cover-newest-unlocked mark-protocol.pml safety -DCOVER_NEWEST -DOBSERVERS=0 -DGROUPERS=2 -DREADERS=0 -DMAXT=3

@@ -285,11 +285,21 @@ public struct MarkBinding: Sendable, Hashable {
   public let generation: UInt64
   /// The 8-byte id of the sealed store the record belongs to.
   public let storeID: [UInt8]
+  /// The sign-in id the record holds (``ClockMarkRecord/signInID``), when the binding was read
+  /// from the record: a staged set is read only when it is bound to this id. `nil` for a
+  /// binding read from a live index (which names no sign-in) or a record without an id.
+  public let signInID: SignInID?
 
   /// Creates a binding.
-  public init(generation: UInt64, storeID: [UInt8]) {
+  ///
+  /// - Parameters:
+  ///   - generation: The record's generation.
+  ///   - storeID: The sealed store's 8-byte id.
+  ///   - signInID: The record's sign-in id, or `nil`.
+  public init(generation: UInt64, storeID: [UInt8], signInID: SignInID? = nil) {
     self.generation = generation
     self.storeID = storeID
+    self.signInID = signInID
   }
 
   /// Whether `transition` observed the record this set is bound to: the generation read under

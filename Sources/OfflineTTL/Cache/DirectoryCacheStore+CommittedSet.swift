@@ -6,9 +6,9 @@ extension DirectoryCacheStore {
   enum CommittedSet {
     /// The live set (`cache/`): no committed staging, or no generation asked for.
     case live
-    /// The committed staging `next-<g>` of that name lists the key (it may already have been
-    /// renamed into `items/`).
-    case staged(String)
+    /// The committed staging `next-<g>` of that name, of the sign-in with that id, lists the
+    /// key (it may already have been renamed into `items/`).
+    case staged(String, signIn: SignInID?)
     /// The committed staging does not list the key: it is absent from that set.
     case absent
   }
@@ -23,19 +23,22 @@ extension DirectoryCacheStore {
     throws(StoreError) -> CommittedSet
   {
     guard let generation else { return .live }
-    let staged: (name: String, catalog: CacheCatalog)?
+    let staged: (name: String, catalog: CacheCatalog, signIn: SignInID?)?
     do {
       staged = try committedStaging(cache, generation: generation)
     } catch {
       throw failure(error, .itemUnreadable, key: key)
     }
     guard let staged else { return .live }
-    return staged.catalog.entries[key.rawValue] == nil ? .absent : .staged(staged.name)
+    return staged.catalog.entries[key.rawValue] == nil
+      ? .absent : .staged(staged.name, signIn: staged.signIn)
   }
 
   /// Reads with `read` from `set`: from the staging first, then (a key already renamed
-  /// forward) from the live set; `nil` when the set does not hold it. The caller's errors pass
-  /// through unchanged.
+  /// forward) from the live set; `nil` when the set does not hold it. The staging is opened by
+  /// name and read only when the opened directory still records the committed sign-in's id (a
+  /// staging rolled forward and removed meanwhile, and a copy of another put back under its
+  /// name, is not read). The caller's errors pass through unchanged.
   func readCommitted<T, E: Error>(
     from set: CommittedSet, in cache: StoreDirectory,
     _ read: (StoreDirectory) throws(E) -> T?
@@ -43,10 +46,10 @@ extension DirectoryCacheStore {
     switch set {
     case .absent:
       return nil
-    case .staged(let name):
+    case .staged(let name, let signIn):
       if let next = try? files.openDirectory(cache, name) {
         defer { files.close(next) }
-        if let found = try read(next) { return found }
+        if (try? stagedSignIn(next)) == .some(signIn), let found = try read(next) { return found }
       }
       return try read(cache)
     case .live:

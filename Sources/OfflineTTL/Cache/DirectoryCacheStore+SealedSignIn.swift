@@ -6,16 +6,18 @@ import Foundation
 ///
 /// - Staged items in `next-<g>/items/` are sealed with generation `g` (the generation the reset
 ///   will write) and the store id the mark record will carry; the staged index is sealed and
-///   bound to `g` and that store id, and lists the whole new set. Readers use a staging only when
-///   its index authenticates and is bound to exactly the mark's generation.
+///   bound to `g`, that store id and the sign-in's random id (``SignInID``, which the reset
+///   records in the mark record), and lists the whole new set. Readers use a staging only when
+///   its index authenticates for exactly the mark's generation and sign-in id.
 /// - The roll forward makes `items/` hold exactly the staged index's keys (it needs neither the
 ///   `deleted` list nor `removes-all`: a sealed staging does not write them), then writes the
 ///   live index bound to the generation the mark holds.
 /// - `pending` is not authenticated, and needs not be: it only tells a reader to look for a
 ///   staging, and a staging is used only when its sealed index is bound to the mark's
-///   generation. Removing `pending` makes readers use the live index (refused while it is bound
-///   to an older generation); adding it makes them look for a staging that authenticates (there
-///   is none, or it is the one they would use anyway). Either way nothing unauthentic is read.
+///   generation and sign-in id. Removing `pending` makes readers use the live index (refused
+///   while it is bound to an older generation); adding it makes them look for a staging that
+///   authenticates (there is none, or it is the one they would use anyway). Either way nothing
+///   unauthentic is read.
 extension DirectoryCacheStore {
   /// ``commitSignIn(preparing:storedGeneration:commitPoint:)`` of a sealed store, under the
   /// writer lock; `prepare` is called after the stored generation was read and any earlier
@@ -55,8 +57,24 @@ extension DirectoryCacheStore {
     let keys = try sealKeys(creating: true)
     return try withLockedCache { cache throws(StoreError) -> Bool in
       let stored = try storedGeneration()
+      // The sign-in id the record holds for `stored` (a record that cannot be authenticated, or
+      // that moved past `stored`, commits no staging). A lock held past its limit ends the
+      // sign-in here: taken for "no record", it would remove a committed staging whose roll
+      // forward is not finished.
+      let committed: ClockMarkRecord?
+      do throws(StoreError) {
+        committed = try sealedMarks(keys: keys).readSealed().record
+      } catch  where error.code == .lockTimedOut {
+        throw error
+      } catch {
+        committed = nil
+      }
+      let committedSignIn: SignInID?? =
+        committed.flatMap { $0.generation == stored ? .some($0.signInID) : nil }
       do throws(StoreFileError) {
-        try reclaimSealedStaging(cache, keys: keys, storedGeneration: stored)
+        try reclaimSealedStaging(
+          cache, keys: keys, storedGeneration: committedSignIn == nil ? nil : stored,
+          signIn: committedSignIn ?? nil)
       } catch {
         throw signInFailure(
           error, "cannot reclaim an earlier sign-in's staging",
@@ -67,6 +85,9 @@ extension DirectoryCacheStore {
       try Self.checkPayloadSizes(changes)
       let planned = ClockMarkRecord.generation(after: stored ?? 0)
       let name = Self.stagingPrefix + String(planned)
+      // This sign-in's id (libsodium's `randombytes_buf`): its staged index is bound to it, and
+      // its mark reset records it.
+      let signIn = SignInID(bytes: Sodium.randomBytes(16)) ?? SignInID.random()
       // The store id the reset will keep (or, with no authentic slot, take from this staging).
       let storeID =
         sealedMarks.authenticStoreID(keys: keys)
@@ -74,16 +95,17 @@ extension DirectoryCacheStore {
         ?? Sodium.randomBytes(MarkSeal.storeIDLength)
       do throws(StoreFileError) {
         try stageSealed(
-          changes, in: cache, named: name, generation: planned, storeID: storeID, keys: keys)
+          changes, in: cache, named: name, generation: planned, storeID: storeID,
+          signIn: signIn, keys: keys)
       } catch {
         try? removeStaging(cache, name)
         try? files.remove(cache, Self.pendingName)
         throw signInFailure(
           error, "cannot stage the sign-in's items", then: "the previous mark and items are intact")
       }
-      guard commitPoint() else { return false }
+      guard SignInScope.$current.withValue(signIn, operation: commitPoint) else { return false }
       do throws(StoreFileError) {
-        try rollForwardSealed(cache, name, keys: keys)
+        try rollForwardSealed(cache, name, keys: keys, signIn: signIn)
       } catch {
         throw signInFailure(
           error, "the sign-in is committed but its roll forward failed",
@@ -93,17 +115,19 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// Rolls forward the staging of exactly the stored generation (a committed sign-in whose roll
-  /// forward did not finish) and removes every other one, whatever its type. Stricter than the
-  /// unsealed rule (`<=`): a staging of an older generation, even an authentic one, is never
-  /// made live again. (A staging is bound to its generation, not to its sign-in: the threat
-  /// model's "Replaying a staging of the same generation".)
+  /// Rolls forward the staging of exactly the stored generation and the sign-in id the record
+  /// holds (a committed sign-in whose roll forward did not finish) and removes every other one,
+  /// whatever its type. Stricter than the unsealed rule (`<=`): a staging of an older
+  /// generation, even an authentic one, is never made live again; and a staging of the stored
+  /// generation whose index is bound to another sign-in (a copy of a sign-in that never
+  /// committed) does not authenticate, so the roll forward removes it.
   func reclaimSealedStaging(
-    _ cache: StoreDirectory, keys: SealKeys, storedGeneration stored: UInt64?
+    _ cache: StoreDirectory, keys: SealKeys, storedGeneration stored: UInt64?,
+    signIn: SignInID?
   ) throws(StoreFileError) {
     for staging in try stagings(cache) {
       if let stored, staging.generation == stored {
-        try rollForwardSealed(cache, staging.name, keys: keys)
+        try rollForwardSealed(cache, staging.name, keys: keys, signIn: signIn)
       } else {
         try removeStaging(cache, staging.name)
       }
@@ -117,7 +141,7 @@ extension DirectoryCacheStore {
   /// name; a staging of the wrong type is replaced.
   func stageSealed(
     _ changes: CacheChanges, in cache: StoreDirectory, named name: String, generation: UInt64,
-    storeID: [UInt8], keys: SealKeys
+    storeID: [UInt8], signIn: SignInID?, keys: SealKeys
   ) throws(StoreFileError) {
     var entries: [String: CacheSeal.Entry] = [:]
     if !changes.removesAll {
@@ -150,7 +174,8 @@ extension DirectoryCacheStore {
     try writeNewFile(
       next, Self.indexName,
       CacheSeal.encodeIndex(
-        CacheSeal.Index(entries: entries, generation: generation, storeID: storeID), keys: keys))
+        CacheSeal.Index(entries: entries, generation: generation, storeID: storeID), keys: keys,
+        signIn: signIn))
     try markPending(cache)
     // One flush for the staged files, the index, the directories and `pending`.
     try files.syncFileSystem(cache.fd, path: cache.path)
@@ -183,13 +208,13 @@ extension DirectoryCacheStore {
   /// file is then missing or not a regular file is left out of the index), `tmp/` is replaced
   /// or emptied, then the live index is written bound to the generation the mark holds, the
   /// staging removed and `pending` removed. A staging that is not a private directory, or whose
-  /// index does not authenticate, is removed instead. Idempotent: a crash at any point leaves
-  /// it to be run again.
+  /// index does not authenticate bound to `signIn` (the sign-in id of the committed record), is
+  /// removed instead. Idempotent: a crash at any point leaves it to be run again.
   ///
   /// - Complexity: O(n) `fstatat`s and one listing of `items/` for n items; no item is read.
-  func rollForwardSealed(_ cache: StoreDirectory, _ name: String, keys: SealKeys)
-    throws(StoreFileError)
-  {
+  func rollForwardSealed(
+    _ cache: StoreDirectory, _ name: String, keys: SealKeys, signIn: SignInID?
+  ) throws(StoreFileError) {
     let next: StoreDirectory
     do {
       next = try files.openDirectory(cache, name)
@@ -199,7 +224,8 @@ extension DirectoryCacheStore {
       return try removeStaging(cache, name)
     }
     defer { files.close(next) }
-    guard let staged = try? loadSealedIndex(next, keys: keys, withBody: true) else {
+    guard let staged = try? loadSealedIndex(next, keys: keys, withBody: true, signIn: signIn)
+    else {
       return try removeStaging(cache, name)
     }
     try markPending(cache)

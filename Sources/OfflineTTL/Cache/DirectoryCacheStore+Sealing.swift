@@ -49,7 +49,8 @@ extension DirectoryCacheStore {
   func markBinding(keys: SealKeys) throws(StoreError) -> MarkBinding {
     let (record, storeID) = try sealedMarks(keys: keys).readSealed()
     guard let storeID else { preconditionFailure("a sealed mark store returned no store id") }
-    return MarkBinding(generation: record.generation, storeID: storeID)
+    return MarkBinding(
+      generation: record.generation, storeID: storeID, signInID: record.signInID)
   }
 
   func indexFailure(_ failure: CacheSeal.Failure) -> StoreError {
@@ -78,14 +79,17 @@ extension DirectoryCacheStore {
   /// the body's length from the authenticated header must be the file's size from `fstat` before
   /// its buffer is allocated.
   ///
+  /// A staging's index verifies only when `signIn` is the sign-in id it was sealed for
+  /// (``CacheSeal/encodeIndex(_:keys:signIn:)``); the live index is read with `nil`.
+  ///
   /// - Returns: The header and the index (with no entries unless `withBody`), or `nil` when
   ///   `set` has no index.
   /// - Throws: `not_a_regular_file` (a FIFO, socket, device, directory or link at `index`),
   ///   `insecure_store` (another user's, or writable by group or others), `index_unreadable`
   ///   (I/O), `seal_mismatch`, `index_unauthentic`.
-  func loadSealedIndex(_ set: StoreDirectory, keys: SealKeys, withBody: Bool) throws(StoreError)
-    -> (header: CacheSeal.Header, index: CacheSeal.Index)?
-  {
+  func loadSealedIndex(
+    _ set: StoreDirectory, keys: SealKeys, withBody: Bool, signIn: SignInID? = nil
+  ) throws(StoreError) -> (header: CacheSeal.Header, index: CacheSeal.Index)? {
     let file: OpenedStoreFile
     do {
       file = try files.openFile(set, Self.indexName, .readOnly)
@@ -99,7 +103,7 @@ extension DirectoryCacheStore {
     let header: CacheSeal.Header
     do {
       let bytes = try files.read(file.fd, count: CacheSeal.indexHeaderSize, offset: 0, path: path)
-      header = try CacheSeal.decodeIndexHeader(bytes, keys: keys).get()
+      header = try CacheSeal.decodeIndexHeader(bytes, keys: keys, signIn: signIn).get()
     } catch let error as StoreFileError {
       throw failure(error, .indexUnreadable)
     } catch let problem as CacheSeal.Failure {
@@ -232,7 +236,10 @@ extension DirectoryCacheStore {
         defer { files.close(next) }
         let staged: (header: CacheSeal.Header, index: CacheSeal.Index)?
         do {
-          staged = try loadSealedIndex(next, keys: keys, withBody: withBody)
+          // Bound to the sign-in of the record: a staging of another sign-in (a copy of one
+          // that never committed) does not verify, and is never read.
+          staged = try loadSealedIndex(
+            next, keys: keys, withBody: withBody, signIn: binding.signInID)
         } catch  where error.code == .insecureStore {
           throw error
         } catch {
@@ -651,7 +658,8 @@ extension DirectoryCacheStore {
     let binding = try markBinding(keys: keys)
     let name = Self.stagingPrefix + String(binding.generation)
     do throws(StoreFileError) {
-      try reclaimSealedStaging(cache, keys: keys, storedGeneration: binding.generation)
+      try reclaimSealedStaging(
+        cache, keys: keys, storedGeneration: binding.generation, signIn: binding.signInID)
     } catch {
       throw signInFailure(
         error, "sealed commit failed: cannot finish an earlier sign-in's staging",
@@ -660,7 +668,7 @@ extension DirectoryCacheStore {
     do throws(StoreFileError) {
       try stageSealed(
         changes, in: cache, named: name, generation: binding.generation,
-        storeID: binding.storeID, keys: keys)
+        storeID: binding.storeID, signIn: binding.signInID, keys: keys)
     } catch {
       try? removeStaging(cache, name)
       try? files.remove(cache, Self.pendingName)
@@ -669,7 +677,7 @@ extension DirectoryCacheStore {
         then: "nothing of it is visible and items already committed are intact")
     }
     do throws(StoreFileError) {
-      try rollForwardSealed(cache, name, keys: keys)
+      try rollForwardSealed(cache, name, keys: keys, signIn: binding.signInID)
     } catch {
       throw signInFailure(
         error, "the sealed commit is committed but its roll forward failed",

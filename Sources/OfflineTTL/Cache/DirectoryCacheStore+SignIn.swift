@@ -14,6 +14,9 @@ extension DirectoryCacheStore {
   static let stagingPrefix = "next-"
   static let deletedName = "deleted"
   static let removesAllName = "removes-all"
+  /// The staging's sign-in id (``SignInID``, 16 bytes): only the mark record that holds the same
+  /// id commits the staging.
+  static let signInName = "sign-in"
   /// The largest `deleted` list a staging can hold: one key (at most 255 bytes) and a newline
   /// for each of at most ``CacheFormat/maximumItemCount`` items.
   static let maximumDeletedListSize = Int64(CacheFormat.maximumItemCount) * 256
@@ -60,8 +63,10 @@ extension DirectoryCacheStore {
       }
       let changes = prepare()
       try Self.checkPayloadSizes(changes)
+      // This sign-in's id: its staging carries it, and its mark reset records it.
+      let signIn = SignInID.random()
       if changes.isEmpty {
-        guard commitPoint() else { return false }
+        guard SignInScope.$current.withValue(signIn, operation: commitPoint) else { return false }
         do throws(StoreFileError) {
           try repairLiveSet(cache)
         } catch {
@@ -75,16 +80,16 @@ extension DirectoryCacheStore {
       let name = Self.stagingPrefix + String(planned)
       let staged: StagedSet
       do throws(StoreFileError) {
-        staged = try stage(changes, in: cache, named: name)
+        staged = try stage(changes, in: cache, named: name, signIn: signIn)
       } catch {
         try? removeStaging(cache, name)
         try? files.remove(cache, Self.pendingName)
         throw signInFailure(
           error, "cannot stage the sign-in's items", then: "the previous mark and items are intact")
       }
-      guard commitPoint() else { return false }
+      guard SignInScope.$current.withValue(signIn, operation: commitPoint) else { return false }
       do throws(StoreFileError) {
-        try rollForward(cache, name, staged: staged)
+        try rollForward(cache, name, signIn: signIn, staged: staged)
       } catch {
         throw signInFailure(
           error, "the sign-in is committed but its roll forward failed",
@@ -117,17 +122,20 @@ extension DirectoryCacheStore {
     }
   }
 
-  /// Rolls forward a committed staging (valid index, generation `<= stored`) and removes every
-  /// other one (uncommitted, unreadable, or not a private directory). With no stored generation
-  /// every staging is removed.
+  /// Rolls forward a committed staging (valid index, generation `<= stored`, and the sign-in id
+  /// the mark record of this directory holds for `stored`: ``isCommitted(_:_:by:)``) and removes
+  /// every other one (uncommitted, stale, unreadable, or not a private directory). With no
+  /// stored generation every staging is removed.
   private func reclaimStaging(_ cache: StoreDirectory, storedGeneration stored: UInt64?)
     throws(StoreFileError)
   {
+    let committed = stored.flatMap { committedSignIn(at: $0) }
     for staging in try stagings(cache) {
-      if let stored, staging.generation <= stored,
+      if let stored, staging.generation <= stored, let committed,
+        isCommitted(cache, staging.name, by: committed),
         ((try? stagedCatalog(cache, staging.name)) ?? nil) != nil
       {
-        try rollForward(cache, staging.name)
+        try rollForward(cache, staging.name, signIn: committed)
       } else {
         try removeStaging(cache, staging.name)
       }
@@ -157,12 +165,13 @@ extension DirectoryCacheStore {
     var fromConsistentIndex: Bool
   }
 
-  /// Writes the new set into `cache/<name>/`, creates `pending`, and makes both durable.
+  /// Writes the new set into `cache/<name>/` with the sign-in's id, creates `pending`, and makes
+  /// both durable.
   ///
   /// - Returns: What was staged.
-  private func stage(_ changes: CacheChanges, in cache: StoreDirectory, named name: String)
-    throws(StoreFileError) -> StagedSet
-  {
+  private func stage(
+    _ changes: CacheChanges, in cache: StoreDirectory, named name: String, signIn: SignInID
+  ) throws(StoreFileError) -> StagedSet {
     var catalog = CacheCatalog()
     var fromConsistentIndex = false
     if !changes.removesAll {
@@ -202,6 +211,7 @@ extension DirectoryCacheStore {
     if changes.removesAll { files.close(try files.createFile(next, Self.removesAllName)) }
     // Keys never contain a control character, so one per line is unambiguous.
     try writeFile(next, Self.deletedName, Array(deleted.joined(separator: "\n").utf8))
+    try writeFile(next, Self.signInName, signIn.bytes)
     try writeFile(next, Self.indexName, Self.encodeIndex(catalog, stamp: DirectoryStamp()))
     try markPending(cache)
     // One flush for the staged files, the index, the directories and `pending`.
@@ -249,6 +259,11 @@ extension DirectoryCacheStore {
       return nil
     }
     defer { files.close(next) }
+    return try stagedCatalog(in: next)
+  }
+
+  /// ``stagedCatalog(_:_:)`` of the staging already opened as `next`.
+  func stagedCatalog(in next: StoreDirectory) throws(StoreFileError) -> CacheCatalog? {
     let file: OpenedStoreFile
     do {
       file = try files.openFile(next, Self.indexName, .readOnly)
@@ -296,25 +311,35 @@ extension DirectoryCacheStore {
   /// regular file into `items/` (removing first whatever stands under the key and is not a
   /// regular file; a staged entry of another type is dropped with the staging), syncs
   /// `items/`, repairs the live set and writes the index, removes the staging and `pending`.
-  /// Idempotent: a crash at any point leaves it to be run again.
+  /// Idempotent: a crash at any point leaves it to be run again. A staging that does not record
+  /// `signIn` (``stagedSignIn(_:)``), or whose index is not valid, is removed instead.
   ///
-  /// - Parameter staged: What this process staged just now under the same lock, when the roll
-  ///   forward follows its own commit point: the staging is then not read back, the entries it
-  ///   wrote are renamed without a `stat` each, and, when the live set came from a consistent
-  ///   index, the new index is written from the staged catalog once a listing of `items/` shows
-  ///   exactly its keys (no item header is read). `nil` (a reclaim) checks everything.
-  func rollForward(_ cache: StoreDirectory, _ name: String, staged: StagedSet? = nil)
-    throws(StoreFileError)
-  {
+  /// - Parameters:
+  ///   - signIn: The id of the committed sign-in (the mark record's; `nil` for a record
+  ///     without one, which commits only a staging without one).
+  ///   - staged: What this process staged just now under the same lock, when the roll
+  ///     forward follows its own commit point: the staging is then not read back, the entries it
+  ///     wrote are renamed without a `stat` each, and, when the live set came from a consistent
+  ///     index, the new index is written from the staged catalog once a listing of `items/`
+  ///     shows exactly its keys (no item header is read). `nil` (a reclaim) checks everything.
+  func rollForward(
+    _ cache: StoreDirectory, _ name: String, signIn: SignInID?, staged: StagedSet? = nil
+  ) throws(StoreFileError) {
     if let staged, staged.fromConsistentIndex {
       return try rollForwardStaged(cache, name, staged)
     }
-    guard let catalog = (try? stagedCatalog(cache, name)) ?? nil else {
+    // The id and the catalog are read from the directory that is then rolled forward (one
+    // open): a staging of another sign-in put in its place meanwhile is removed, not made live.
+    guard let next = try? files.openDirectory(cache, name) else {
+      return try removeStaging(cache, name)
+    }
+    defer { files.close(next) }
+    guard (try? stagedSignIn(next)) == .some(signIn),
+      let catalog = (try? stagedCatalog(in: next)) ?? nil
+    else {
       return try removeStaging(cache, name)
     }
     try markPending(cache)
-    let next = try files.openDirectory(cache, name)
-    defer { files.close(next) }
     let items = try files.openOrReplaceDirectory(cache, Self.itemsName)
     defer { files.close(items) }
     let deleted = deletedKeys(next)
@@ -460,20 +485,98 @@ extension DirectoryCacheStore {
   }
 
   /// The committed staging of generation `generation` (the valid `next-<h>` with
-  /// `h <= generation`) and its catalog, while `pending` exists; `nil` otherwise.
+  /// `h <= generation` whose sign-in id is the one the mark record of this directory holds, and
+  /// that record still at `generation`: ``isCommitted(_:_:by:)``) and its catalog, while
+  /// `pending` exists; `nil` otherwise. Any other staging is stale: never read, left in place
+  /// for the next sign-in to remove.
   ///
   /// - Throws: ``StoreFileError`` when such a staging is another user's or writable by others.
   func committedStaging(_ cache: StoreDirectory, generation: UInt64) throws(StoreFileError)
-    -> (name: String, catalog: CacheCatalog)?
+    -> (name: String, catalog: CacheCatalog, signIn: SignInID?)?
   {
     guard (try? files.exists(cache, Self.pendingName)) == true,
-      let candidates = try? stagings(cache)
+      let candidates = try? stagings(cache), !candidates.isEmpty,
+      let committed = committedSignIn(at: generation)
     else { return nil }
     for staging in candidates.sorted(by: { $0.generation > $1.generation })
     where staging.generation <= generation {
-      if let catalog = try stagedCatalog(cache, staging.name) { return (staging.name, catalog) }
+      // One open: the id and the catalog are read from the same directory.
+      let next: StoreDirectory
+      do {
+        next = try files.openDirectory(cache, staging.name)
+      } catch  where error.isInsecure {
+        throw error
+      } catch {
+        continue
+      }
+      defer { files.close(next) }
+      if try stagedSignIn(next) == .some(committed), let catalog = try stagedCatalog(in: next) {
+        return (staging.name, catalog, committed)
+      }
     }
     return nil
+  }
+
+  /// The unsealed mark store of this store directory, waiting for its lock as long as this
+  /// store waits for its own (``lockTimeout``).
+  var directoryMarks: FileClockMarkStore {
+    var marks = FileClockMarkStore(atPath: directory, faults: files.sys.faults)
+    marks.lockTimeout = lockTimeout
+    return marks
+  }
+
+  /// The sign-in id that commits a staging at `generation`: the one the mark record of this
+  /// store directory (the ``FileClockMarkStore`` sharing it, read as a reader reads it) holds
+  /// when it is at `generation` (`.some(nil)` for a record without an id); `.some(nil)` also
+  /// when the directory holds no record at all (this item store is used with another mark
+  /// store: then, as before sign-in ids existed, a staging without an id of a generation up to
+  /// the one the caller read is committed, and a staging with one never is); `nil` (nothing is
+  /// committed) when the record cannot be read or is at another generation.
+  func committedSignIn(at generation: UInt64) -> SignInID?? {
+    do {
+      let record = try directoryMarks.read()
+      return record.generation == generation ? .some(record.signInID) : nil
+    } catch  where error.code == .absent {
+      return .some(nil)
+    } catch {
+      return nil
+    }
+  }
+
+  /// Whether the staging `name` belongs to the sign-in that wrote `record`'s generation: its
+  /// `sign-in` file holds exactly the record's ``ClockMarkRecord/signInID``. A staging without
+  /// the file (written before sign-in ids existed) belongs only to a record without an id; a
+  /// file that is not a private regular file of 16 bytes belongs to none.
+  func isCommitted(_ cache: StoreDirectory, _ name: String, by signIn: SignInID?) -> Bool {
+    guard let next = try? files.openDirectory(cache, name) else { return false }
+    defer { files.close(next) }
+    return (try? stagedSignIn(next)) == .some(signIn)
+  }
+
+  /// The sign-in id the opened staging `next` records: `.some(nil)` when it has no `sign-in`
+  /// file (a staging written before sign-in ids existed), `nil` when the file is there but not a
+  /// regular file of exactly 16 bytes (it then belongs to no sign-in).
+  ///
+  /// - Throws: ``StoreFileError`` when the file is another user's or writable by others
+  ///   (`insecure`): a reader refuses it, as it refuses such a staged index.
+  func stagedSignIn(_ next: StoreDirectory) throws(StoreFileError) -> SignInID?? {
+    let file: OpenedStoreFile
+    do {
+      file = try files.openFile(next, Self.signInName, .readOnly)
+    } catch  where error.errno == .noSuchFileOrDirectory {
+      return .some(nil)
+    } catch  where error.isInsecure {
+      throw error
+    } catch {
+      return nil
+    }
+    defer { files.close(file.fd) }
+    guard file.status.size == 16,
+      let bytes = try? files.read(
+        file.fd, count: 16, offset: 0, path: next.path(of: Self.signInName)),
+      let staged = SignInID(bytes: bytes)
+    else { return nil }
+    return .some(staged)
   }
 
   /// See ``CacheItemStore/summaryIfSettled()``: the fast path of ``summary()``, or the summary

@@ -42,6 +42,13 @@ package enum DecoderFuzzing {
       if !encoded[0..<76].elementsEqual(data.prefix(76)) {
         problems.append("mark record: encoding a decoded slot changes its fields")
       }
+      if let signIn = record.signInID {
+        let at = MarkRecordCodec.signInIDOffset(slotLength: encoded.count)
+        let stored = data.dropFirst(at).prefix(16)
+        if !encoded[at..<(at + 16)].elementsEqual(stored) || SignInID(bytes: stored) != signIn {
+          problems.append("mark record: a decoded sign-in id is not the slot's bytes")
+        }
+      }
     }
     // The whole file, as the store reads it.
     let slots = MarkRecordCodec.slotOffsets.map { MarkRecordCodec.decode(file[$0..<($0 + 4096)]) }

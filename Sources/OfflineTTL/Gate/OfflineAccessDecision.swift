@@ -165,7 +165,9 @@ public struct OfflineAccessDecision: Sendable, Hashable {
       error = nil
       reason = []
       binding = transition.sealedStoreID.map {
-        MarkBinding(generation: transition.current.generation, storeID: $0)
+        MarkBinding(
+          generation: transition.current.generation, storeID: $0,
+          signInID: transition.current.signInID)
       }
     }
 

@@ -25,6 +25,12 @@ public struct ClockMarkRecord: Sendable, Hashable {
   /// is judged only on that machine (``machineRefusal(for:)``); only an online sign-in
   /// rebinds it. Stored in format version 3 (`docs/mark-record-format.md`).
   public var machine: MachineID?
+  /// The online sign-in whose mark reset wrote this record's generation (``SignInID``): the id
+  /// the sign-in's staging carries, so that only that staging is ever rolled forward under this
+  /// record (<doc:Rules#Atomic-sign-in>). `nil` for a record written before sign-in ids
+  /// existed, or by a reset outside an item store's sign-in (then no staging carrying an id is
+  /// rolled forward). Observations carry it unchanged (`docs/mark-record-format.md`).
+  public var signInID: SignInID?
 
   /// Creates a record.
   ///
@@ -34,15 +40,17 @@ public struct ClockMarkRecord: Sendable, Hashable {
   ///   - floor: The boot-clock floor.
   ///   - trustedTime: Trusted time, or `nil`.
   ///   - machine: The machine the record is bound to, or `nil` (unbound).
+  ///   - signInID: The sign-in that wrote the generation, or `nil`.
   public init(
     generation: UInt64, mark: WallClockInstant, floor: BootClockFloor,
-    trustedTime: TrustedTime? = nil, machine: MachineID? = nil
+    trustedTime: TrustedTime? = nil, machine: MachineID? = nil, signInID: SignInID? = nil
   ) {
     self.generation = generation
     self.mark = mark
     self.floor = floor
     self.trustedTimeStorage = trustedTime.map(OutOfLine.init)
     self.machine = machine
+    self.signInID = signInID
   }
 
   /// Whether the record has ``trustedTime``, answered without copying it out of line.
@@ -134,7 +142,7 @@ extension ClockMarkRecord {
       return ClockMarkRecord(
         generation: generation,
         mark: Swift.max(mark, observation.wall),
-        floor: floor.advanced(to: observation.boot), machine: machine)
+        floor: floor.advanced(to: observation.boot), machine: machine, signInID: signInID)
     }
     let trusted =
       trustedTime
@@ -147,7 +155,7 @@ extension ClockMarkRecord {
     var next = ClockMarkRecord(
       generation: generation, mark: mark,
       floor: floor.advanced(to: observation.boot, tpmStep: step.tpmStep),
-      trustedTime: step.next, machine: machine)
+      trustedTime: step.next, machine: machine, signInID: signInID)
     if let trustedNow = step.next.effectiveNow {
       next.mark = Swift.max(mark, trustedNow)
       if !next.floor.isUntrusted, trustedNow > next.floor.lowerBound {

@@ -201,7 +201,10 @@ extension ClockMarkStorage {
   public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
   {
-    try withExclusiveAccess(for: .reset) { access throws(StoreError) in
+    // The sign-in whose commit point this reset is (set by the item store around it, on this
+    // thread), read before any lock: only its staging is rolled forward under the new record.
+    let signIn = SignInScope.current
+    return try withExclusiveAccess(for: .reset) { access throws(StoreError) in
       let observation = clocks()
       if let tpmError = observation.tpmError {
         throw StoreError(
@@ -228,7 +231,8 @@ extension ClockMarkStorage {
           salvagedGeneration(in: &access).map(ClockMarkRecord.generation(after:)) ?? 1
         loaded = false
       }
-      let record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
+      var record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
+      record.signInID = signIn
       try writeReset(record, in: &access, overLoadedRecord: loaded)
       return record
     }

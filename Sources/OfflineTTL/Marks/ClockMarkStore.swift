@@ -64,7 +64,9 @@ public protocol ClockMarkStore: Sendable {
   /// Writes the record an online sign-in earns, reading the clocks under the lock: generation
   /// + 1, mark = the wall reading even when lower than the stored mark, floor re-anchored. Works
   /// over an absent or unreadable record (each implementation documents which generation it
-  /// writes then).
+  /// writes then). Called as the commit point of an item store's sign-in
+  /// (``DirectoryCacheStore``), the record carries that sign-in's id
+  /// (``ClockMarkRecord/signInID``); called otherwise, none.
   ///
   /// - Parameter clocks: Reads the clocks now (usually ``Clocks/readForSignIn()``); called
   ///   exactly once, under the lock, unless the lock cannot be taken.

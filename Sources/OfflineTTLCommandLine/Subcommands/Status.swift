@@ -34,6 +34,9 @@ enum Status: Subcommand {
       TPM's reading, whether its power-loss allowance was added, and tpm_changed or
       tpm_unavailable when the TPM is not the recorded one or cannot be read (tpm_error then
       says why: tpm_timed_out when it did not answer within --tpm-timeout).
+      A staging the mark record does not commit (left by a sign-in killed before its commit
+      point, or a copy put back) is never read; it is listed (stale_staging: lines,
+      "stale_stagings" in JSON) until the next sign-in removes it.
       Both outputs end by naming the protections the decision applied: mark_rule and
       boot_clock_floor (active, off, unavailable, or superseded while a server anchor decides),
       server_anchor (holding, none, lost) and tpm_clock (in_use, not_configured, unavailable).
@@ -60,6 +63,9 @@ enum Status: Subcommand {
     let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let decision = gate.checkEligibility()
     let verification = arguments.flag(.verify) ? gate.verifyItems(against: decision) : nil
+    // Stagings the mark record does not commit (a killed sign-in's, or a copy put back): never
+    // read; reported so that a leftover is visible before the next sign-in removes it.
+    let stale = ((gate.cache as? DirectoryCacheStore).flatMap { try? $0.staleStagings() }) ?? []
     if arguments.flag(.json) {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)
       object["store"] = .string(path)
@@ -76,6 +82,7 @@ enum Status: Subcommand {
           })
         object["verify"] = .object(verify)
       }
+      if !stale.isEmpty { object["stale_stagings"] = .array(stale.map { .string($0) }) }
       object["protections"] = protections(decision.protections)
       context.standardOutput.writeLine(object.text)
     } else {
@@ -97,6 +104,11 @@ enum Status: Subcommand {
           "verified: \(verification.checked) items, "
           + "\(verification.disagreeing.count) disagree\n"
         for item in verification.disagreeing { text += "disagrees: \(item)\n" }
+      }
+      for name in stale {
+        text +=
+          "stale_staging: cache/\(name) (no committed sign-in's: never read; the next sign-in"
+          + " removes it)\n"
       }
       context.standardOutput.write(text)
       context.standardOutput.writeLine(protectionsLine(decision.protections))

@@ -166,10 +166,17 @@ struct Scene {
     seal.isEmpty ? try FileClockMarkStore(atPath: store).read().generation : firstGeneration
   }
 
+  /// The key provider of a sealed scene (`nil` unsealed).
+  var sealingProvider: (any SealingKeyProvider)? {
+    seal.isEmpty ? nil : FileSealingKeyProvider(path: root + "/seal.key")
+  }
+
   /// Makes `cache/next-<generation>/` a well-formed staging of the live set (its index a copy of
   /// `cache/index`, an empty `items/` and `deleted` list) and creates `cache/pending`: with the
   /// mark's generation, what a sign-in leaves between its commit point and the end of its roll
-  /// forward. Returns the staging's path relative to the store.
+  /// forward, so the staging belongs to the sign-in the mark record names (unsealed: its id in
+  /// `sign-in`; sealed: the index's header MAC covers the id) and the store does not list it as
+  /// stale. Returns the staging's path relative to the store.
   @discardableResult
   func makeStaging(_ generation: UInt64) throws -> String {
     let name = "cache/next-\(generation)"
@@ -177,8 +184,27 @@ struct Scene {
       atPath: path(name + "/items"), withIntermediateDirectories: true)
     try FileManager.default.copyItem(atPath: path("cache/index"), toPath: path(name + "/index"))
     try Data().write(to: url(name + "/deleted"))
+    let record = try? FileClockMarkStore(atPath: store, sealing: sealingProvider).read()
+    if let record, record.generation == generation, let signIn = record.signInID {
+      if let sealingProvider {
+        // The live index is bound to this generation and store; its header MAC, taken again
+        // over the id, makes it the staged index of the record's sign-in.
+        var index = [UInt8](try Data(contentsOf: url(name + "/index")))
+        let keys = SealKeys(try sealingProvider.loadKey())
+        index.replaceSubrange(
+          96..<128, with: Sodium.mac([Array(index[0..<96]), signIn.bytes], key: keys.index))
+        try Data(index).write(to: url(name + "/index"))
+      } else {
+        try Data(signIn.bytes).write(to: url(name + "/sign-in"))
+      }
+    }
     if !FileManager.default.fileExists(atPath: path("cache/pending")) {
       try Data().write(to: url("cache/pending"))
+    }
+    if record?.generation == generation {
+      // What the binary reads as the committed staging (a stale one is never read).
+      let stale = try DirectoryCacheStore(atPath: store, sealing: sealingProvider).staleStagings()
+      try #require(stale.isEmpty, "the scene's staging is not the committed one: \(stale)")
     }
     return name
   }

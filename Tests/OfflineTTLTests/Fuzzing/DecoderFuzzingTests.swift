@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OfflineTTL
+@_spi(SystemCalls) @testable import OfflineTTL
 
 /// Every saved fuzz input still keeps every promise, and each crash the fuzzer found is pinned
 /// by name with the other members of its kind.
@@ -68,5 +68,23 @@ import Testing
       summary: header.summary, stamp: header.stamp, bodyLength: header.bodyLength,
       bodyChecksum: CacheFormat.crc(otherBody[...]))
     #expect(DirectoryCacheStore.decodeIndexBody(otherBody, header: forged) == nil)
+  }
+
+  /// The saved input with a sign-in id in both slots (version 1 at 76..<92, version 3 at
+  /// 236..<252) loads the newest slot with its id and keeps every promise.
+  @Test func theSavedSignInIDInputLoadsWithItsID() throws {
+    let input = try #require(
+      FuzzCorpus.inputs("mark-record").first { $0.name == "sign-in-id-raw" })
+    let file = Array(input.bytes.dropFirst())
+    let loaded = try FileClockMarkStore.newest(in: file, fd: FileDescriptor(rawValue: -1))
+    #expect(loaded.sequence == 6)
+    #expect(loaded.record.signInID == SignInID(bytes: Array(1...16).map(UInt8.init)))
+    #expect(loaded.record.machine == MachineID(high: 11, low: 12))
+    guard case .valid(_, let first) = MarkRecordCodec.decode(file[0..<4096]) else {
+      Issue.record("the version-1 slot did not decode")
+      return
+    }
+    #expect(first.signInID == loaded.record.signInID)
+    #expect(DecoderFuzzing.markRecord(input.bytes) == [])
   }
 }

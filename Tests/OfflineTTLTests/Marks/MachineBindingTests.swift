@@ -128,7 +128,7 @@ import Testing
     #expect(MarkRecordCodec.decode(earlier[...]) == .valid(sequence: 3, record: record))
   }
 
-  @Test(arguments: [UInt32(1) << 10, 1 << 31, 1 << 1])
+  @Test(arguments: [UInt32(1) << 11, 1 << 31, 1 << 1])
   func aVersionThreeSlotWithAFlagItDoesNotKnowIsAnUnknownVersion(_ flag: UInt32) {
     let record = ClockMarkRecord(
       generation: 1, mark: Self.start, floor: .signIn(at: Self.start, boot: nil),

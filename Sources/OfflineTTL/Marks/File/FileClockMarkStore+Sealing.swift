@@ -173,7 +173,9 @@ extension FileClockMarkStore {
       defer { system.closeIgnoringErrors(fd) }
       var bytes = [UInt8](repeating: 0, count: CacheSeal.indexHeaderSize)
       guard (try? system.preadAll(fd, into: &bytes, at: 0)) == CacheSeal.indexHeaderSize,
-        case .success(let header) = CacheSeal.decodeIndexHeader(bytes, keys: keys)
+        // Only the staging of the sign-in this reset commits (its index is bound to its id).
+        case .success(let header) = CacheSeal.decodeIndexHeader(
+          bytes, keys: keys, signIn: SignInScope.current)
       else { continue }
       return header.storeID
     }

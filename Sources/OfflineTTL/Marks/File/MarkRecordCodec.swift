@@ -32,12 +32,23 @@ enum MarkRecordCodec {
   private static let machineFlag: UInt32 = 1 << 8
   /// Version-3 flag: the version-2 fields (76..<220) hold trusted time.
   private static let trustedPresentFlag: UInt32 = 1 << 9
+  /// Flag of every version: the record carries the id of the sign-in that wrote its generation
+  /// (``ClockMarkRecord/signInID``), at ``signInIDOffset(slotLength:)``. A reader without it
+  /// sees an unknown flag and refuses the slot (`unknown_version`), so an older library never
+  /// rolls forward a staging this id would refuse.
+  static let signInFlag: UInt32 = 1 << 10
   /// Where the slots start: each in its own 4 KiB block, so a torn block write cannot damage both.
   static let slotOffsets: [Int] = [0, 4096]
   /// The exact size of a record file.
   static let fileSize = 8192
   /// Flag bit 0: the boot-clock floor is untrusted.
   static let untrustedFlag: UInt32 = 1
+
+  /// Where the sign-in id sits: in the reserved bytes of each layout, 76..<92 of a 128-byte
+  /// slot (version 1), 236..<252 of a 256-byte slot (versions 2 and 3).
+  static func signInIDOffset(slotLength length: Int) -> Int {
+    length == slotLength ? 76 : 236
+  }
 
   /// One slot as decoded.
   enum Slot: Equatable {
@@ -83,9 +94,16 @@ enum MarkRecordCodec {
       put(machine.high, 8, at: 220, in: &bytes)
       put(machine.low, 8, at: 228, in: &bytes)
     }
+    if let signIn = record.signInID {
+      flags |= signInFlag
+      bytes.replaceSubrange(
+        signInIDOffset(slotLength: length)..<(signInIDOffset(slotLength: length) + 16),
+        with: signIn.bytes)
+    }
     put(UInt64(flags), 4, at: 72, in: &bytes)
-    // Version 1: 76..<124 reserved, zero. Version 2: 220..<252 reserved, zero. Version 3:
-    // 236..<252 reserved, zero.
+    // Version 1: 76..<124 reserved, zero (76..<92 the sign-in id when flagged). Version 2:
+    // 220..<252 reserved, zero (236..<252 the sign-in id when flagged). Version 3: 236..<252
+    // reserved, zero, or the sign-in id when flagged.
     put(UInt64(checksum(bytes[0..<(length - 4)])), 4, at: length - 4, in: &bytes)
     return bytes
   }
@@ -201,9 +219,10 @@ enum MarkRecordCodec {
     }
     let flags = UInt32(get(bytes, 4, at: 72))
     let known =
-      isBound
-      ? untrustedFlag | trustedFlags | machineFlag | trustedPresentFlag
-      : isTrusted ? untrustedFlag | trustedFlags : untrustedFlag
+      signInFlag
+      | (isBound
+        ? untrustedFlag | trustedFlags | machineFlag | trustedPresentFlag
+        : isTrusted ? untrustedFlag | trustedFlags : untrustedFlag)
     guard flags & ~known == 0 else { return .unknownVersion(slotVersion) }
     let hasTrusted = isTrusted || (isBound && flags & trustedPresentFlag != 0)
     // Trusted-time flags without trusted time: not a slot this library writes.
@@ -214,12 +233,15 @@ enum MarkRecordCodec {
       anchorSinceBoot: .nanoseconds(Int64(bitPattern: get(bytes, 8, at: 56))),
       elapsedSinceSignIn: .nanoseconds(Int64(bitPattern: get(bytes, 8, at: 64))),
       isUntrusted: flags & untrustedFlag != 0)
+    let signInAt = base + signInIDOffset(slotLength: length)
     let record = ClockMarkRecord(
       generation: get(bytes, 8, at: 16),
       mark: WallClockInstant(nanosecondsSinceEpoch: Int64(bitPattern: get(bytes, 8, at: 24))),
       floor: floor, trustedTime: hasTrusted ? decodeTrusted(bytes, flags: flags) : nil,
       machine: isBound && flags & machineFlag != 0
-        ? MachineID(high: get(bytes, 8, at: 220), low: get(bytes, 8, at: 228)) : nil)
+        ? MachineID(high: get(bytes, 8, at: 220), low: get(bytes, 8, at: 228)) : nil,
+      signInID: flags & signInFlag != 0
+        ? SignInID(bytes: bytes[signInAt..<(signInAt + 16)]) : nil)
     return .valid(sequence: get(bytes, 8, at: 8), record: record)
   }
 

@@ -166,7 +166,11 @@ enum CacheSeal {
 
   // MARK: Index
 
-  static func encodeIndex(_ index: Index, keys: SealKeys) -> [UInt8] {
+  /// The sealed index; a staged index of a sign-in or session commit passes the sign-in id it
+  /// belongs to, which its header MAC then covers (after the 96 header bytes; it is not stored):
+  /// the index verifies only for a reader that expects that id
+  /// (``decodeIndexHeader(_:keys:signIn:)``).
+  static func encodeIndex(_ index: Index, keys: SealKeys, signIn: SignInID? = nil) -> [UInt8] {
     var body: [UInt8] = []
     body.reserveCapacity(index.entries.count * 40)
     for (key, entry) in index.entries.sorted(by: {
@@ -189,7 +193,7 @@ enum CacheSeal {
     header += keys.check
     header.appendLittleEndian(UInt64(body.count))
     header += Sodium.mac([body], key: keys.index)
-    header += Sodium.mac([header], key: keys.index)
+    header += Sodium.mac([header] + (signIn.map { [$0.bytes] } ?? []), key: keys.index)
     return header + body
   }
 
@@ -208,13 +212,18 @@ enum CacheSeal {
       && bytes.littleEndianUInt32(at: 4) == version
   }
 
-  static func decodeIndexHeader(_ bytes: [UInt8], keys: SealKeys) -> Result<Header, Failure> {
+  /// The verified header of a sealed index; `signIn` is the sign-in id a staged index must be
+  /// bound to (`nil`: the live index, or a staging written before sign-in ids existed).
+  static func decodeIndexHeader(_ bytes: [UInt8], keys: SealKeys, signIn: SignInID? = nil)
+    -> Result<Header, Failure>
+  {
     guard looksSealedIndex(bytes) else { return .failure(.unsealed) }
     guard bytes.count >= indexHeaderSize else { return .failure(.unauthentic("truncated")) }
     guard Sodium.equalInConstantTime(bytes[48..<56], keys.check) else {
       return .failure(.otherKey)
     }
-    let expected = Sodium.mac([Array(bytes[0..<96])], key: keys.index)
+    let expected = Sodium.mac(
+      [Array(bytes[0..<96])] + (signIn.map { [$0.bytes] } ?? []), key: keys.index)
     guard Sodium.equalInConstantTime(bytes[96..<128], expected) else {
       return .failure(.unauthentic("its header MAC does not verify"))
     }
