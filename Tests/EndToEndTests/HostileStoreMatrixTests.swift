@@ -317,6 +317,77 @@ import Testing
     #expect(try FileManager.default.subpathsOfDirectory(atPath: scratch.path).sorted() == before)
   }
 
+  /// A sealed `mark reset` keeps the items, so it never makes a key and never seals the store
+  /// again with another one: a mistyped key path (no such key) is `key_unavailable`, another
+  /// existing key is `seal_mismatch` (exit 1 both); nothing is written, no key is made, and
+  /// the store still reads with its own key. With the right key the reset works and keeps both
+  /// items.
+  @Test func aSealedMarkResetNeverMakesOrChangesTheKey() throws {
+    let scene = try Scene(binary: binary, sealed: true)
+    defer { scene.remove() }
+    let other = scene.root + "/other.key"
+    let otherKey = Data((0..<32).map { UInt8($0) })
+    #expect(
+      FileManager.default.createFile(
+        atPath: other, contents: otherKey, attributes: [.posixPermissions: 0o600]))
+    let before = Scene.snapshot(scene.store)
+    let cases: [(key: String, exitCode: Int32, reason: String)] = [
+      (scene.root + "/seal.kye", 1, "key_unavailable"), (other, 1, "seal_mismatch"),
+    ]
+    for (key, exitCode, reason) in cases {
+      let result = try run(
+        ["mark", "reset", "--store", scene.store, "--now", "4000000000", "--seal", "file:" + key],
+        allowed: [exitCode], key)
+      #expect(result.standardError.contains(reason), "\(key): \(result.standardError)")
+      #expect(result.standardError.contains("mark reset"), "\(key): \(result.standardError)")
+      #expect(Scene.snapshot(scene.store) == before, "\(key): the store changed")
+    }
+    #expect(!FileManager.default.fileExists(atPath: scene.root + "/seal.kye"), "a key was made")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: other)) == otherKey)
+    let now = String(Int(Date().timeIntervalSince1970))
+    try run(
+      ["mark", "reset", "--store", scene.store, "--now", now] + scene.seal,
+      allowed: [0], "the store's own key")
+    for key in ["token", "other"] {
+      let read = try run(
+        ["read", "--store", scene.store, "--max-age", "7d", "--no-boot-floor", key] + scene.seal,
+        allowed: [0], "read \(key) after the reset (which anchors no boot-clock floor)")
+      #expect(!read.standardOutput.isEmpty, "\(key)")
+    }
+  }
+
+  /// A key named without a directory (`--seal file:k`, beside the working directory) crashed
+  /// every sealed command (Foundation's `deletingLastPathComponent` traps on it): each now works,
+  /// and a key path ending in `/` is refused without leaving a file behind.
+  @Test func aKeyNamedWithoutADirectoryIsUsed() throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-bare-key")
+    defer { scratch.remove() }
+    let input = scratch.appending("input")
+    try Data("bare".utf8).write(to: URL(fileURLWithPath: input))
+    let inScratch = ["/usr/bin/env", "-C", scratch.path]
+    let seal = ["--seal", "file:k"]
+    try run(
+      ["sign-in", "--store", "S", "--put", "token=\(input)"] + seal, allowed: [0], "sign-in",
+      launcher: inScratch)
+    let read = try run(
+      ["read", "--store", "S", "--max-age", "7d", "token"] + seal, allowed: [0], "read",
+      launcher: inScratch)
+    #expect(read.standardOutput == "bare")
+    try run(
+      ["mark", "reset", "--store", "S", "--now", String(Int(Date().timeIntervalSince1970))]
+        + seal, allowed: [0], "mark reset", launcher: inScratch)
+    try run(
+      ["status", "--store", "S", "--max-age", "7d", "--no-boot-floor"] + seal, allowed: [0],
+      "status", launcher: inScratch)
+    #expect(FileManager.default.fileExists(atPath: scratch.appending("k")))
+    try FileManager.default.createDirectory(
+      atPath: scratch.appending("kd"), withIntermediateDirectories: false)
+    try run(
+      ["sign-in", "--store", "T", "--put", "token=\(input)", "--seal", "file:kd/newkey/"],
+      allowed: [1, 74], "trailing slash", launcher: inScratch)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.appending("kd")) == [])
+  }
+
   @Test func aReplayedOlderItemIsNeverServedAsFresh() throws {
     let scene = try Scene(binary: binary)
     defer { scene.remove() }

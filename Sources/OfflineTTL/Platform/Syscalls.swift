@@ -546,6 +546,14 @@ public struct Syscalls: Sendable {
     _ = try call(.flock) { system_flock(fd.rawValue, operation.rawValue) }
   }
 
+  /// `flock(fd, operation)` that reports `EINTR` instead of making the call again: for a
+  /// blocking wait that a signal ends (`Syscalls.flock(_:_:waitingAtMost:)`).
+  func flockReportingInterrupts(_ fd: FileDescriptor, _ operation: LockOperation) throws(Errno) {
+    _ = try call(.flock, retryingInterrupts: false) {
+      system_flock(fd.rawValue, operation.rawValue)
+    }
+  }
+
   // MARK: Watching for changes (Linux)
 
   /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`: a new change-watch descriptor whose reads never

@@ -194,14 +194,14 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
 
   /// The prefix of the temporary names a creation gives a new key before publishing it where
   /// unnamed files are not supported: `.<name>.new-`.
-  var temporaryPrefix: String { ".\((path as NSString).lastPathComponent).new-" }
+  var temporaryPrefix: String { ".\(Self.split(path).name).new-" }
 
   /// Runs `body` with the key's directory open and locked (`flock`, exclusive, waited for at most
   /// ``lockTimeout``; released when it returns).
   private func withKeyDirectoryLock<Result>(
     _ body: (FileDescriptor) throws(SealingKeyError) -> Result
   ) throws(SealingKeyError) -> Result {
-    let parent = (path as NSString).deletingLastPathComponent
+    let parent = Self.split(path).directory
     let directory: FileDescriptor
     do throws(Errno) {
       directory = try system.openDirectory(followingLinksIn: parent, .readOnly)
@@ -258,11 +258,9 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   ///   directory from the key's up to the root.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {
     let store = Self.resolved(directory)
-    let keyDirectory = Self.resolved((path as NSString).deletingLastPathComponent)
-    let key =
-      keyDirectory == "/"
-      ? "/" + (path as NSString).lastPathComponent
-      : keyDirectory + "/" + (path as NSString).lastPathComponent
+    let (keyParent, keyName) = Self.split(path)
+    let keyDirectory = Self.resolved(keyParent)
+    let key = keyDirectory == "/" ? "/" + keyName : keyDirectory + "/" + keyName
     if key == store || key.hasPrefix(store == "/" ? "/" : store + "/")
       || keyDirectoryChainHolds(storeDirectory: directory)
     {
@@ -289,7 +287,7 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     else { return false }
     defer { system.closeIgnoringErrors(storeFD) }
     guard let store = try? system.fstat(storeFD) else { return false }
-    let parent = (path as NSString).deletingLastPathComponent
+    let parent = Self.split(path).directory
     guard
       var current = try? system.open(
         (parent.isEmpty ? "." : parent) + "/.", [.readOnly, .directory, .nonBlocking])
@@ -364,7 +362,7 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// a named temporary file (``temporaryPrefix``) that the next online load removes if this one
   /// is killed before it does. `linkat` never replaces a key published first (that one is kept).
   private func create(in directory: FileDescriptor) throws(SealingKeyError) {
-    let name = (path as NSString).lastPathComponent
+    let name = Self.split(path).name
     do throws(Errno) {
       guard directory.rawValue >= 0 else { throw Errno.noSuchFileOrDirectory }
       func write(_ fd: FileDescriptor) throws(Errno) {
@@ -405,6 +403,16 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
       throw SealingKeyError(
         code: .io, errno: error.rawValue, reason: "cannot create key file \(path): \(error)")
     }
+  }
+
+  /// The key path's directory and last name, split at its last `/`: `("", "k")` for `k`,
+  /// `("/", "k")` for `/k`, `("a/k", "")` for `a/k/` (no name: its directory is then looked for,
+  /// and no key is ever made beside it). Not Foundation's `deletingLastPathComponent`, which
+  /// traps on a path without a `/` with this toolchain's Foundation.
+  static func split(_ path: String) -> (directory: String, name: String) {
+    guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+    let directory = String(path[..<slash])
+    return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
   }
 
   private static func resolved(_ path: String) -> String {

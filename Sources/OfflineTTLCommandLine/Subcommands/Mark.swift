@@ -117,9 +117,12 @@ enum Mark: Subcommand {
     case "reset":
       guard let now = nows.first else { throw UsageError("missing option '--now'") }
       guard nows.count == 1 else { throw UsageError("reset takes one '--now'") }
+      let items = try backend.cache(at: directory)
+      if let sealing = try backend.sealing(at: directory) {
+        try Self.checkKeyKeepsItems(sealing, directory: directory, items: items)
+      }
       let observation = try Self.observation(wall: now, tpm: tpm)
-      let record = try reset(
-        store, items: try backend.cache(at: directory), observation: observation)
+      let record = try reset(store, items: items, observation: observation)
       try print(record, unit: unit, json: json, context: context, wrote: true)
     case "show":
       guard nows.isEmpty else { throw UsageError("show takes no '--now'") }
@@ -160,6 +163,39 @@ enum Mark: Subcommand {
   /// - Throws: ``CommandFailure``: the reset's error (exit 74 when the store is unusable, else 1),
   ///   or the item store's when its lock or a leftover staging cannot be handled (nothing is
   ///   reset then).
+  /// Before a sealed `mark reset`: it keeps the items, so it never makes a key and never seals
+  /// the store again with another one (a mistyped `--seal` path would otherwise make a new key,
+  /// and the reset's repair would drop every item that key cannot open). A missing or unusable
+  /// key is `key_unavailable`; items or a mark sealed with another key are `seal_mismatch`
+  /// (exit 1 both, as for the other commands). Nothing is written. A store with no items yet passes: only the
+  /// key must exist.
+  private static func checkKeyKeepsItems(
+    _ sealing: any SealingKeyProvider, directory: String, items: any CacheItemStore
+  ) throws(CommandFailure) {
+    try perform { () throws(ClockMarkStoreError) in
+      do throws(SealingKeyError) {
+        _ = try sealing.loadKey(forStoreAt: directory)
+      } catch {
+        throw StoreError(
+          code: error.code == .lockTimedOut ? .lockTimedOut : .keyUnavailable,
+          errno: error.errno, unusableReason: error.unusableReason,
+          message: "\(error.code) (\(sealing)): \(error.reason); mark reset never makes or"
+            + " changes a key (only sign-in does): give the key the store was sealed with")
+      }
+      do throws(StoreError) {
+        _ = try items.summary()
+      } catch  where error.code == .sealMismatch || error.code == .keyRequired {
+        throw StoreError(
+          code: error.code,
+          message: error.message
+            + "; mark reset keeps the items and never seals them again: give the key the store"
+            + " was sealed with, or sign in online to seal it with this one")
+      } catch {
+        // Anything else (a damaged index or record, a missing store) is the reset's to judge.
+      }
+    }
+  }
+
   private static func reset(
     _ marks: any ClockMarkStore, items: any CacheItemStore, observation: ClockObservation
   ) throws(CommandFailure) -> ClockMarkRecord {

@@ -49,6 +49,15 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["key"])
   }
 
+  @Test(arguments: [
+    ("k", "", "k"), ("/k", "/", "k"), ("a/k", "a", "k"), ("/a/b/k", "/a/b", "k"),
+    ("a/k/", "a/k", ""), ("./k", ".", "k"),
+  ])
+  func aKeyPathSplitsAtItsLastSlash(_ path: String, _ directory: String, _ name: String) {
+    let split = FileSealingKeyProvider.split(path)
+    #expect(split.directory == directory && split.name == name, "\(path): \(split)")
+  }
+
   @Test func aValidKeyFileLoadsExactly() throws {
     let bytes = (0..<32).map { UInt8($0 * 3) }
     let provider = FileSealingKeyProvider(path: try write(bytes))

@@ -101,8 +101,10 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// it, `expired`) and reads, writes and deletes nothing. Zero or less: never wait. Default
   /// ``defaultLockTimeout``, 30 seconds: far longer than an honest holder keeps the lock (one
   /// record write and its `fdatasync`), short enough that a holder stopped with `SIGSTOP`, hung,
-  /// or holding the lock on purpose cannot make every check wait forever. The wait polls
-  /// (`flock(LOCK_NB)` and short pauses, see `Syscalls.flock(_:_:waitingAtMost:)`).
+  /// or holding the lock on purpose cannot make every check wait forever. On Linux the kernel
+  /// waits (a blocking `flock`, ended at the limit by a timer signal to the waiting thread);
+  /// on a thread that blocks that signal (a Dispatch queue's) and elsewhere the wait polls
+  /// (`flock(LOCK_NB)` and short pauses); see `Syscalls.flock(_:_:waitingAtMost:)`.
   public var lockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
   /// The default ``lockTimeout``: 30 seconds.
   public static let defaultLockTimeout: Duration = .seconds(30)
