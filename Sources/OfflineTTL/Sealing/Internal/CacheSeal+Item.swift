@@ -161,7 +161,8 @@ extension CacheSeal {
   /// Authenticates and decrypts an item's ciphertext (the file after its header, without the
   /// tags) in place: on success `ciphertext` holds the payload. A version-3 item of at least
   /// ``parallelThreshold`` bytes is opened on two threads (chunks claimed one at a time by the
-  /// caller and one worker of Dispatch's pool, which join before this returns).
+  /// caller and one helper from Dispatch's pool; every claimed chunk is finished before this
+  /// returns, and the caller never waits for a helper that has not started).
   ///
   /// - Parameters:
   ///   - ciphertext: Exactly `header.payloadLength` bytes.
@@ -196,26 +197,9 @@ extension CacheSeal {
           chunk.open($0, of: count, in: ciphertext, tags: tags, header: header, key: itemKey)
         }
       }
-      // Chunks are claimed one at a time, so a worker that starts late (a loaded machine)
-      // costs nothing: the caller takes the chunks it does not. Each chunk is written by the one
-      // thread that claimed it; concurrentPerform returns after both have finished.
-      let next = Atomic<Int>(0)
-      let failed = Atomic<Bool>(false)
-      let shared = SharedChunks(ciphertext: ciphertext, tags: tags, key: itemKey)
-      DispatchQueue.concurrentPerform(iterations: 2) { _ in
-        var chunk = binding
-        while !failed.load(ordering: .relaxed) {
-          let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-          guard index < count else { return }
-          if !chunk.open(
-            index, of: count, in: shared.ciphertext, tags: shared.tags, header: header,
-            key: shared.key)
-          {
-            failed.store(true, ordering: .relaxed)
-          }
-        }
-      }
-      return !failed.load(ordering: .relaxed)
+      return ParallelChunks(
+        ciphertext: ciphertext, tags: tags, key: itemKey, header: header, binding: binding
+      ).open()
     }
     if !opened { Sodium.zero(ciphertext) }
     return opened
@@ -252,13 +236,65 @@ extension CacheSeal {
   static let notAuthentic = "it does not authenticate under this key, store, name and header"
 }
 
-/// The ciphertext, tags and key of one item, shared by the two threads that open its chunks:
-/// each chunk's bytes are written by the one thread that claimed it, the tags and the key are
-/// only read, and the caller's buffers outlive `concurrentPerform`, which joins both threads.
-private struct SharedChunks: @unchecked Sendable {  // disjoint writes per thread, joined after
-  let ciphertext: UnsafeMutableRawBufferPointer
-  let tags: UnsafeRawBufferPointer
-  let key: UnsafeRawBufferPointer
+/// One item's chunks opened by the caller's thread and one helper from Dispatch's global pool.
+///
+/// Both claim chunks one at a time from one counter, so the caller never waits for a helper that
+/// has not started (a loaded machine may run it late, or after the caller took every chunk):
+/// it waits only for chunks the helper claimed and has not finished. A helper that starts after
+/// the caller returned claims nothing (the counter is past the last chunk) and touches no buffer.
+/// Each chunk's bytes are written by the one thread that claimed it; the tags and key are only
+/// read; `finished` (release on each chunk, acquire in the caller) orders the helper's writes
+/// before the caller's return.
+private final class ParallelChunks: @unchecked Sendable {  // buffers only for claimed chunks
+  private let ciphertext: UnsafeMutableRawBufferPointer
+  private let tags: UnsafeRawBufferPointer
+  private let key: UnsafeRawBufferPointer
+  private let header: CacheSeal.ItemHeader
+  private let binding: ChunkBinding
+  private let count: Int
+  private let next = Atomic<Int>(0)
+  private let finished = Atomic<Int>(0)
+  private let failed = Atomic<Bool>(false)
+
+  init(
+    ciphertext: UnsafeMutableRawBufferPointer, tags: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, header: CacheSeal.ItemHeader, binding: ChunkBinding
+  ) {
+    self.ciphertext = ciphertext
+    self.tags = tags
+    self.key = key
+    self.header = header
+    self.binding = binding
+    count = header.chunkCount
+  }
+
+  /// Opens every chunk (the caller's share here, the rest on the helper) and returns once all
+  /// claimed chunks are finished: whether every one authenticated.
+  func open() -> Bool {
+    DispatchQueue.global().async { self.claimChunks() }
+    claimChunks()
+    while finished.load(ordering: .acquiring) < count {
+      // Only a chunk the helper is in the middle of remains: at most one chunk's work.
+      sched_yield()
+    }
+    return !failed.load(ordering: .relaxed)
+  }
+
+  /// Claims and opens chunks until none is left; after a failure, claims the rest without
+  /// opening them.
+  private func claimChunks() {
+    var chunk = binding
+    while true {
+      let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+      guard index < count else { return }
+      if !failed.load(ordering: .relaxed),
+        !chunk.open(index, of: count, in: ciphertext, tags: tags, header: header, key: key)
+      {
+        failed.store(true, ordering: .relaxed)
+      }
+      finished.wrappingAdd(1, ordering: .releasing)
+    }
+  }
 }
 
 /// The associated data and nonce of a version-3 item's chunks, rebuilt in place for each chunk
