@@ -475,8 +475,8 @@ extension DirectoryCacheStore {
   /// file. `items/` and the item are opened by the secure open (non-blocking, never following a
   /// link, type, owner and mode checked on the descriptor). The 56-byte header is checked against
   /// the file's size first; then the tags (one per 64 KiB chunk, or one for a version-2 item),
-  /// then the ciphertext into one buffer, authenticated and decrypted in place there (on two
-  /// threads for a large item), and that buffer becomes the payload: no second copy.
+  /// then the ciphertext into one buffer, authenticated and decrypted in place there chunk by
+  /// chunk, and that buffer becomes the payload: no second copy.
   ///
   /// - Parameters:
   ///   - listed: Whether the index lists the key; a file it does not list is refused before

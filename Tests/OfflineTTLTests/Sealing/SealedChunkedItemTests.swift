@@ -4,10 +4,10 @@ import Testing
 
 @_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
 
-/// Chunked sealed items through the gate: large items read back whole (on two threads above the
-/// threshold) and streamed; a forged chunk, a chunk swap, a dropped or appended chunk is
-/// `item_unauthentic` with the bytes left alone until a sign-in re-seals; an item written by
-/// the earlier release (version 2, one blob) still reads.
+/// Chunked sealed items through the gate: large items read back whole and streamed; a forged
+/// chunk, a chunk swap, a dropped or appended chunk is `item_unauthentic` with the bytes left
+/// alone until a sign-in re-seals; an item written by the earlier release (version 2, one blob)
+/// still reads.
 @Suite struct SealedChunkedItemTests {
   typealias Fixture = SealedStoreTests.Fixture
   static let chunk = CacheSeal.chunkSize
@@ -58,7 +58,7 @@ import Testing
     #expect(try read(f) == Self.payload(3), "a sign-in re-seals", sourceLocation: sourceLocation)
   }
 
-  @Test(arguments: [0, 1, chunk - 1, chunk, chunk + 1, CacheSeal.parallelThreshold, size + 5])
+  @Test(arguments: [0, 1, chunk - 1, chunk, chunk + 1, 4 * chunk, size + 5])
   func aSealedItemOfEverySizeReadsAndStreamsBack(_ size: Int) throws {
     let f = try fixture(size: size)
     defer { f.root.remove() }

@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-import Synchronization
 
 /// Sealed item files (documented in `docs/cache-format.md`, section "Sealed store").
 ///
@@ -28,10 +26,6 @@ extension CacheSeal {
   static let itemHeaderSize = 56
   /// Plain-text bytes per chunk of a version-3 item (the last chunk may be shorter): 64 KiB.
   static let chunkSize = 1 << 16
-  /// Items of at least this many payload bytes are opened on two threads (chunks split
-  /// between the caller and one worker of Dispatch's pool); smaller ones on the caller's
-  /// thread alone, with no other cost.
-  static let parallelThreshold = 1 << 18
 
   /// The largest sealed item file there can be: an item of the 1 GiB maximum payload with its
   /// header and one tag per chunk, with room to spare. A larger file is refused (`EFBIG`)
@@ -159,10 +153,10 @@ extension CacheSeal {
   }
 
   /// Authenticates and decrypts an item's ciphertext (the file after its header, without the
-  /// tags) in place: on success `ciphertext` holds the payload. A version-3 item of at least
-  /// ``parallelThreshold`` bytes is opened on two threads (chunks claimed one at a time by the
-  /// caller and one helper from Dispatch's pool; every claimed chunk is finished before this
-  /// returns, and the caller never waits for a helper that has not started).
+  /// tags) in place: on success `ciphertext` holds the payload. Every chunk is opened on the
+  /// caller's thread, in order. (Splitting the chunks with a second thread was measured and
+  /// left out: on a loaded machine a helper preempted in the middle of a chunk made the caller
+  /// wait a scheduling period, several times a one-thread read.)
   ///
   /// - Parameters:
   ///   - ciphertext: Exactly `header.payloadLength` bytes.
@@ -191,15 +185,10 @@ extension CacheSeal {
     let binding = ChunkBinding(
       prefix: header.prefix, storeID: storeID, key: key, nonce: header.nonce)
     let opened = keys.items.withUnsafeBytes { itemKey -> Bool in
-      guard header.payloadLength >= parallelThreshold, count > 1 else {
-        var chunk = binding
-        return (0..<count).allSatisfy {
-          chunk.open($0, of: count, in: ciphertext, tags: tags, header: header, key: itemKey)
-        }
+      var chunk = binding
+      return (0..<count).allSatisfy {
+        chunk.open($0, of: count, in: ciphertext, tags: tags, header: header, key: itemKey)
       }
-      return ParallelChunks(
-        ciphertext: ciphertext, tags: tags, key: itemKey, header: header, binding: binding
-      ).open()
     }
     if !opened { Sodium.zero(ciphertext) }
     return opened
@@ -234,67 +223,6 @@ extension CacheSeal {
 
   /// Why an item that does not authenticate is refused.
   static let notAuthentic = "it does not authenticate under this key, store, name and header"
-}
-
-/// One item's chunks opened by the caller's thread and one helper from Dispatch's global pool.
-///
-/// Both claim chunks one at a time from one counter, so the caller never waits for a helper that
-/// has not started (a loaded machine may run it late, or after the caller took every chunk):
-/// it waits only for chunks the helper claimed and has not finished. A helper that starts after
-/// the caller returned claims nothing (the counter is past the last chunk) and touches no buffer.
-/// Each chunk's bytes are written by the one thread that claimed it; the tags and key are only
-/// read; `finished` (release on each chunk, acquire in the caller) orders the helper's writes
-/// before the caller's return.
-private final class ParallelChunks: @unchecked Sendable {  // buffers only for claimed chunks
-  private let ciphertext: UnsafeMutableRawBufferPointer
-  private let tags: UnsafeRawBufferPointer
-  private let key: UnsafeRawBufferPointer
-  private let header: CacheSeal.ItemHeader
-  private let binding: ChunkBinding
-  private let count: Int
-  private let next = Atomic<Int>(0)
-  private let finished = Atomic<Int>(0)
-  private let failed = Atomic<Bool>(false)
-
-  init(
-    ciphertext: UnsafeMutableRawBufferPointer, tags: UnsafeRawBufferPointer,
-    key: UnsafeRawBufferPointer, header: CacheSeal.ItemHeader, binding: ChunkBinding
-  ) {
-    self.ciphertext = ciphertext
-    self.tags = tags
-    self.key = key
-    self.header = header
-    self.binding = binding
-    count = header.chunkCount
-  }
-
-  /// Opens every chunk (the caller's share here, the rest on the helper) and returns once all
-  /// claimed chunks are finished: whether every one authenticated.
-  func open() -> Bool {
-    DispatchQueue.global().async { self.claimChunks() }
-    claimChunks()
-    while finished.load(ordering: .acquiring) < count {
-      // Only a chunk the helper is in the middle of remains: at most one chunk's work.
-      sched_yield()
-    }
-    return !failed.load(ordering: .relaxed)
-  }
-
-  /// Claims and opens chunks until none is left; after a failure, claims the rest without
-  /// opening them.
-  private func claimChunks() {
-    var chunk = binding
-    while true {
-      let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-      guard index < count else { return }
-      if !failed.load(ordering: .relaxed),
-        !chunk.open(index, of: count, in: ciphertext, tags: tags, header: header, key: key)
-      {
-        failed.store(true, ordering: .relaxed)
-      }
-      finished.wrappingAdd(1, ordering: .releasing)
-    }
-  }
 }
 
 /// The associated data and nonce of a version-3 item's chunks, rebuilt in place for each chunk

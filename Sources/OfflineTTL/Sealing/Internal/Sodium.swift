@@ -179,7 +179,7 @@ enum Sodium {
   }
 
   /// ``openInPlace(_:tag:associatedData:nonce:key:)`` over raw buffers (no array per call: the
-  /// chunked item format calls it once per chunk, from two threads for a large item).
+  /// chunked item format calls it once per chunk).
   ///
   /// - Returns: `false` when `tag` is not 16 bytes or does not verify; `buffer` is then zeroed.
   /// - Complexity: O(buffer + associated data).
