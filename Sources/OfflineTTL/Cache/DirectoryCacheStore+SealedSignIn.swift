@@ -83,7 +83,21 @@ extension DirectoryCacheStore {
       let changes = prepare()
       // The 1 GiB limit of every write path, before anything of this sign-in is written.
       try Self.checkPayloadSizes(changes)
-      let planned = ClockMarkRecord.generation(after: stored ?? 0)
+      // Exactly the generation the reset will write: over a record this key cannot
+      // authenticate (sealed with another key, unsealed, altered) the reset continues from the
+      // salvaged generation, and a staging of any other generation is one no reader uses.
+      let planned: UInt64
+      if let stored {
+        planned = ClockMarkRecord.generation(after: stored)
+      } else {
+        do throws(StoreError) {
+          planned = try sealedMarks(keys: keys).generationOfNextSignIn()
+        } catch  where error.code == .lockTimedOut {
+          throw error
+        } catch {
+          planned = 1
+        }
+      }
       let name = Self.stagingPrefix + String(planned)
       // This sign-in's id (libsodium's `randombytes_buf`): its staged index is bound to it, and
       // its mark reset records it.
