@@ -104,6 +104,7 @@ extension DirectoryCacheStore {
       throw failure(error, .storeUnusable)
     }
     defer { files.close(store) }
+    try refuseForeignDirectory(store)
     do {
       cache = try files.openOrReplaceDirectory(store, Self.cacheName)
     } catch {
@@ -125,6 +126,37 @@ extension DirectoryCacheStore {
     }
     try refuseUnrepairableDirectories(cache)
     return try body(cache)
+  }
+
+  /// Refuses to make a new store (no `cache/` yet) in a directory that already holds anything
+  /// but the clock-mark files (``FileClockMarkStore/reservedFileNames``): a store needs a
+  /// directory of its own, and a sign-in pointed at another one (`/dev`, a home directory, a
+  /// project) would write its files among that directory's entries. A directory that already
+  /// holds `cache/` is a store (whatever else it holds is left alone, as before).
+  ///
+  /// - Throws: ``CacheStoreError``: `store_unusable` naming a few of the entries (nothing was
+  ///   written), or when the directory cannot be listed.
+  /// - Complexity: One `fstatat`; one listing only when `cache/` is missing.
+  private func refuseForeignDirectory(_ store: StoreDirectory) throws(CacheStoreError) {
+    let foreign: [String]
+    do throws(StoreFileError) {
+      guard !(try files.exists(store, Self.cacheName)) else { return }
+      foreign = try files.names(in: store)
+        // `cache` too: another writer may have made it since the look above.
+        .filter { $0 != Self.cacheName && !FileClockMarkStore.reservedFileNames.contains($0) }
+        .sorted()
+    } catch {
+      throw failure(error, .storeUnusable)
+    }
+    guard foreign.isEmpty else {
+      let shown = foreign.prefix(3).map(\.debugDescription).joined(separator: ", ")
+      throw CacheStoreError(
+        code: .storeUnusable,
+        reason: "\(store.path) is not a store directory: it holds \(foreign.count) "
+          + "entr\(foreign.count == 1 ? "y" : "ies") that no store makes (\(shown)"
+          + "\(foreign.count > 3 ? ", ..." : "")); a new store needs an empty directory of its "
+          + "own (a missing one is created); nothing was written")
+    }
   }
 
   /// Refuses, before the online path writes anything, an `items/` or `tmp/` directory that
