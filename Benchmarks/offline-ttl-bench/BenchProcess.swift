@@ -64,9 +64,11 @@ enum BenchProcess {
     try? process.run()
   }
 
-  /// A fresh, empty work directory under ``workRoot``, created 0700 (an old one is discarded).
+  /// A fresh, empty work directory under ``workRoot``, created 0700 (an old one is discarded),
+  /// named `name` and this process's id: two benchmark runs at once, even of one build, never
+  /// share a directory.
   static func workDirectory(_ name: String) throws -> URL {
-    let directory = workRoot.appendingPathComponent(name)
+    let directory = workRoot.appendingPathComponent("\(name)-\(getpid())")
     let manager = FileManager.default
     discard(directory)
     try manager.createDirectory(

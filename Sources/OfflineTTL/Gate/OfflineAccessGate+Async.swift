@@ -20,7 +20,13 @@ enum BlockingStoreWork {
     _ body: @escaping @Sendable () throws(Failure) -> Value
   ) async throws(Failure) -> Value {
     let result: Result<Value, Failure> = await withCheckedContinuation { continuation in
-      queue.async { continuation.resume(returning: Result { () throws(Failure) in try body() }) }
+      queue.async {
+        // Dispatch's threads block every signal: let this work's lock waits wait in the kernel.
+        let result = Syscalls.allowingKernelLockWaits {
+          Result { () throws(Failure) in try body() }
+        }
+        continuation.resume(returning: result)
+      }
     }
     return try result.get()
   }

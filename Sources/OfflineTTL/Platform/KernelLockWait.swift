@@ -19,6 +19,9 @@
   /// again for the time left. ``end()`` deletes both timers; a kick still pending for the thread
   /// is delivered to the empty handler at the latest when `timer_delete` returns (the signal is
   /// not blocked in the thread), so none outlives the wait.
+  ///
+  /// A thread that blocks the signal waits this way only inside ``withSignalUnblocked(_:)``
+  /// (the gate's `async` variants run their store work in it); elsewhere it polls.
   struct KernelLockWait {
     /// The realtime signal that interrupts a waiting `flock`: `SIGRTMIN + 7` (41 with glibc).
     /// Not `SIGRTMAX`, which valgrind takes for itself.
@@ -47,6 +50,34 @@
       return nil
     }
 
+    /// Runs `body` with ``signalNumber`` unblocked on the calling thread, then blocks it again
+    /// if it was blocked: so a thread that blocks every signal (a Dispatch worker) can wait in
+    /// the kernel for the length of one piece of store work. Only once the handler is installed
+    /// (installing it here on first use); otherwise `body` runs with the mask as it is. Two
+    /// system calls (`rt_sigprocmask`) where the signal was blocked, one where it was not.
+    ///
+    /// - Parameter body: The store work.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` threw.
+    static func withSignalUnblocked<Value, Failure: Error>(
+      _ body: () throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+      guard setup != nil else { return try body() }
+      var only = sigset_t()
+      sigemptyset(&only)
+      sigaddset(&only, signalNumber)
+      var previous = sigset_t()
+      guard pthread_sigmask(SIG_UNBLOCK, &only, &previous) == 0 else { return try body() }
+      defer {
+        if sigismember(&previous, signalNumber) == 1 { pthread_sigmask(SIG_BLOCK, &only, nil) }
+      }
+      return try body()
+    }
+
+    /// The calling thread's kernel id (`gettid`), the value both timers of its waits carry;
+    /// `nil` where the wait cannot be set up.
+    static var currentThreadID: pid_t? { setup?.threadID() }
+
     /// Whether `action` is the handler this wait installs: `handler`, without `SA_RESTART`
     /// (which would restart the `flock` instead of ending it) and without `SA_SIGINFO`.
     static func isOwnHandler(_ action: sigaction, own handler: SignalHandler) -> Bool {
@@ -69,13 +100,19 @@
     init?(limitNanoseconds limit: Int64) {
       guard Self.unavailability == nil, let setup = Self.setup else { return nil }
       let first = Self.timespec(nanoseconds: limit)
+      let thread = setup.threadID()
+      // Both timers carry the thread's id as their value (`/proc/self/timers` shows it), so a
+      // test can tell this thread's timers from those of other waits in the process.
+      let tag = UnsafeMutableRawPointer(bitPattern: Int(thread))
       var silent = sigevent()
       silent.sigev_notify = Int32(SIGEV_NONE)
+      silent.sigev_value.sival_ptr = tag
       guard let stopwatch = Self.timer(&silent, first: first, then: .init()) else { return nil }
       var kick = sigevent()
       kick.sigev_notify = Int32(SIGEV_THREAD_ID)
       kick.sigev_signo = Self.signalNumber
-      kick._sigev_un._tid = setup.threadID()
+      kick.sigev_value.sival_ptr = tag
+      kick._sigev_un._tid = thread
       guard
         let kicker = Self.timer(
           &kick, first: first, then: Self.timespec(nanoseconds: Self.kickPeriod))

@@ -23,7 +23,8 @@ extension Syscalls {
   ///   another signal is made again for the time left. The process gets a handler that does
   ///   nothing for one realtime signal (`SIGRTMIN + 7`) the first time a wait starts.
   /// - **Otherwise it polls**: where that signal has a handler of someone else's, where this
-  ///   thread blocks it (every Dispatch worker thread, so Swift concurrency's tasks), where no
+  ///   thread blocks it (every Dispatch worker thread, so Swift concurrency's tasks, except
+  ///   inside ``allowingKernelLockWaits(_:)``, where the gate's `async` variants run), where no
   ///   timer can be made, and on other systems. It pauses and tries `LOCK_NB` again; each pause
   ///   is about a tenth of the time already waited (at least 50 µs, at most 10 ms). The time
   ///   waited is the larger of `CLOCK_MONOTONIC`'s progress and the sum of the pauses, so the
@@ -70,6 +71,25 @@ extension Syscalls {
       }
     #endif
     try pollForLock(fd, operation, limitNanoseconds: limitNanoseconds)
+  }
+
+  /// Runs `body` so that its lock waits (``flock(_:_:waitingAtMost:)``) wait in the kernel even
+  /// on a thread that blocks every signal, such as a Dispatch worker: on Linux the lock-wait
+  /// signal is unblocked on the calling thread for the length of `body` and blocked again after
+  /// if it was. Elsewhere `body` simply runs.
+  ///
+  /// - Parameter body: The store work.
+  /// - Returns: What `body` returned.
+  /// - Throws: What `body` threw.
+  /// - Complexity: `body`, plus at most two `rt_sigprocmask` calls.
+  static func allowingKernelLockWaits<Value, Failure: Error>(
+    _ body: () throws(Failure) -> Value
+  ) throws(Failure) -> Value {
+    #if os(Linux)
+      return try KernelLockWait.withSignalUnblocked(body)
+    #else
+      return try body()
+    #endif
   }
 
   /// The polled wait of ``flock(_:_:waitingAtMost:)``, after a first try found the lock taken.

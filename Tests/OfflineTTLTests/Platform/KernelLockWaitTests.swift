@@ -12,7 +12,8 @@
   /// `Syscalls.flock(_:_:waitingAtMost:)` on Linux): granted when the holder releases, without
   /// polling (exactly one blocking `flock` after the first try), timed out at the limit by the
   /// timer signal, another signal only makes it wait on, and a thread that blocks the signal
-  /// polls as before. Each wait runs on a thread of its own (the test runner's threads block
+  /// polls as before, except inside `Syscalls.allowingKernelLockWaits` (the `async` variants'
+  /// store work). Each wait runs on a thread of its own (the test runner's threads block
   /// every signal) and is bounded: the holder's watchdog releases the lock after 20 s and the
   /// test stops waiting for the thread after 30 s. Serialized: the timers of the process are
   /// counted before and after each wait.
@@ -32,7 +33,7 @@
       init() throws {
         root = try TemporaryStoreDirectory(prefix: "kernel-lock-wait")
         path = root.appending("lock")
-        FileManager.default.createFile(atPath: path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: path, contents: nil))
         system = Syscalls(faults: plan)
         fd = try system.open(path, .readOnly)
       }
@@ -54,24 +55,33 @@
       var timersAfter: Int
     }
 
-    /// The number of POSIX timers of this process, or -1 when `/proc/self/timers` cannot be read.
-    static func timerCount() -> Int {
-      guard let text = try? String(contentsOfFile: "/proc/self/timers", encoding: .utf8) else {
-        return -1
-      }
-      return text.split(separator: "\n").filter { $0.hasPrefix("ID:") }.count
+    /// The POSIX timers of this process made for waits of the thread whose kernel id is
+    /// `thread` (both carry it as their value: the `signal:` line of `/proc/self/timers` reads
+    /// `<signal>/<value in hex>`), or -1 when that file cannot be read. Other tests' waits in
+    /// the same process, at the same time, are not counted.
+    static func timerCount(of thread: pid_t?) -> Int {
+      guard let thread,
+        let text = try? String(contentsOfFile: "/proc/self/timers", encoding: .utf8)
+      else { return -1 }
+      return text.split(separator: "\n").filter { line in
+        guard line.hasPrefix("signal:"), let value = line.split(separator: "/").last else {
+          return false
+        }
+        return UInt64(value.drop(while: { $0 == "0" || $0 == "x" }), radix: 16)
+          ?? 0 == UInt64(thread)
+      }.count
     }
 
     /// Runs `wait` on a new thread whose mask blocks or unblocks the lock-wait signal, and
     /// returns its outcome; `started` runs on the caller's thread once the wait has begun (with
-    /// the waiting thread's `pthread_t`). Records an issue after 30 s (and returns an outcome
+    /// the waiting thread's `pthread_t` and kernel id). Records an issue after 30 s (and returns an outcome
     /// that fails every check).
     static func onThread(
       blockingTheSignal: Bool, _ wait: @escaping @Sendable () throws(Errno) -> Void,
-      started: (pthread_t) -> Void = { _ in }
+      started: (pthread_t, pid_t?) -> Void = { _, _ in }
     ) -> Outcome {
       let result = Mutex<Outcome?>(nil)
-      let waiter = Mutex<pthread_t?>(nil)
+      let waiter = Mutex<(pthread_t, pid_t?)?>(nil)
       let done = DispatchSemaphore(value: 0)
       Thread {
         var set = sigset_t()
@@ -79,8 +89,9 @@
         sigaddset(&set, KernelLockWait.signalNumber)
         pthread_sigmask(blockingTheSignal ? SIG_BLOCK : SIG_UNBLOCK, &set, nil)
         let unavailability = KernelLockWait.unavailability
-        waiter.withLock { $0 = pthread_self() }
-        let before = timerCount()
+        let thread = KernelLockWait.currentThreadID
+        waiter.withLock { $0 = (pthread_self(), thread) }
+        let before = timerCount(of: thread)
         let clock = ContinuousClock()
         let start = clock.now
         var error: Errno? = nil
@@ -89,12 +100,13 @@
         result.withLock {
           $0 = Outcome(
             error: error, elapsed: elapsed, unavailability: unavailability,
-            timersBefore: before, timersAfter: timerCount())
+            timersBefore: before, timersAfter: timerCount(of: thread))
         }
         done.signal()
       }.start()
       while waiter.withLock({ $0 }) == nil { usleep(1_000) }
-      started(waiter.withLock { $0! })
+      let (pthread, thread) = waiter.withLock { $0! }
+      started(pthread, thread)
       guard done.wait(timeout: .now() + 30) == .success, let outcome = result.withLock({ $0 })
       else {
         Issue.record("the wait did not end in 30 s")
@@ -111,11 +123,13 @@
       let held = try HeldFileLock(fixture.path, releasingAfter: .seconds(20))
       let (system, fd) = (fixture.system, fixture.fd)
       let releasedAt = Mutex<ContinuousClock.Instant?>(nil)
+      let timersDuring = Mutex(-1)
       let outcome = Self.onThread(
         blockingTheSignal: false,
         { () throws(Errno) in try system.flock(fd, .exclusive, waitingAtMost: .seconds(10)) },
-        started: { _ in
+        started: { _, thread in
           usleep(200_000)
+          timersDuring.withLock { $0 = Self.timerCount(of: thread) }
           releasedAt.withLock { $0 = ContinuousClock.now }
           held.release()
         })
@@ -124,6 +138,8 @@
       #expect(fixture.plan.count(of: .flock) == 2, "one try, then one blocking flock: no polling")
       #expect(outcome.elapsed >= .milliseconds(200), "not before the release, \(outcome.elapsed)")
       #expect(outcome.elapsed < .milliseconds(200) + Self.slack, "\(outcome.elapsed)")
+      #expect(timersDuring.withLock { $0 } == 2, "the stopwatch and the kicker, while it waits")
+      #expect(outcome.timersBefore == 0)
       #expect(outcome.timersAfter == outcome.timersBefore, "both timers deleted")
       #expect(!held.wasReleasedByWatchdog)
     }
@@ -163,7 +179,7 @@
       let outcome = Self.onThread(
         blockingTheSignal: false,
         { () throws(Errno) in try system.flock(fd, .exclusive, waitingAtMost: limit) },
-        started: { thread in
+        started: { thread, _ in
           // Once the thread has made its third flock (the one after the injected EINTR), and
           // is blocked in it.
           let deadline = ContinuousClock.now + .seconds(10)
@@ -215,12 +231,88 @@
       let granted = Self.onThread(
         blockingTheSignal: true,
         { () throws(Errno) in try system.flock(fd, .exclusive, waitingAtMost: .seconds(10)) },
-        started: { _ in
+        started: { _, _ in
           usleep(100_000)
           held.release()
         })
       #expect(granted.error == nil, "\(String(describing: granted.error))")
       #expect(granted.elapsed < .milliseconds(100) + Self.slack, "\(granted.elapsed)")
+    }
+
+    /// Inside `Syscalls.allowingKernelLockWaits`, a thread that blocks the signal waits in the
+    /// kernel (one blocking `flock`, granted at the release), and blocks the signal again after.
+    @Test func aThreadThatBlocksTheSignalWaitsInTheKernelInsideAllowingKernelLockWaits() throws {
+      let fixture = try Fixture()
+      defer { fixture.remove() }
+      let held = try HeldFileLock(fixture.path, releasingAfter: .seconds(20))
+      let (system, fd) = (fixture.system, fixture.fd)
+      let inside = Mutex<String?>("not run")
+      let blockedAfter = Mutex<Bool?>(nil)
+      let outcome = Self.onThread(
+        blockingTheSignal: true,
+        { () throws(Errno) in
+          try Syscalls.allowingKernelLockWaits { () throws(Errno) in
+            inside.withLock { $0 = KernelLockWait.unavailability }
+            try system.flock(fd, .exclusive, waitingAtMost: .seconds(10))
+          }
+          var mask = sigset_t()
+          pthread_sigmask(SIG_BLOCK, nil, &mask)
+          blockedAfter.withLock { $0 = sigismember(&mask, KernelLockWait.signalNumber) == 1 }
+        },
+        started: { _, _ in
+          usleep(200_000)
+          held.release()
+        })
+      #expect(
+        outcome.unavailability?.contains("blocked") == true, "\(outcome.unavailability ?? "")")
+      #expect(inside.withLock { $0 } == nil, "\(inside.withLock { $0 } ?? "")")
+      #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+      #expect(fixture.plan.count(of: .flock) == 2, "one try, then one blocking flock: no polling")
+      #expect(outcome.elapsed >= .milliseconds(200), "not before the release, \(outcome.elapsed)")
+      #expect(outcome.elapsed < .milliseconds(200) + Self.slack, "\(outcome.elapsed)")
+      #expect(blockedAfter.withLock { $0 } == true, "the thread's mask is put back")
+      #expect(outcome.timersAfter == outcome.timersBefore, "both timers deleted")
+      #expect(!held.wasReleasedByWatchdog)
+    }
+
+    /// The gate's `async` variants run their store work on a Dispatch queue, whose threads block
+    /// every signal: that work still waits in the kernel, and times out at the limit.
+    @Test(arguments: [false, true])
+    func storeWorkOfTheAsyncVariantsWaitsInTheKernel(released: Bool) async throws {
+      let fixture = try Fixture()
+      defer { fixture.remove() }
+      let held = try HeldFileLock(fixture.path, releasingAfter: .seconds(20))
+      defer { held.release() }
+      let (system, fd) = (fixture.system, fixture.fd)
+      let limit: Duration = released ? .seconds(10) : Self.limit
+      // Released 200 ms after the work starts (the queue may start it late when its threads
+      // are busy); timed inside the work for the same reason.
+      let workStarted = DispatchSemaphore(value: 0)
+      if released {
+        Thread {
+          guard workStarted.wait(timeout: .now() + 30) == .success else { return }
+          usleep(200_000)
+          held.release()
+        }.start()
+      }
+      let (error, elapsed) = await BlockingStoreWork.run { () -> (Errno?, Duration) in
+        let clock = ContinuousClock()
+        let start = clock.now
+        workStarted.signal()
+        do throws(Errno) {
+          try system.flock(fd, .exclusive, waitingAtMost: limit)
+          return (nil, clock.now - start)
+        } catch { return (error, clock.now - start) }
+      }
+      #expect(fixture.plan.count(of: .flock) == 2, "one try, then one blocking flock: no polling")
+      if released {
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(elapsed >= .milliseconds(200), "not before the release, \(elapsed)")
+      } else {
+        #expect(error == .timedOut, "\(String(describing: error))")
+        #expect(elapsed >= limit, "\(elapsed)")
+        #expect(elapsed < limit + Self.slack, "\(elapsed)")
+      }
     }
 
     @Test func aFreeLockIsOneFlockAndAnotherFailureIsNotATimeout() throws {

@@ -89,7 +89,7 @@ import Testing
     let root = try TemporaryStoreDirectory(prefix: "lock-wait")
     defer { root.remove() }
     let path = root.appending("lock")
-    FileManager.default.createFile(atPath: path, contents: nil)
+    try #require(FileManager.default.createFile(atPath: path, contents: nil))
     let plan = SyscallFaultPlan()
     let system = Syscalls(faults: plan)
     let fd = try system.open(path, .readOnly)
@@ -118,7 +118,7 @@ import Testing
     let root = try TemporaryStoreDirectory(prefix: "lock-wait")
     defer { root.remove() }
     let path = root.appending("lock")
-    FileManager.default.createFile(atPath: path, contents: nil)
+    try #require(FileManager.default.createFile(atPath: path, contents: nil))
     let plan = SyscallFaultPlan()
     let system = Syscalls(faults: plan)
     let fd = try system.open(path, .readOnly)
