@@ -79,7 +79,7 @@ import Testing
     func run(_ store: String) -> CommandRun {
       command == "sign-in"
         ? runCommand(["sign-in", "--store", store], clock: clock)
-        : runCommand(["mark", "reset", "--store", store], clock: clock)
+        : runCommand(["mark", "reset", "--store", store, "--now", "1700000000"], clock: clock)
     }
     let foreign = scratch.appending("foreign")
     try FileManager.default.createDirectory(
