@@ -46,8 +46,10 @@ struct KilledResealingSignInTests {
     killPoints.indices.filter { index in
       let point = "\(killPoints[index].call)#\(killPoints[index].number)"
       return [
+        // Not `flock#5`: planning the generation takes the mark's lock once more, so that
+        // `flock` now comes before the commit point.
         "renameat#2", "renameat#3", "fsync#4", "fsync#5", "fsync#6", "unlinkat#1", "write#4",
-        "fchmod#7", "flock#5",
+        "fchmod#7",
       ].contains(point)
     })
 
