@@ -14,6 +14,13 @@ public enum OfflineTTLCommand {
   ///
   /// - Parameter arguments: `CommandLine.arguments`.
   public static func main(_ arguments: [String]) -> Never {
+    // Standard input, output or error closed by the caller: `/dev/null`, read-only, goes on
+    // each closed one, so that nothing opened later takes its number (a store file or a D-Bus
+    // socket as standard output would receive what the command prints). Writes to it still
+    // fail (`EBADF`), as they did while it was closed, and are reported as such.
+    for standard: Int32 in 0...2 where fcntl(standard, F_GETFD) == -1 && errno == EBADF {
+      _ = open("/dev/null", O_RDONLY)
+    }
     // A closed pipe must give a write error, not kill the process.
     signal(SIGPIPE, SIG_IGN)
     // What the tool creates is private whatever the caller's umask: one that removed the

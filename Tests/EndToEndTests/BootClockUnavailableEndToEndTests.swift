@@ -73,4 +73,43 @@ struct BootClockUnavailableEndToEndTests {
     #expect(try runner.run(["sign-in", "--store", store]).exitCode == 0)
     #expect(try runner.run(["status", "--store", store, "--max-age", "1d"]).exitCode == 0)
   }
+
+  /// A FIFO or a socket bound over the boot id (a private mount namespace) is never waited on:
+  /// the check reads no boot clock (`boot_clock_unavailable`) at once, instead of blocking in
+  /// `open` while it holds the store's lock.
+  @Test(arguments: ["FIFO", "socket"])
+  func aBootIDThatIsNotARegularFileRefusesAtOnceAndHoldsNoLock(_ kind: String) throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-bootid-kind")
+    defer { scratch.remove() }
+    let store = scratch.appending("store")
+    let token = scratch.appending("token.txt")
+    let standIn = scratch.appending("boot_id")
+    try Data("secret-token".utf8).write(to: URL(fileURLWithPath: token))
+    if kind == "FIFO" {
+      try #require(mkfifo(standIn, 0o600) == 0)
+    } else {
+      try Scene.bindSocket(at: standIn)
+    }
+    let runner = try BinaryRunner()
+    let signIn = try runner.run(["sign-in", "--store", store, "--put", "token=\(token)"])
+    #expect(signIn.exitCode == 0, "\(signIn.standardError)")
+    let bound = [(source: standIn, target: "/proc/sys/kernel/random/boot_id")]
+    let status = try MountNamespace.run(
+      ["status", "--store", store, "--max-age", "1d", "--lock-timeout", "2s", "--json"],
+      binding: bound, timeout: .seconds(60))
+    #expect(!status.timedOut, "\(kind): the check waited on the boot id")
+    #expect(status.exitCode == 1, "\(kind): \(status.standardOutput) \(status.standardError)")
+    #expect(try status.jsonObject()["reasons"] as? [String] == ["boot_clock_unavailable"])
+    let read = try MountNamespace.run(
+      ["read", "--store", store, "--max-age", "1d", "token"], binding: bound,
+      timeout: .seconds(60))
+    #expect(!read.timedOut, "\(kind): the read waited on the boot id")
+    #expect(read.exitCode == 1, "\(kind): \(read.standardError)")
+    #expect(read.standardOutput.isEmpty, "no bytes are served")
+    // The store is not left locked: a check outside the namespace is fresh.
+    let back = try runner.run([
+      "status", "--store", store, "--max-age", "1d", "--lock-timeout", "5s",
+    ])
+    #expect(back.exitCode == 0, "\(back.standardOutput) \(back.standardError)")
+  }
 }

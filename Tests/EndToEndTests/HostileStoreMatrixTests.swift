@@ -413,6 +413,25 @@ import Testing
       verify.standardOutput.hasPrefix(
         "status: expired (the index reads fresh, but 1 of 2 items disagree under --verify)\n"
           + "reasons: item_unreadable\n"), "\(verify.standardOutput)")
+    #expect(verify.standardOutput.contains("\ndeadline: none\n"), "\(verify.standardOutput)")
+    // Nor does the JSON (outside test, session 12): the same answer as the text and the exit.
+    let json = try run(scene.status + ["--verify", "--json"], allowed: [1], "replay --json")
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    #expect(object["status"] as? String == "expired", "\(json.standardOutput)")
+    #expect(object["reasons"] as? [String] == ["item_unreadable"], "\(json.standardOutput)")
+    #expect(object["deadline"] is NSNull, "\(json.standardOutput)")
+    #expect(object["index_status"] as? String == "fresh", "\(json.standardOutput)")
+    let checked = (object["verify"] as? [String: Any])?["checked"] as? Int
+    #expect(checked == 2, "\(json.standardOutput)")
+    // Where every item agrees, the JSON has no override.
+    try run(scene.signIn(["token", "other"]), allowed: [0], "sign-in again")
+    let agreeing = try run(scene.status + ["--verify", "--json"], allowed: [0], "agreeing")
+    let fresh = try #require(
+      try JSONSerialization.jsonObject(with: Data(agreeing.standardOutput.utf8))
+        as? [String: Any])
+    #expect(fresh["status"] as? String == "fresh", "\(agreeing.standardOutput)")
+    #expect(fresh["index_status"] == nil, "\(agreeing.standardOutput)")
   }
 
   /// This machine's id made unreadable in a private mount namespace (each kind of file over

@@ -33,27 +33,31 @@ import Testing
       }
       // uid 65534 may not reach the build directory (a checkout under a 0700 directory, such
       // as one `mktemp -d` made): run a copy of the probe from the scratch directory.
-      let built = try BinaryRunner("offline-ttl-store-probe").executable.path
-      let copy = scratch.appending("offline-ttl-store-probe")
-      try FileManager.default.copyItem(atPath: built, toPath: copy)
-      guard chmod(copy, 0o755) == 0 else {
-        throw BinaryRunnerError("cannot make \(copy) executable for uid 65534")
-      }
-      probe = BinaryRunner(path: copy)
+      probe = try BinaryRunner("offline-ttl-store-probe").copy(
+        to: scratch.appending("offline-ttl-store-probe"))
     }
 
     /// Runs the probe as uid 65534 under `umask mask` with `arguments` after the store path.
     func run(_ arguments: [String], umask mask: String = "022", sealed: Bool = false) throws
       -> BinaryResult
     {
-      try probe.run(
-        [store] + arguments + (sealed ? [key] : []),
-        launcher: [
-          "setpriv", "--reuid", LibraryUmaskEndToEndTests.user, "--regid",
-          LibraryUmaskEndToEndTests.user, "--clear-groups", "sh", "-c",
-          "umask \(mask); exec \"$@\"", "sh",
-        ],
-        timeout: .seconds(60))
+      var tries = 0
+      while true {
+        let result = try probe.run(
+          [store] + arguments + (sealed ? [key] : []),
+          launcher: [
+            "setpriv", "--reuid", LibraryUmaskEndToEndTests.user, "--regid",
+            LibraryUmaskEndToEndTests.user, "--clear-groups", "sh", "-c",
+            "umask \(mask); exec \"$@\"", "sh",
+          ],
+          timeout: .seconds(60))
+        // The probe never ran: a child another test started was, for the microseconds from
+        // its clone(2) to its execve(2), holding the close-on-exec descriptor the copy was
+        // written through (see `BinaryRunner.copy(to:whileWriting:)`).
+        tries += 1
+        guard result.standardError.contains("Text file busy"), tries < 5 else { return result }
+        usleep(20_000)
+      }
     }
 
     /// `lstat` of a path in the store: its mode bits and owner.

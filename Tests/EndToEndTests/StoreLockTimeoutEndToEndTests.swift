@@ -150,6 +150,29 @@ struct StoreLockTimeoutEndToEndTests {
     #expect(after.standardOutput == "secret-token", "the refused sign-in committed nothing")
   }
 
+  /// A sealed `mark reset` checks its key against the items before it resets (the sealed index
+  /// is read with the mark's lock): a held `clock-mark.lock` ends it at one limit, not two
+  /// (the outside tester measured 6.1 s for `--lock-timeout 3s`).
+  @Test func aSealedMarkResetBehindAHeldMarkLockWaitsTheLimitOnce() throws {
+    let store = try Store()
+    defer { store.scratch.remove() }
+    let seal = ["--seal", "file:" + store.scratch.appending("key")]
+    let sealed = store.scratch.appending("sealed")
+    let signIn = try store.run(
+      ["sign-in", "--store", sealed, "--put", "token=\(store.input)"] + seal)
+    try #require(signIn.exitCode == 0, "\(signIn.standardError)")
+    let holder = try StoppedHolder(sealed + "/clock-mark.lock")
+    defer { holder.end() }
+    let now = String(Int(Date().timeIntervalSince1970))
+    let reset = try store.run(
+      ["mark", "reset", "--store", sealed, "--now", now, "--lock-timeout", "4s"] + seal)
+    #expect(reset.exitCode == 74, "\(reset.standardOutput) \(reset.standardError)")
+    #expect(reset.standardError.contains("lock_timed_out"), "\(reset.standardError)")
+    #expect(reset.elapsed >= .seconds(4), "\(reset.elapsed)")
+    // Twice the limit would be 8 s.
+    #expect(reset.elapsed < .milliseconds(7_500), "\(reset.elapsed)")
+  }
+
   @Test(arguments: ["-1s", "2h", "soon"])
   func aLockTimeoutOutOfRangeIsAUsageError(value: String) throws {
     let result = try BinaryRunner().run(

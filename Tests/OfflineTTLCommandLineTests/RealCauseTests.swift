@@ -212,6 +212,27 @@ func shell(_ arguments: [String]) -> Int32 {
     #expect(run(["read", "--store", store, "--max-age", "7d", "token"]).exitCode == .success)
   }
 
+  /// Items written at the right time, read with the clock set back a day: the item is dated
+  /// after now because the clock is behind, and the refusal says that, not that the clock was
+  /// ahead when the item was written (outside tester, session 12).
+  @Test func anItemDatedAfterAClockSetBackBlamesTheClockNow() throws {
+    let directory = try signedInStore(["token": "t"], clock: clock)
+    defer { directory.remove() }
+    let store = directory.appending("store")
+    let written = clock.now()
+    clock.moveBack(by: .seconds(86_400))
+    let refused = run(["read", "--store", store, "--max-age", "7d", "token"])
+    #expect(refused.exitCode == .expired)
+    #expect(refused.standardError.contains("item_from_future"), "\(refused.standardError)")
+    #expect(refused.standardError.contains("clock_behind_mark"), "\(refused.standardError)")
+    #expect(
+      refused.standardError.contains(
+        "; an item is dated after now (the newest at \(written.rfc3339)): the wall clock reads"
+          + " earlier than when it was written (and than the clock mark): set it right, or sign"
+          + " in online"), "\(refused.standardError)")
+    #expect(!refused.standardError.contains("was ahead"), "\(refused.standardError)")
+  }
+
   @Test func anUnreadablePutFileNamesItsReason() throws {
     let directory = try TemporaryStoreDirectory(prefix: "cli-put")
     defer { directory.remove() }

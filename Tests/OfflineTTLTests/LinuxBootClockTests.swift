@@ -3,6 +3,10 @@ import OfflineTTL
 import OfflineTTLTesting
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 @Suite struct LinuxBootClockTests {
   #if os(Linux)
     @Test func readsTheKernelsBootIDAndAMovingBootClock() throws {
@@ -31,6 +35,57 @@ import Testing
       let good = directory.appendingPathComponent("good").path
       try Data("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n".utf8).write(to: URL(fileURLWithPath: good))
       #expect(LinuxBootClock(bootIDPath: good).now()?.bootID.low == 0x8796_a5b4_c3d2_e1f0)
+    }
+
+    /// The boot id is a file of the system, not of a store: whatever stands in its place that
+    /// is not a regular file (a FIFO, a socket, a directory, a symbolic link, or a file larger
+    /// than any id) reads as no boot clock, at once: nothing is waited on.
+    @Test func aBootIDThatIsNotARegularFileGivesNoReadingWithoutWaiting() throws {
+      let scratch = try TemporaryStoreDirectory(prefix: "linux-boot-clock-kinds")
+      defer { scratch.remove() }
+      let good = scratch.appending("good")
+      try Data("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n".utf8).write(to: URL(fileURLWithPath: good))
+      let fifo = scratch.appending("fifo")
+      try #require(mkfifo(fifo, 0o600) == 0)
+      let socketPath = scratch.appending("socket")
+      let socketFD = try Self.bindSocket(at: socketPath)
+      defer { close(socketFD) }
+      let directory = scratch.appending("directory")
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+      let link = scratch.appending("link")
+      try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: good)
+      let large = scratch.appending("large")
+      try Data(("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n" + String(repeating: " ", count: 200)).utf8)
+        .write(to: URL(fileURLWithPath: large))
+      #expect(LinuxBootClock(bootIDPath: good).now() != nil, "the control reads")
+      for (name, path) in [
+        ("FIFO", fifo), ("socket", socketPath), ("directory", directory),
+        ("symbolic link", link), ("oversized file", large),
+      ] {
+        neverWaitingOn([fifo], bound: .seconds(20), "the boot id's \(name) was waited on") {
+          #expect(LinuxBootClock(bootIDPath: path).now() == nil, "\(name)")
+        }
+      }
+    }
+
+    /// A Unix socket bound at `path`; the caller closes the descriptor.
+    static func bindSocket(at path: String) throws -> Int32 {
+      let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+      try #require(fd >= 0)
+      var address = sockaddr_un()
+      address.sun_family = sa_family_t(AF_UNIX)
+      let bytes = Array(path.utf8)
+      try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
+      withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in bytes.enumerated() { raw[index] = byte }
+      }
+      let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+      }
+      try #require(result == 0, "bind \(path): errno \(errno)")
+      return fd
     }
   #else
     @Test func givesNoReadingOffLinux() {

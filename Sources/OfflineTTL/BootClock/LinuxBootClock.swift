@@ -39,8 +39,9 @@ public struct LinuxBootClock: BootClock {
 
   /// Reads the boot id, then `CLOCK_BOOTTIME`.
   ///
-  /// - Returns: The reading, or `nil` off Linux, when the boot id file cannot be read or does
-  ///   not hold a nonzero UUID, or when `clock_gettime` fails.
+  /// - Returns: The reading, or `nil` off Linux, when the boot id file cannot be read, is not a
+  ///   regular file (a FIFO or socket bound over it is never waited on) or does not hold a
+  ///   nonzero UUID, or when `clock_gettime` fails.
   /// - Complexity: One `clock_gettime`; the first call in a process (and every call for another
   ///   ``bootIDPath``) also reads the boot id file through the package's syscall seam.
   public func now() -> BootClockReading? {
@@ -78,15 +79,12 @@ public struct LinuxBootClock: BootClock {
       return id
     }
 
-    /// Reads at most 127 bytes of a file as UTF-8 through the syscall seam (`EINTR` retried,
-    /// symbolic links not followed); `nil` on any failure.
+    /// Reads at most 127 bytes of a file as UTF-8 through the syscall seam, so that it cannot
+    /// block (`O_NONBLOCK`; a FIFO, socket, device or directory in its place is refused, as is a
+    /// symbolic link); `nil` on any failure, as for a malformed id.
     private static func readSmallFile(_ path: String) -> String? {
-      let calls = Syscalls()
-      guard let descriptor = try? calls.open(path, .readOnly) else { return nil }
-      defer { calls.closeIgnoringErrors(descriptor) }
-      var buffer = [UInt8](repeating: 0, count: 127)
-      guard let filled = try? calls.preadAll(descriptor, into: &buffer, at: 0) else { return nil }
-      return String(decoding: buffer[0..<filled], as: UTF8.self)
+      guard let bytes = try? Syscalls().readSystemFile(path, limit: 127) else { return nil }
+      return String(decoding: bytes, as: UTF8.self)
     }
   #endif
 }

@@ -90,16 +90,17 @@ public enum MarkOutcome: Sendable, Hashable {
   }
 
   /// The reason the store's failure adds: `mark_missing` (absent), `mark_unreadable` (also for
-  /// `insecure_store`, `store_from_another_machine` and `mark_unauthentic`: the record cannot be
-  /// trusted here), the sealing key's own reason (`key_unavailable`, `key_required`,
-  /// `seal_mismatch`: ``EligibilityReasons/sealing(_:)``), or `mark_not_persisted` (any other
-  /// failure: the advanced mark is not durable); empty otherwise.
+  /// `insecure_store`, `store_from_another_machine`, `machine_id_unreadable` and
+  /// `mark_unauthentic`: the record cannot be trusted here), the sealing key's own reason
+  /// (`key_unavailable`, `key_required`, `seal_mismatch`: ``EligibilityReasons/sealing(_:)``), or
+  /// `mark_not_persisted` (any other failure: the advanced mark is not durable); empty otherwise.
   public var reason: EligibilityReasons {
     guard let error else { return [] }
     if let sealing = EligibilityReasons.sealing(error.code) { return sealing }
     switch error.code {
     case .absent: return .markMissing
-    case .unreadable, .insecureStore, .storeFromAnotherMachine, .markUnauthentic:
+    case .unreadable, .insecureStore, .storeFromAnotherMachine, .machineIDUnreadable,
+      .markUnauthentic:
       return .markUnreadable
     default: return .markNotPersisted
     }

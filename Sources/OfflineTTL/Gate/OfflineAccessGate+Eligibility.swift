@@ -231,7 +231,8 @@ extension OfflineAccessGate {
   private func failed(_ error: StoreError) -> MarkOutcome {
     let stored: ClockMarkRecord?
     switch error.code {
-    case .absent, .unreadable, .storeFromAnotherMachine, .lockTimedOut: stored = nil
+    case .absent, .unreadable, .storeFromAnotherMachine, .machineIDUnreadable, .lockTimedOut:
+      stored = nil
     default: stored = try? marks.read()
     }
     return .failed(error, stored: stored, clocks.readForDecision())

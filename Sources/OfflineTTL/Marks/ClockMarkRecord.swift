@@ -90,6 +90,13 @@ public struct ClockObservation: Sendable, Hashable {
   /// The id of the machine the clocks were read on (``MachineID``), or `nil` when it cannot be
   /// read there.
   public var machine: MachineID?
+  /// Why this machine's id could not be read although its file is there (``machine`` is then
+  /// `nil`), or `nil`.
+  public var machineError: MachineIDReadError? {
+    get { machineErrorStorage?.value }
+    set { machineErrorStorage = newValue.map(OutOfLine.init) }
+  }
+  private var machineErrorStorage: OutOfLine<MachineIDReadError>?
 
   /// Creates an observation.
   ///
@@ -174,14 +181,23 @@ extension ClockMarkRecord {
   /// now: another id, or none readable (`/etc/machine-id` and `/var/lib/dbus/machine-id` both
   /// missing or invalid), is a refusal, so that boot ids and uptimes of another machine never
   /// move this record's floor (alternating between two machines would otherwise ratchet it by a
-  /// whole uptime each time). An unbound record (``machine`` `nil`) is judged as before binding
-  /// existed; the next online sign-in on a machine with an id binds it.
+  /// whole uptime each time). An id that is there but cannot be read (``ClockObservation/machineError``:
+  /// `EMFILE`, `EACCES`, `EIO`...) is not evidence of another machine: it is refused as
+  /// `machine_id_unreadable`, carrying the error number. An unbound record (``machine`` `nil`) is
+  /// judged as before binding existed; the next online sign-in on a machine with an id binds it.
   ///
   /// - Parameter observation: The clocks now, with this machine's id.
   /// - Returns: The refusal, naming both ids and how to recover, or `nil`.
   /// - Complexity: O(1).
   public func machineRefusal(for observation: ClockObservation) -> StoreError? {
     guard let bound = machine else { return nil }
+    if observation.machine == nil, let unreadable = observation.machineError {
+      return StoreError(
+        code: .machineIDUnreadable, errno: unreadable.errno,
+        message: "the clock mark record is bound to machine \(bound), and this machine's id"
+          + " cannot be read (\(unreadable)): not evidence of another machine, but nothing can"
+          + " be judged without it; refused, nothing written")
+    }
     guard let here = observation.machine else {
       return StoreError(
         code: .storeFromAnotherMachine,

@@ -223,9 +223,10 @@ extension ClockMarkStorage {
   /// - Throws: ``StoreError``: `writeFailed` (the old bytes intact), `lockFailed`,
   ///   `storeUnusable`, `clockUnreadable` (the reading carries a TPM failure,
   ///   ``ClockObservation/tpmError``: a configured TPM's protection would be missing from the new
-  ///   record); a load failure other than `absent`, `unreadable`, `mark_unauthentic` or
-  ///   `seal_mismatch` (a read-only file system, an unusable service, a missing sealing key,
-  ///   `key_required`) is thrown as it is. Nothing is written on any of them.
+  ///   record), `machine_id_unreadable` (this machine's id is there but cannot be read,
+  ///   ``ClockObservation/machineError``); a load failure other than `absent`, `unreadable`,
+  ///   `mark_unauthentic` or `seal_mismatch` (a read-only file system, an unusable service, a
+  ///   missing sealing key, `key_required`) is thrown as it is. Nothing is written on any of them.
   public func resetAfterOnlineSignIn(readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkRecord
   {
@@ -239,6 +240,13 @@ extension ClockMarkStorage {
           code: .clockUnreadable,
           message: "the configured TPM cannot be read, so the sign-in is not recorded:"
             + " \(tpmError)")
+      }
+      if observation.machine == nil, let unreadable = observation.machineError {
+        // Writing an unbound record would silently drop the machine binding.
+        throw StoreError(
+          code: .machineIDUnreadable, errno: unreadable.errno,
+          message: "this machine's id cannot be read (\(unreadable)), so the sign-in is not"
+            + " recorded: a record it wrote would not be bound to this machine")
       }
       let (generation, loaded) = try signInGeneration(in: &access, forWriting: true)
       var record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)

@@ -86,6 +86,9 @@ public struct Errno: Error, Sendable, Hashable, CustomStringConvertible {
     case EDQUOT: "EDQUOT"
     case ENAMETOOLONG: "ENAMETOOLONG"
     case ETIMEDOUT: "ETIMEDOUT"
+    case EMFILE: "EMFILE"
+    case ENFILE: "ENFILE"
+    case ENOMEM: "ENOMEM"
     default: "errno \(rawValue)"
     }
   }

@@ -79,7 +79,7 @@ struct PathWatch: Sendable {
       guard path.hasPrefix("/") else { return nil }
       var names = path.split(separator: "/").filter { $0 != "." }.map(String.init)
       guard let storeName = names.popLast(), !names.contains("..") else { return nil }
-      guard let mounts = try? system.open("/proc/self/mountinfo", .readOnly) else { return nil }
+      guard let mounts = try? system.openSystemFile("/proc/self/mountinfo") else { return nil }
       var directories: [FileDescriptor] = []
       var armed = false
       defer {

@@ -32,7 +32,10 @@ public final class SyscallFaultPlan: Sendable {
     /// The real call is made (it takes effect), then the error is reported instead of its result.
     /// For `close` the descriptor is always released. Do not combine with `EINTR` for a call that
     /// is not idempotent (`rename`, `unlink`, `mkdir`): a real call that reports `EINTR` had no
-    /// effect, and the seam's retry would then fail.
+    /// effect, and the seam's retry would then fail. Nor with `pwrite` or `write` where the
+    /// caller relies on the kernel's contract that a write reporting an error wrote nothing
+    /// (the clock mark store does): a write that took partial effect returns a short count,
+    /// which ``SyscallFaultPlan/shorten(_:occurrence:to:)`` injects.
     case afterCall
   }
 
@@ -71,6 +74,8 @@ public final class SyscallFaultPlan: Sendable {
     var trace: [SyscallKind] = []
     var injected: [Fault] = []
     var reportedFileSystemType: Int64?
+    /// Shortened writes: the occurrence of a kind, and the most bytes that call writes.
+    var shortWrites: [SyscallKind: [Int: Int]] = [:]
   }
 
   private let state: Mutex<State>
@@ -122,6 +127,29 @@ public final class SyscallFaultPlan: Sendable {
   ) {
     let fault = Fault(kind: kind, occurrence: occurrence, errno: errno, timing: timing)
     state.withLock { $0.faults.append(fault) }
+  }
+
+  /// Makes one `pwrite` of a ``Syscalls/pwriteAll(_:_:at:written:)`` loop short: the real
+  /// call writes at most `count` bytes and returns that count, as the kernel does when a file
+  /// size limit (`RLIMIT_FSIZE`) or a full disk stops a write part way. The loop then writes the
+  /// rest with the next `pwrite`, which a fault added with ``fail(_:occurrence:with:timing:)``
+  /// can fail (a short write followed by an error). A `pwrite` that reports an error writes
+  /// nothing (the kernel's contract): this is the way to test a write that took partial effect.
+  ///
+  /// - Parameters:
+  ///   - kind: The kind of call (`.pwrite`).
+  ///   - occurrence: Which call of that kind, 1-based.
+  ///   - count: The most bytes it writes; at least 1.
+  public func shorten(_ kind: SyscallKind, occurrence: Int, to count: Int) {
+    state.withLock { $0.shortWrites[kind, default: [:]][occurrence] = Swift.max(1, count) }
+  }
+
+  /// The most bytes the next call of `kind` may write, when ``shorten(_:occurrence:to:)``
+  /// shortened it; `nil` otherwise. Does not count the call.
+  func shortWriteLength(ofNext kind: SyscallKind) -> Int? {
+    state.withLock { state in
+      state.shortWrites[kind]?[state.counts[kind, default: 0] + 1]
+    }
   }
 
   /// Every call made through the seam since creation or the last ``resetCounts()``, in order,

@@ -34,11 +34,36 @@ extension Syscalls {
     throws(Errno)
   {
     var done = 0
-    while done < buffer.count {
+    try pwriteAll(fd, buffer, at: offset, written: &done)
+  }
+
+  /// `pwrite` until all of `buffer` is written, counting the bytes written in `written`, so that
+  /// a caller can tell a write that failed before changing anything (`written` still 0: a
+  /// `pwrite` that returns an error wrote nothing) from one that changed a prefix (a short
+  /// write, then an error). A fault plan's ``SyscallFaultPlan/shorten(_:occurrence:to:)`` makes
+  /// one of these `pwrite`s short.
+  ///
+  /// - Parameters:
+  ///   - fd: The descriptor.
+  ///   - buffer: The bytes.
+  ///   - offset: The file offset of the first byte, in bytes.
+  ///   - written: Set to the bytes written from the start of `buffer`, also when this throws.
+  /// - Throws: ``Errno``; the first `written` bytes were written.
+  /// - Complexity: O(`buffer.count`).
+  public func pwriteAll(
+    _ fd: FileDescriptor, _ buffer: UnsafeRawBufferPointer, at offset: Int64,
+    written: inout Int
+  ) throws(Errno) {
+    written = 0
+    while written < buffer.count {
+      var end = buffer.count
+      if let short = faults?.shortWriteLength(ofNext: .pwrite) {
+        end = Swift.min(end, written + short)
+      }
       let count = try pwrite(
-        fd, UnsafeRawBufferPointer(rebasing: buffer[done...]), at: offset + Int64(done))
+        fd, UnsafeRawBufferPointer(rebasing: buffer[written..<end]), at: offset + Int64(written))
       if count == 0 { throw Errno.ioError }
-      done += count
+      written += count
     }
   }
 
@@ -71,10 +96,24 @@ extension Syscalls {
   public func pwriteAll(_ fd: FileDescriptor, bytes: ArraySlice<UInt8>, at offset: Int64)
     throws(Errno)
   {
+    var done = 0
+    try pwriteAll(fd, bytes: bytes, at: offset, written: &done)
+  }
+
+  /// ``pwriteAll(_:_:at:written:)`` for an array slice.
+  ///
+  /// - Throws: ``Errno``; the first `written` bytes were written.
+  public func pwriteAll(
+    _ fd: FileDescriptor, bytes: ArraySlice<UInt8>, at offset: Int64, written: inout Int
+  ) throws(Errno) {
     var failure: Errno? = nil
+    var done = 0
     bytes.withUnsafeBytes { buffer in
-      do throws(Errno) { try pwriteAll(fd, buffer, at: offset) } catch { failure = error }
+      do throws(Errno) { try pwriteAll(fd, buffer, at: offset, written: &done) } catch {
+        failure = error
+      }
     }
+    written = done
     if let failure { throw failure }
   }
 

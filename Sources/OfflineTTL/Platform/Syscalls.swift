@@ -7,7 +7,8 @@
 /// The one seam through which every file-system and lock call of every OfflineTTL module goes
 /// (the role of
 /// apple/swift-system's `Internals/Syscalls.swift`): typed arguments and results, `EINTR`
-/// retried (never for `close`), `O_NOFOLLOW | O_CLOEXEC` added to every open, and a per-instance
+/// retried (never for `close`), `O_NOFOLLOW | O_CLOEXEC` added to every open, no descriptor
+/// handed out as a standard one (0, 1, 2), and a per-instance
 /// ``SyscallFaultPlan`` that tests use to fail any call with any ``Errno``.
 ///
 /// Each store keeps one `Syscalls` value (pass the same plan to every component that should share
@@ -83,7 +84,44 @@ public struct Syscalls: Sendable {
     -> FileDescriptor
   {
     let raw = flags.rawValue | O_NOFOLLOW | O_CLOEXEC
-    return FileDescriptor(rawValue: try call(.open) { system_open(path, raw, mode) })
+    return try Self.offStandard(try call(.open) { system_open(path, raw, mode) })
+  }
+
+  /// A new descriptor as this seam hands it out: never a standard one (0, 1, 2). In a process
+  /// that runs with standard output (or input, or error) closed, the kernel gives the lowest free
+  /// number to the next open, so a store file could become standard output and receive what
+  /// the process prints (SQLite keeps its files off these numbers for the same reason). Such a
+  /// descriptor is moved to 3 or above (`F_DUPFD_CLOEXEC`), and `/dev/null`, read-only, is left
+  /// on the standard number it took: later opens cannot take it either, and writes to it fail
+  /// with `EBADF` as they did while it was closed.
+  ///
+  /// - Throws: ``Errno`` when the descriptor cannot be moved (`EMFILE`); it is closed then.
+  private static func offStandard(_ raw: Int32) throws(Errno) -> FileDescriptor {
+    FileDescriptor(rawValue: try movedAbove(raw, lowest: 3))
+  }
+
+  /// `raw` when it is `lowest` or above; otherwise a duplicate at `lowest` or above, with
+  /// `/dev/null` (read-only) left on `raw`. A `/dev/null` descriptor that lands on another
+  /// closed standard number (0, 1, 2) stays there too. Tests pass a `lowest` above a descriptor
+  /// of their own, so no standard descriptor of the test process is touched.
+  ///
+  /// - Throws: ``Errno`` when no duplicate can be made (`raw` is closed then).
+  static func movedAbove(_ raw: Int32, lowest: Int32) throws(Errno) -> Int32 {
+    guard raw >= 0, raw < lowest else { return raw }
+    let moved = fcntl(raw, F_DUPFD_CLOEXEC, lowest)
+    guard moved >= 0 else {
+      let error = Errno(rawValue: errno)
+      _ = system_close(raw)
+      throw error
+    }
+    let null = system_open("/dev/null", O_RDONLY, 0)
+    if null >= 0 {
+      _ = dup2(null, raw)
+      if null > 2 { _ = system_close(null) }
+    } else {
+      _ = system_close(raw)
+    }
+    return moved
   }
 
   /// Opens the directory `path` names, following symbolic links anywhere in it, its last
@@ -115,8 +153,8 @@ public struct Syscalls: Sendable {
     _ directory: FileDescriptor, _ name: String, _ flags: OpenFlags, mode: UInt32 = 0
   ) throws(Errno) -> FileDescriptor {
     let raw = flags.rawValue | O_NOFOLLOW | O_CLOEXEC
-    return FileDescriptor(
-      rawValue: try call(.openat) { system_openat(directory.rawValue, name, raw, mode) })
+    return try Self.offStandard(
+      try call(.openat) { system_openat(directory.rawValue, name, raw, mode) })
   }
 
   /// `close(fd)`. Never retried: the descriptor is released even when an error is reported.
@@ -352,8 +390,8 @@ public struct Syscalls: Sendable {
     #if os(Linux)
       // O_TMPFILE (`__O_TMPFILE | O_DIRECTORY`), spelled out: Swift does not import the macro.
       let raw = 0o20_000_000 | O_DIRECTORY | O_WRONLY | O_CLOEXEC
-      return FileDescriptor(
-        rawValue: try call(.openat) { system_openat(directory.rawValue, ".", raw, mode) })
+      return try Self.offStandard(
+        try call(.openat) { system_openat(directory.rawValue, ".", raw, mode) })
     #else
       throw Errno(rawValue: ENOSYS)
     #endif
@@ -563,8 +601,8 @@ public struct Syscalls: Sendable {
   /// - Throws: ``Errno``; `ENOSYS` where the platform has no inotify.
   public func inotifyInit() throws(Errno) -> FileDescriptor {
     #if os(Linux)
-      return FileDescriptor(
-        rawValue: try call(.inotify) { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) })
+      return try Self.offStandard(
+        try call(.inotify) { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) })
     #else
       throw Errno(rawValue: ENOSYS)
     #endif

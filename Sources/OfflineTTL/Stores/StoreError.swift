@@ -35,6 +35,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case lockTimedOut = "lock_timed_out"
       case storeUnusable = "store_unusable"
       case storeFromAnotherMachine = "store_from_another_machine"
+      case machineIDUnreadable = "machine_id_unreadable"
       case insecureStore = "insecure_store"
       case notARegularFile = "not_a_regular_file"
       case itemUnauthentic = "item_unauthentic"
@@ -77,6 +78,11 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// directory); its boot-clock evidence does not apply here. Refused until an online sign-in
     /// rebinds the record to this machine.
     public static let storeFromAnotherMachine = Code(.storeFromAnotherMachine)
+    /// This machine's id is there but cannot be read (`EMFILE`, `ENFILE`, `ENOMEM`, `EIO`,
+    /// `EACCES`...; see ``StoreError/errno``), so a record bound to a machine cannot be judged
+    /// here and an online sign-in cannot bind one. Not evidence of another machine: nothing is
+    /// written, and trying again once the cause is gone is safe.
+    public static let machineIDUnreadable = Code(.machineIDUnreadable)
     /// A directory or file of the store (the store directory, `cache/`, an item, the index, the
     /// clock mark record or a lock file) is owned by another user, or group or others may write
     /// it: nothing in it is trusted. The message names the path. Nothing is changed; the user

@@ -89,7 +89,14 @@ public struct Clocks: Sendable {
   /// Reads every source once, in the order the named reads need.
   private func read(bootFirst: Bool) -> ClockObservation {
     var observation: ClockObservation
-    let machine = machine?.current()
+    var machineError: MachineIDReadError?
+    let machine: MachineID?
+    do throws(MachineIDReadError) {
+      machine = try self.machine?.read()
+    } catch {
+      machine = nil
+      machineError = error
+    }
     if bootFirst {
       let boot = boot?.now()
       observation = ClockObservation(wall: wall.now(), boot: boot, machine: machine)
@@ -97,6 +104,7 @@ public struct Clocks: Sendable {
       let now = wall.now()
       observation = ClockObservation(wall: now, boot: boot?.now(), machine: machine)
     }
+    observation.machineError = machineError
     readTPM(into: &observation)
     return observation
   }

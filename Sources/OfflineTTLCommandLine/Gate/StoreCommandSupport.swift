@@ -394,12 +394,18 @@ enum StoreCommandSupport {
       + trustedTimeRefusal(decision)
   }
 
-  /// For `item_from_future`: when the newest item was written and how to recover. Such an item
-  /// was written while the wall clock was ahead; a sign-in keeps the items it does not write,
-  /// so only a sign-in that writes that item again makes it usable.
+  /// For `item_from_future`: when the newest item was written and how to recover. With the
+  /// clock also behind the mark, the clock was set back since the item was written (it is
+  /// usable again once the clock is right); otherwise the item was written while the wall clock
+  /// was ahead, and since a sign-in keeps the items it does not write, only a sign-in that
+  /// writes that item again makes it usable.
   static func futureItemRefusal(_ decision: OfflineAccessDecision) -> String {
     guard decision.reasons.contains(.itemFromFuture) else { return "" }
     let newest = decision.items?.newest.map { " (the newest at \($0.rfc3339))" } ?? ""
+    if decision.reasons.contains(.clockBehindMark) {
+      return "; an item is dated after now\(newest): the wall clock reads earlier than when it"
+        + " was written (and than the clock mark): set it right, or sign in online"
+    }
     return "; an item is dated after now\(newest): it was written while the wall clock was"
       + " ahead, and stays refused until an online sign-in writes it again (sign-in --put)"
   }

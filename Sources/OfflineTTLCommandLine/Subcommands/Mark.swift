@@ -190,6 +190,9 @@ enum Mark: Subcommand {
           message: error.message
             + "; mark reset keeps the items and never seals them again: give the key the store"
             + " was sealed with, or sign in online to seal it with this one")
+      } catch  where error.code == .lockTimedOut {
+        // The whole limit was waited already: the reset would wait it a second time.
+        throw error
       } catch {
         // Anything else (a damaged index or record, a missing store) is the reset's to judge.
       }

@@ -66,9 +66,19 @@ enum Status: Subcommand {
     // Stagings the mark record does not commit (a killed sign-in's, or a copy put back): never
     // read; reported so that a leftover is visible before the next sign-in removes it.
     let stale = ((gate.cache as? DirectoryCacheStore).flatMap { try? $0.staleStagings() }) ?? []
+    // The index reads fresh but an item disagrees with it: not fresh, in the text, the JSON
+    // and the exit status alike.
+    let disagrees =
+      decision.status == .fresh && !(verification?.disagreeing.isEmpty ?? true)
     if arguments.flag(.json) {
       var object = StoreCommandSupport.json(decision, maxAge: maxAge)
       object["store"] = .string(path)
+      if disagrees {
+        object["status"] = .string(EligibilityStatus.expired.rawValue)
+        object["reasons"] = .array([.string("item_unreadable")])
+        object["deadline"] = .null
+        object["index_status"] = .string(decision.status.rawValue)
+      }
       if let verification {
         var verify = JSONObject()
         verify["checked"] = .integer(Int64(verification.checked))
@@ -87,15 +97,18 @@ enum Status: Subcommand {
       context.standardOutput.writeLine(object.text)
     } else {
       var text = StoreCommandSupport.text(decision, maxAge: maxAge)
-      if let verification, !verification.disagreeing.isEmpty, decision.status == .fresh {
-        // Not fresh: an item disagrees with the decision. The first two lines say so, so that
-        // a reader of the text alone never sees `status: fresh` beside exit 1.
+      if let verification, disagrees {
+        // The first two lines say so, so that a reader of the text alone never sees
+        // `status: fresh` beside exit 1.
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         if lines.count > 1 {
           lines[0] =
             "status: expired (the index reads fresh, but \(verification.disagreeing.count) of "
             + "\(verification.checked) items disagree under --verify)"
           lines[1] = "reasons: item_unreadable"
+        }
+        if let deadline = lines.firstIndex(where: { $0.hasPrefix("deadline: ") }) {
+          lines[deadline] = "deadline: none"
         }
         text = lines.joined(separator: "\n")
       }
@@ -113,9 +126,7 @@ enum Status: Subcommand {
       context.standardOutput.write(text)
       context.standardOutput.writeLine(protectionsLine(decision.protections))
     }
-    if let verification, !verification.disagreeing.isEmpty, decision.status == .fresh {
-      return .expired
-    }
+    if disagrees { return .expired }
     return StoreCommandSupport.exitCode(for: decision, store: path, context: context)
   }
 

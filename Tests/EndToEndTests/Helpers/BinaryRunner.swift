@@ -79,6 +79,46 @@ struct BinaryRunner: Sendable {
     executable = URL(fileURLWithPath: path)
   }
 
+  /// Copies the executable to `path` (mode 0755, which must not exist yet) and returns a runner
+  /// for the copy, e.g. for a user who may not reach the build directory.
+  ///
+  /// The copy is written through a close-on-exec descriptor. Foundation's `copyItem` opens its
+  /// destination without `O_CLOEXEC`, and `Process` only closes in the child the descriptors it
+  /// found open before it started the child: a child another test thread starts in between keeps
+  /// the writable descriptor for its whole life, and running the copy then fails with `ETXTBSY`
+  /// ("Text file busy"). That happened once in CI, where a large descriptor limit makes `Process`
+  /// take long to list the open ones.
+  ///
+  /// - Parameters:
+  ///   - path: Where the copy goes.
+  ///   - whileWriting: Called with the writable descriptor after the bytes are written and
+  ///     before it is closed (tests start a child there).
+  /// - Returns: A runner for the copy.
+  /// - Throws: ``BinaryRunnerError`` naming the step and `errno`, or what `whileWriting` throws.
+  func copy(to path: String, whileWriting: (Int32) throws -> Void = { _ in }) throws
+    -> BinaryRunner
+  {
+    let bytes = try Data(contentsOf: executable)
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw BinaryRunnerError("cannot create \(path): errno \(errno)") }
+    defer { close(fd) }
+    var written = 0
+    try bytes.withUnsafeBytes { buffer in
+      while written < buffer.count {
+        let count = write(fd, buffer.baseAddress! + written, buffer.count - written)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { throw BinaryRunnerError("cannot write \(path): errno \(errno)") }
+        written += count
+      }
+    }
+    // The umask may have taken bits from the 0755 given to open(2).
+    guard fchmod(fd, 0o755) == 0 else {
+      throw BinaryRunnerError("cannot make \(path) executable: errno \(errno)")
+    }
+    try whileWriting(fd)
+    return BinaryRunner(path: path)
+  }
+
   /// The folder of test support files (`Tests/EndToEndTests/Support`, copied as a resource).
   static var supportDirectory: URL {
     Bundle.module.url(forResource: "Support", withExtension: nil)!

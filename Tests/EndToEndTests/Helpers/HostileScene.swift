@@ -109,7 +109,7 @@ struct Scene {
     }
   }
 
-  private static func bindSocket(at path: String) throws {
+  static func bindSocket(at path: String) throws {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     try #require(fd >= 0)
     defer { close(fd) }

@@ -194,7 +194,7 @@ import Testing
     let failing = f.gate(
       cache: DirectoryCacheStore(atPath: f.store, faults: plan, sealing: f.provider))
     let session = try failing.beginOnlineSession(writing: [
-      (try CacheItemKey("token"), Data("B".utf8))
+      (CacheItemKey("token"), Data("B".utf8))
     ])
     #expect(session.unfinishedRollForward != nil, "the roll forward did not fail")
     let record = try FileClockMarkStore(atPath: f.store, sealing: f.provider).read()

@@ -61,7 +61,10 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
 
 @Suite struct FileClockMarkStoreFaultTests {
   static let errnos: [Errno] = [.ioError, .noSpace, .readOnlyFileSystem, .interrupted]
-  static let effectfulKinds: Set<SyscallKind> = [.pwrite, .write, .fdatasync, .fsync, .renameat]
+  /// Calls that can take effect and still report an error. Not `pwrite`: a `pwrite` that reports
+  /// an error wrote nothing (the kernel's contract; a partial write returns a short count, which
+  /// `FileClockMarkStoreNothingWrittenTests` injects with `SyscallFaultPlan.shorten`).
+  static let effectfulKinds: Set<SyscallKind> = [.write, .fdatasync, .fsync, .renameat]
 
   /// What a clean store reads back: the record, or `nil` for absent.
   func readBack(_ path: String) throws -> ClockMarkRecord? {
@@ -150,8 +153,9 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
 /// store fails closed: `writeFailed` saying so, and `unreadable` for every later operation (this
 /// store, a new one) until an online sign-in replaces the record, keeping the generation.
 @Suite struct FileClockMarkStoreDoubleFaultTests {
-  /// The call that fails first (the write itself, after taking effect) and the call of the
-  /// restore that fails next.
+  /// The call that fails first after the write took effect (`pwrite`: a short write of 100
+  /// bytes, then an error for the rest; `fdatasync`: after the whole slot was written) and the
+  /// call of the restore that fails next.
   struct DoubleFault: CustomTestStringConvertible, Sendable {
     let write: SyscallKind
     let restore: SyscallKind
@@ -161,8 +165,15 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
       "\(write) then the restore's \(restore)\(keptOpen ? ", kept descriptors" : "")"
     }
 
-    /// The restore's call is the second pwrite, or the next fdatasync.
-    var restoreOccurrence: Int { restore == .pwrite || write == .fdatasync ? 2 : 1 }
+    /// The restore's call: after a short pwrite and a failed one, the third pwrite or the
+    /// first fdatasync; after a failed fdatasync, the second pwrite or the second fdatasync.
+    var restoreOccurrence: Int {
+      switch (write, restore) {
+      case (.pwrite, .pwrite): 3
+      case (.pwrite, _): 1
+      default: 2
+      }
+    }
 
     static let all: [DoubleFault] = [SyscallKind.pwrite, .fdatasync].flatMap { write in
       [SyscallKind.pwrite, .fdatasync].flatMap { restore in
@@ -183,7 +194,12 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
     let store = FileClockMarkStore(atPath: path, faults: plan)
     if fault.keptOpen { _ = try store.read() }
     plan.resetCounts()
-    plan.fail(fault.write, occurrence: 1, with: .ioError, timing: .afterCall)
+    if fault.write == .pwrite {
+      plan.shorten(.pwrite, occurrence: 1, to: 100)
+      plan.fail(.pwrite, occurrence: 2, with: .ioError)
+    } else {
+      plan.fail(fault.write, occurrence: 1, with: .ioError, timing: .afterCall)
+    }
     plan.fail(fault.restore, occurrence: fault.restoreOccurrence, with: .noSpace)
     do {
       let transition = try store.observe(now: instant(2_000))
@@ -233,5 +249,119 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
       #expect(error.description.contains("left as it is"), "\(error)")
     }
     #expect(plan.injected.count == 3, "\(plan.injected)")
+  }
+}
+
+/// A write refused before it changed a byte (`EFBIG` under a file size limit, `ENOSPC`,
+/// `EDQUOT`, `EIO`, `EROFS`): the old record is intact, so nothing is put back or cut short, and
+/// the store keeps reading it (`writeFailed`, the gate's `mark_not_persisted`). A short write
+/// followed by an error puts back exactly the bytes it changed, and the old record reads again.
+@Suite struct FileClockMarkStoreNothingWrittenTests {
+  static let errnos: [Errno] = [
+    .fileTooLarge, .noSpace, Errno(rawValue: EDQUOT), .ioError, .readOnlyFileSystem,
+  ]
+
+  /// How the store is used: a plain observe, one through the kept descriptors, a reset (two
+  /// slot writes: the first is the commit point).
+  enum Operation: String, CaseIterable, Sendable { case observe, keptOpen, reset }
+
+  func run(_ operation: Operation, _ store: FileClockMarkStore) throws(ClockMarkStoreError) {
+    switch operation {
+    case .observe: _ = try store.observe(now: instant(2_000))
+    case .keptOpen:
+      _ = try store.observe(now: instant(2_000))
+    case .reset: _ = try store.resetAfterOnlineSignIn(now: instant(500))
+    }
+  }
+
+  @Test(arguments: Operation.allCases, errnos)
+  func aWriteRefusedBeforeAnyByteLeavesTheRecordAsItWas(_ operation: Operation, _ errno: Errno)
+    throws
+  {
+    let parent = try TemporaryStoreDirectory(prefix: "nothing-written")
+    defer { parent.remove() }
+    let path = parent.appending("store")
+    let previous = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(1_000))
+    let file = URL(fileURLWithPath: path + "/" + FileClockMarkStore.recordFileName)
+    let before = try Data(contentsOf: file)
+    let plan = SyscallFaultPlan()
+    let store = FileClockMarkStore(atPath: path, faults: plan)
+    if operation == .keptOpen { _ = try store.read() }
+    plan.resetCounts()
+    plan.fail(.pwrite, occurrence: 1, with: errno)
+    do {
+      try run(operation, store)
+      Issue.record("the write was acknowledged")
+    } catch {
+      #expect(error.code == .writeFailed, "\(error)")
+      #expect(error.errno == errno.rawValue, "\(error)")
+      #expect(error.description.contains("nothing was written"), "\(error)")
+      #expect(!error.description.contains("cut short"), "\(error)")
+    }
+    #expect(plan.injected.count == 1)
+    #expect(plan.count(of: .pwrite) == 1, "nothing was put back")
+    #expect(plan.count(of: .ftruncate) == 0, "nothing was cut short")
+    #expect(try Data(contentsOf: file) == before, "the record file is byte for byte as it was")
+    #expect(try FileClockMarkStore(atPath: path).read() == previous)
+    #expect(try store.read() == previous)
+    // The next write, without the fault, succeeds in the same store.
+    #expect(try store.observe(now: instant(3_000)).current.mark == instant(3_000))
+  }
+
+  @Test(arguments: Operation.allCases, errnos)
+  func aShortWriteThenAnErrorPutsBackTheChangedBytes(_ operation: Operation, _ errno: Errno)
+    throws
+  {
+    let parent = try TemporaryStoreDirectory(prefix: "short-write")
+    defer { parent.remove() }
+    let path = parent.appending("store")
+    let previous = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(1_000))
+    let file = URL(fileURLWithPath: path + "/" + FileClockMarkStore.recordFileName)
+    let before = try Data(contentsOf: file)
+    let plan = SyscallFaultPlan()
+    let store = FileClockMarkStore(atPath: path, faults: plan)
+    if operation == .keptOpen { _ = try store.read() }
+    plan.resetCounts()
+    plan.shorten(.pwrite, occurrence: 1, to: 100)
+    plan.fail(.pwrite, occurrence: 2, with: errno)
+    do {
+      try run(operation, store)
+      Issue.record("the write was acknowledged")
+    } catch {
+      #expect(error.code == .writeFailed, "\(error)")
+      #expect(error.errno == errno.rawValue, "\(error)")
+      #expect(error.description.contains("the previous record is kept"), "\(error)")
+    }
+    #expect(plan.count(of: .pwrite) == 3, "the 100 changed bytes were written back")
+    #expect(plan.count(of: .ftruncate) == 0)
+    #expect(try Data(contentsOf: file) == before, "the record file is byte for byte as it was")
+    #expect(try FileClockMarkStore(atPath: path).read() == previous)
+  }
+
+  /// The seam's shortened write: at most the given bytes, then the loop writes the rest.
+  @Test func aShortenedWriteIsCompletedByTheLoop() throws {
+    let parent = try TemporaryStoreDirectory(prefix: "shorten")
+    defer { parent.remove() }
+    let path = parent.appending("file")
+    try Data(count: 16).write(to: URL(fileURLWithPath: path))
+    let plan = SyscallFaultPlan()
+    let system = Syscalls(faults: plan)
+    let fd = try system.open(path, .readWrite)
+    defer { system.closeIgnoringErrors(fd) }
+    plan.shorten(.pwrite, occurrence: 1, to: 3)
+    var written = 0
+    try system.pwriteAll(fd, bytes: [1, 2, 3, 4, 5, 6, 7, 8][...], at: 0, written: &written)
+    #expect(written == 8)
+    #expect(plan.count(of: .pwrite) == 2)
+    plan.resetCounts()
+    plan.shorten(.pwrite, occurrence: 1, to: 5)
+    plan.fail(.pwrite, occurrence: 2, with: .noSpace)
+    #expect(throws: Errno.noSpace) {
+      try system.pwriteAll(fd, bytes: [9, 9, 9, 9, 9, 9, 9, 9][...], at: 8, written: &written)
+    }
+    #expect(written == 5)
+    #expect(
+      try Data(contentsOf: URL(fileURLWithPath: path))
+        == Data([1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 0, 0, 0]))
   }
 }

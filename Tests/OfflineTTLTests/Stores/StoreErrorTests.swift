@@ -46,6 +46,7 @@ struct StoreErrorTests {
       (.indexUnreadable, "index_unreadable"), (.writeFailed, "write_failed"),
       (.lockFailed, "lock_failed"), (.storeUnusable, "store_unusable"),
       (.storeFromAnotherMachine, "store_from_another_machine"),
+      (.machineIDUnreadable, "machine_id_unreadable"),
     ]
     for (code, name) in codes { #expect(code.description == name) }
   }

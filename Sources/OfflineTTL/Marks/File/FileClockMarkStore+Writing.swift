@@ -1,16 +1,24 @@
 extension FileClockMarkStore {
   /// Writes `record` into the slot that does not hold the newest valid copy, with the next
-  /// sequence number, and `fdatasync`s. On failure, writes the slot's previous bytes back and
-  /// `fdatasync`s again, so the store keeps reading the old record, and throws `writeFailed`.
+  /// sequence number, and `fdatasync`s. On failure it throws `writeFailed` (the gate's
+  /// `mark_not_persisted`) and the store keeps reading the old record:
+  /// - When the first `pwrite` of the slot fails (`EFBIG` under a file size limit, `ENOSPC`,
+  ///   `EDQUOT`, `EIO`, `EROFS`...), nothing was written (a `pwrite` that reports an error
+  ///   writes nothing), so nothing is put back or cut: the record is as it was.
+  /// - When some bytes reached the file (a short `pwrite` followed by an error, or the whole
+  ///   slot followed by a failed `fdatasync`), exactly those bytes are written back with the
+  ///   slot's previous bytes and `fdatasync`ed again, so neither the page cache nor the disk
+  ///   offers the unacknowledged record, and the next write again targets this slot.
   ///
-  /// When putting the previous bytes back fails too, the file may offer the unacknowledged
-  /// record (the page cache) while the disk holds something else, and the next write would
-  /// target the slot of the last acknowledged record: a crash could then bring back a record
-  /// older than one already acknowledged. The store fails closed instead: it truncates the
-  /// record file by one byte (a size no reader accepts, both slots kept for the generation an
-  /// online sign-in salvages), so every later operation, in any process, is `unreadable` until
-  /// an online sign-in replaces the file, and throws `writeFailed` saying so. If even the
-  /// truncation fails, the message says the record file is left as it is.
+  /// Only when some bytes reached the file *and* putting them back fails too (its `pwrite` or
+  /// its `fdatasync`) may the slot be neither old nor new, or offer the unacknowledged record
+  /// now and lose it at a crash, after which the next write would target the slot of the last
+  /// acknowledged record: a crash could then bring back a record older than one already
+  /// acknowledged. The store fails closed then, and only then: it truncates the record file by
+  /// one byte (a size no reader accepts, both slots kept for the generation an online sign-in
+  /// salvages), so every later operation, in any process, is `unreadable` until an online
+  /// sign-in replaces the file, and throws `writeFailed` saying so. If even the truncation
+  /// fails, the message says the record file is left as it is.
   ///
   /// - Parameter afterWrite: Called once the `pwrite` returned, before the `fdatasync` (the
   ///   writer's read of its change watch, `FileClockMarkStore.observeKept`); its result counts
@@ -29,13 +37,19 @@ extension FileClockMarkStore {
       slot += [UInt8](repeating: 0, count: MarkRecordCodec.maximumSlotLength - slot.count)
       slot += trailer
     }
+    var written = 0
     do throws(Errno) {
-      try system.pwriteAll(loaded.fd, bytes: slot[...], at: Int64(offset))
+      try system.pwriteAll(loaded.fd, bytes: slot[...], at: Int64(offset), written: &written)
       afterWrite()
       try system.fdatasync(loaded.fd)
     } catch {
       let failure = "cannot write \(Self.recordFileName) in \(directoryPath): \(error)"
-      guard let restoreError = restoreSlot(target, from: loaded) else {
+      guard written > 0 else {
+        throw StoreError(
+          code: .writeFailed, errno: error.rawValue,
+          message: failure + "; nothing was written, the previous record is kept")
+      }
+      guard let restoreError = restoreSlot(target, from: loaded, length: written) else {
         throw StoreError(
           code: .writeFailed, errno: error.rawValue,
           message: failure + "; the previous record is kept")
@@ -79,13 +93,18 @@ extension FileClockMarkStore {
   /// the disk offers the unacknowledged record, and the next write again targets this slot (never
   /// the one holding the last acknowledged record).
   ///
+  /// - Parameters:
+  ///   - slot: The slot written.
+  ///   - length: How many bytes from the slot's start the failed write changed: only these are
+  ///     written back (the rest still holds the previous bytes, and under a file size limit
+  ///     only the range that could be written can be written again).
   /// - Returns: `nil` when the bytes were written back and synced; else the error.
-  private func restoreSlot(_ slot: Int, from loaded: LoadedRecord) -> Errno? {
+  private func restoreSlot(_ slot: Int, from loaded: LoadedRecord, length: Int) -> Errno? {
     let offset = MarkRecordCodec.slotOffsets[slot]
     // The slot, its padding up to the longest slot, and the seal trailer after it (zero in an
-    // unsealed store).
-    let previous = loaded.bytes[
-      offset..<(offset + MarkRecordCodec.maximumSlotLength + MarkSeal.length)]
+    // unsealed store): the changed prefix of it.
+    let extent = Swift.min(length, MarkRecordCodec.maximumSlotLength + MarkSeal.length)
+    let previous = loaded.bytes[offset..<(offset + extent)]
     do throws(Errno) {
       try system.pwriteAll(loaded.fd, bytes: previous, at: Int64(offset))
       try system.fdatasync(loaded.fd)
