@@ -69,8 +69,8 @@ import Testing
 
   /// A sign-in makes a new store only in a directory of its own: one that already holds other
   /// entries and no store (`/dev` as root, a home directory) is refused with exit 74 and left
-  /// exactly as it was; an empty one, one with only the clock-mark files, and an existing store
-  /// with entries of its user's beside it are used.
+  /// exactly as it was; an empty one, one with only the clock-mark files or the keyring key's
+  /// lock file, and an existing store with entries of its user's beside it are used.
   @Test(arguments: ["sign-in", "mark-reset"])
   func aNewStoreIsNeverMadeAmongAnotherDirectorysEntries(_ command: String) throws {
     let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-foreign-directory")
@@ -100,6 +100,16 @@ import Testing
     try FileManager.default.createDirectory(atPath: marksOnly, withIntermediateDirectories: false)
     try Data().write(to: URL(fileURLWithPath: marksOnly + "/clock-mark.lock"))
     #expect(run(marksOnly).exitCode == .success)
+    // Or the lock file that `--seal secret-service` makes there for its keyring key first.
+    let keyringLocked = scratch.appending("keyring-locked")
+    try FileManager.default.createDirectory(
+      atPath: keyringLocked, withIntermediateDirectories: false)
+    let lockName = KeyringLockFileName.name(
+      applicationID: "offline-ttl-cli:" + keyringLocked, kind: "sealing-key")
+    try Data().write(to: URL(fileURLWithPath: keyringLocked + "/" + lockName))
+    #expect(run(keyringLocked).exitCode == .success)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: keyringLocked).contains(lockName))
     // An existing store keeps working with something else beside it.
     try Data("x".utf8).write(to: URL(fileURLWithPath: empty + "/notes"))
     #expect(run(empty).exitCode == .success)

@@ -52,6 +52,10 @@ extension DirectoryCacheStore {
     preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
+    // A directory that is not a store's is refused before the key is looked up: a key made
+    // for a refused sign-in (a key file, a keyring secret and the lock file its lookup makes
+    // in its lock directory) would be left behind. Checked again under the writer lock.
+    try refuseForeignDirectoryIfPresent()
     // The key before anything of the store: a sign-in refused for its key (kept inside the
     // store, unreadable, another user's, a link) makes no store directory, `cache/` or lock.
     let keys = try sealKeys(creating: true)
