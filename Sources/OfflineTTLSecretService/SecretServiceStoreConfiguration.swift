@@ -16,11 +16,14 @@
   /// same application id must name the same ``lockDirectory``: the read → advance → write of the
   /// mark and every commit of items are serialized with `flock`ed files there (the Secret Service
   /// has no transactions): `secret-service.<application id>.marks.lock` for the mark and
-  /// `….items.lock` for the items, two separate lock files.
+  /// `….items.lock` for the items, two separate lock files; a
+  /// ``SecretServiceSealingKeyProvider`` creates its key under `….sealing-key.lock`. The lock
+  /// directory may be a file store's own directory (the command-line tool uses the store
+  /// directory): a new file store may be made beside them.
   public struct SecretServiceStoreConfiguration: Sendable, Hashable {
     /// The `application` attribute of every secret: one cache per application id.
     public var applicationID: String
-    /// The directory of the two lock files (created 0700 when missing; its parent must exist).
+    /// The directory of the lock files (created 0700 when missing; its parent must exist).
     /// Defaults to `$XDG_RUNTIME_DIR/offline-ttl`.
     public var lockDirectory: String
     /// Whether a locked collection may be unlocked through the provider's interactive prompt.
@@ -101,17 +104,12 @@
     }
 
     /// The lock file shared by every process using this application id for one kind of secret
-    /// (`marks` or `items`: two files, so that an online sign-in can reset the mark while it
-    /// holds the items' lock, as the gate does): the id with every character outside
-    /// `[A-Za-z0-9._-]` replaced by `_` (a collision only serializes more).
+    /// (`marks`, `items` or `sealing-key`: separate files, so that an online sign-in can reset
+    /// the mark while it holds the items' lock, as the gate does), named by
+    /// `KeyringLockFileName`: the id with every character outside `[A-Za-z0-9._-]` replaced by
+    /// `_` (a collision only serializes more).
     func lockFilePath(for kind: String) -> String {
-      let safe = applicationID.unicodeScalars.map { scalar -> Character in
-        let allowed =
-          (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
-          || (scalar >= "0" && scalar <= "9") || scalar == "." || scalar == "_" || scalar == "-"
-        return allowed ? Character(scalar) : "_"
-      }
-      return lockDirectory + "/secret-service." + String(safe) + "." + kind + ".lock"
+      lockDirectory + "/" + KeyringLockFileName.name(applicationID: applicationID, kind: kind)
     }
   }
 #endif

@@ -161,7 +161,10 @@ import Testing
       let boot = stillBootClock()
       let tpm = ManualTPMClock(identity: TPMIdentity(1, 2, 3, 4), clock: .seconds(500))
       let tcti = ["--tpm", "swtpm:host=127.0.0.1,port=2321"]
-      let input = directory.appending("in")
+      // The input beside the store, not in it: a new store needs a directory of its own.
+      let inputs = try TemporaryStoreDirectory()
+      defer { inputs.remove() }
+      let input = inputs.appending("in")
       try Data("t".utf8).write(to: URL(fileURLWithPath: input))
       let signIn = run(
         ["sign-in", "--store", directory.path, "--put", "token=\(input)", "--json"] + tcti,

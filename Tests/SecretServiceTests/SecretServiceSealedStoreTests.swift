@@ -69,6 +69,36 @@
       #expect((other.markError ?? other.cacheError)?.code == .sealMismatch)
     }
 
+    /// A keyring key whose lock directory is the store directory itself (as the command-line
+    /// tool configures it): the key's lock file is made before the store, and the first sign-in
+    /// still makes the store there (it was refused as "not a store directory"); the lock file
+    /// stays beside `cache/` and the clock-mark files, and the next sign-in and check use them.
+    @Test func theFirstSignInMakesTheStoreBesideTheKeysLockFile() throws {
+      let root = try SecretServiceTestSupport.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(atPath: root) }
+      let store = root + "/store"
+      let applicationID = SecretServiceTestSupport.uniqueApplicationID()
+      let provider = SecretServiceSealingKeyProvider(
+        configuration: try SecretServiceStoreConfiguration(
+          applicationID: applicationID, lockDirectory: store,
+          timeout: SecretServiceTestSupport.callLimit,
+          lockTimeout: SecretServiceTestSupport.lockLimit))
+      let clock = ManualWallClock(Self.start)
+      let gate = try gate(store, provider, clock: clock)
+      for payload in ["first", "second"] {
+        let session = try gate.beginOnlineSession()
+        try session.write(CacheItemKey("token"), Data(payload.utf8))
+        guard case .opened(let reader) = gate.openOffline() else {
+          Issue.record("refused after the sign-in with \(payload)")
+          return
+        }
+        #expect(try reader.item(forKey: CacheItemKey("token"))?.payload == Data(payload.utf8))
+      }
+      let names = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
+      let lock = "secret-service." + applicationID + ".sealing-key.lock"
+      #expect(names == ["cache", "clock-mark", "clock-mark.lock", lock].sorted(), "\(names)")
+    }
+
     /// The keyring key cases on the built `offline-ttl` (`--seal secret-service`), in a keyring of
     /// their own (locking the shared one would disturb the other tests): with no session bus and
     /// with the keyring locked, `read` is refused with `key_unavailable` and the keyring's reason,

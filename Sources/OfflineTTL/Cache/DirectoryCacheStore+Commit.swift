@@ -104,6 +104,7 @@ extension DirectoryCacheStore {
       throw failure(error, .storeUnusable)
     }
     defer { files.close(store) }
+    try refuseForeignDirectory(store)
     do {
       cache = try files.openOrReplaceDirectory(store, Self.cacheName)
     } catch {
@@ -125,6 +126,58 @@ extension DirectoryCacheStore {
     }
     try refuseUnrepairableDirectories(cache)
     return try body(cache)
+  }
+
+  /// Refuses to make a new store (no `cache/` yet) in a directory that already holds anything
+  /// but files the library makes there before `cache/` (``isMadeBeforeTheCache(_:)``): a store
+  /// needs a directory of its own, and a sign-in pointed at another one (`/dev`, a home
+  /// directory, a project) would write its files among that directory's entries. A directory
+  /// that already holds `cache/` is a store (whatever else it holds is left alone, as before).
+  ///
+  /// - Throws: ``CacheStoreError``: `store_unusable` naming a few of the entries (nothing was
+  ///   written), or when the directory cannot be listed.
+  /// - Complexity: One `fstatat`; one listing only when `cache/` is missing.
+  private func refuseForeignDirectory(_ store: StoreDirectory) throws(CacheStoreError) {
+    let foreign: [String]
+    do throws(StoreFileError) {
+      guard !(try files.exists(store, Self.cacheName)) else { return }
+      foreign = try files.names(in: store)
+        // `cache` too: another writer may have made it since the look above.
+        .filter { $0 != Self.cacheName && !Self.isMadeBeforeTheCache($0) }
+        .sorted()
+    } catch {
+      throw failure(error, .storeUnusable)
+    }
+    guard foreign.isEmpty else {
+      let shown = foreign.prefix(3).map(\.debugDescription).joined(separator: ", ")
+      throw CacheStoreError(
+        code: .storeUnusable,
+        reason: "\(store.path) is not a store directory: it holds \(foreign.count) "
+          + "entr\(foreign.count == 1 ? "y" : "ies") that no store makes (\(shown)"
+          + "\(foreign.count > 3 ? ", ..." : "")); a new store needs an empty directory of its "
+          + "own (a missing one is created); nothing was written")
+    }
+  }
+
+  /// ``refuseForeignDirectory(_:)`` without making or changing anything: only when the store
+  /// directory exists and opens (every other case is left to the check under the writer lock,
+  /// which reports it).
+  ///
+  /// - Throws: ``CacheStoreError``: `store_unusable` as ``refuseForeignDirectory(_:)``.
+  func refuseForeignDirectoryIfPresent() throws(CacheStoreError) {
+    guard let store = try? files.openStore(directory, creating: false) else { return }
+    defer { files.close(store) }
+    try refuseForeignDirectory(store)
+  }
+
+  /// Whether the library may have made a file named `name` in a store directory before the
+  /// store's `cache/`: the clock-mark files (``FileClockMarkStore/reservedFileNames``: a
+  /// `mark reset` or an observation comes first), and the Secret Service lock files
+  /// (`secret-service.<application id>.<kind>.lock`) of a configuration whose lock directory is
+  /// the store directory, as the command-line tool's is: a sealing key kept in the keyring is
+  /// looked up or created under its lock before the store is made.
+  static func isMadeBeforeTheCache(_ name: String) -> Bool {
+    FileClockMarkStore.reservedFileNames.contains(name) || KeyringLockFileName.matches(name)
   }
 
   /// Refuses, before the online path writes anything, an `items/` or `tmp/` directory that

@@ -52,6 +52,10 @@ extension DirectoryCacheStore {
     preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
   ) throws(StoreError) -> Bool {
+    // A directory that is not a store's is refused before the key is looked up: a key made
+    // for a refused sign-in (a key file, a keyring secret and the lock file its lookup makes
+    // in its lock directory) would be left behind. Checked again under the writer lock.
+    try refuseForeignDirectoryIfPresent()
     // The key before anything of the store: a sign-in refused for its key (kept inside the
     // store, unreadable, another user's, a link) makes no store directory, `cache/` or lock.
     let keys = try sealKeys(creating: true)
@@ -83,7 +87,21 @@ extension DirectoryCacheStore {
       let changes = prepare()
       // The 1 GiB limit of every write path, before anything of this sign-in is written.
       try Self.checkPayloadSizes(changes)
-      let planned = ClockMarkRecord.generation(after: stored ?? 0)
+      // Exactly the generation the reset will write: over a record this key cannot
+      // authenticate (sealed with another key, unsealed, altered) the reset continues from the
+      // salvaged generation, and a staging of any other generation is one no reader uses.
+      let planned: UInt64
+      if let stored {
+        planned = ClockMarkRecord.generation(after: stored)
+      } else {
+        do throws(StoreError) {
+          planned = try sealedMarks(keys: keys).generationOfNextSignIn()
+        } catch  where error.code == .lockTimedOut {
+          throw error
+        } catch {
+          planned = 1
+        }
+      }
       let name = Self.stagingPrefix + String(planned)
       // This sign-in's id (libsodium's `randombytes_buf`): its staged index is bound to it, and
       // its mark reset records it.

@@ -183,6 +183,34 @@ extension ClockMarkStorage {
     }
   }
 
+  /// The generation an online sign-in's reset writes over what `access` holds, and whether the
+  /// record loaded: generation + 1 over a readable record, 1 over an absent one, 1 + the salvaged
+  /// generation (else 1) over one that is unreadable, altered, unsealed or sealed with another
+  /// key. The one computation the reset (``resetAfterOnlineSignIn(readingClocks:)``) and a
+  /// sealed sign-in planning its staging share, so that the staging is sealed for exactly the
+  /// generation its commit point writes.
+  ///
+  /// - Throws: ``StoreError``: a load failure other than those (nothing is written on it).
+  func signInGeneration(in access: inout Access, forWriting: Bool) throws(StoreError)
+    -> (generation: UInt64, loaded: Bool)
+  {
+    do throws(StoreError) {
+      return (
+        ClockMarkRecord.generation(
+          after: try loadRecord(in: &access, forWriting: forWriting).generation), true
+      )
+    } catch  where error.code == .absent {
+      return (1, false)
+    } catch
+      where error.code == .unreadable || error.code == .markUnauthentic
+      || error.code == .sealMismatch
+    {
+      // A sealed record that is altered, unsealed or sealed with another key is replaced like
+      // an unreadable one: the online sign-in re-seals it.
+      return (salvagedGeneration(in: &access).map(ClockMarkRecord.generation(after:)) ?? 1, false)
+    }
+  }
+
   /// Writes the record an online sign-in earns: generation + 1 over a readable record (after a
   /// crafted `UInt64.max`, 1: ``ClockMarkRecord/generation(after:)``), 1 over an
   /// absent one, 1 + the salvaged generation (else 1) over one that is unreadable; mark = the
@@ -220,25 +248,7 @@ extension ClockMarkStorage {
           message: "this machine's id cannot be read (\(unreadable)), so the sign-in is not"
             + " recorded: a record it wrote would not be bound to this machine")
       }
-      let generation: UInt64
-      let loaded: Bool
-      do throws(StoreError) {
-        generation = try ClockMarkRecord.generation(
-          after: loadRecord(in: &access, forWriting: true).generation)
-        loaded = true
-      } catch  where error.code == .absent {
-        generation = 1
-        loaded = false
-      } catch
-        where error.code == .unreadable || error.code == .markUnauthentic
-        || error.code == .sealMismatch
-      {
-        // A sealed record that is altered, unsealed or sealed with another key is replaced
-        // like an unreadable one: the online sign-in re-seals it.
-        generation =
-          salvagedGeneration(in: &access).map(ClockMarkRecord.generation(after:)) ?? 1
-        loaded = false
-      }
+      let (generation, loaded) = try signInGeneration(in: &access, forWriting: true)
       var record = ClockMarkRecord.afterOnlineSignIn(generation: generation, at: observation)
       record.signInID = signIn
       try writeReset(record, in: &access, overLoadedRecord: loaded)

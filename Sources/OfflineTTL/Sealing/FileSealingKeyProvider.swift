@@ -2,12 +2,15 @@ import Foundation
 import Synchronization
 
 /// A sealing key kept in a file of its own, outside the store: exactly 32 random bytes, mode
-/// 0600 (no group or other bit), owned by the process's effective user, a regular file reached
-/// without following a symbolic link as its last component.
+/// 0600 (no group or other bit), owned by the process's effective user, a regular file with one
+/// name, reached without following a symbolic link as its last component, in a directory that
+/// the effective user owns and that group and others may not write (whoever may write it could
+/// replace the key; the sticky bit of a shared directory such as `/tmp` does not prevent that).
 ///
-/// A load from the file checks all of that from one `open` (`O_NOFOLLOW | O_NONBLOCK`, so a FIFO
-/// in its place cannot make it wait) and one `fstat`, then reads the 32 bytes: a handful of
-/// system calls, no lock, no prompt. The key file is never inside the store directory it seals
+/// A load from the file checks all of that from two `open`s (the key's directory, then the key
+/// inside that open directory with `O_NOFOLLOW | O_NONBLOCK`, so a FIFO in its place cannot
+/// make it wait) and two `fstat`s, then reads the 32 bytes: a handful of system calls, no lock,
+/// no prompt. The key file is never inside the store directory it seals
 /// (``checkKeptOutside(storeDirectory:)``).
 ///
 /// **Kept in memory between loads.** The provider (and every copy of it) remembers the last key
@@ -81,8 +84,10 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// Reads and checks the key file.
   ///
   /// - Returns: The key.
-  /// - Throws: ``SealingKeyError``: `key_missing`, `key_symbolic_link`, `key_not_regular_file`,
-  ///   `key_wrong_owner`, `key_insecure_mode`, `key_wrong_size` or `key_io`, checked in that
+  /// - Throws: ``SealingKeyError``: `key_wrong_owner` or `key_insecure_mode` for the key's
+  ///   directory (another user's, or writable by group or others); then for the file
+  ///   `key_missing`, `key_symbolic_link`, `key_not_regular_file`, `key_wrong_owner`,
+  ///   `key_insecure_mode`, `key_hard_linked`, `key_wrong_size` or `key_io`, checked in that
   ///   order.
   /// - Complexity: O(1): one `poll` of its watch (or, where the path is not watched, one
   ///   `lstat`) while the remembered key's file is unchanged; else open, fstat, one 33-byte read,
@@ -139,10 +144,39 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   private func readFile() throws(SealingKeyError) -> (
     SealingKey, FileStatus, UInt32, KeyFileWatch?
   ) {
+    // The key's directory first, checked on its descriptor, then the key opened inside that
+    // very directory: whoever may write the directory could replace the key.
+    let (parent, name) = Self.split(path)
+    let directory: FileDescriptor
+    do {
+      directory = try system.openDirectory(followingLinksIn: parent, [.readOnly, .nonBlocking])
+    } catch  where error == .noSuchFileOrDirectory {
+      throw openFailure(error)
+    } catch {
+      throw SealingKeyError(
+        code: .io, errno: error.rawValue,
+        reason: "cannot open the directory of key file \(path): \(error)")
+    }
+    defer { system.closeIgnoringErrors(directory) }
+    try checkDirectory(directory)
     let fd: FileDescriptor
     do {
-      fd = try system.open(path, [.readOnly, .nonBlocking])
+      // `a/k/` names no file in `a/k`: opened as the path, it is the directory (refused below).
+      fd =
+        try name.isEmpty
+        ? system.open(path, [.readOnly, .nonBlocking])
+        : system.openat(directory, name, [.readOnly, .nonBlocking])
     } catch {
+      // What stands under the name when it could not be opened for its type (a socket is
+      // `ENXIO`): the same `key_not_regular_file` as a FIFO or directory that opens.
+      if error != .noSuchFileOrDirectory && error != .tooManySymbolicLinks && !name.isEmpty,
+        let info = try? system.fstatat(directory, name),
+        info.kind != .regular && info.kind != .symbolicLink
+      {
+        throw SealingKeyError(
+          code: .notRegularFile, errno: error.rawValue,
+          reason: "key file \(path) is \(info.kind.phrase), not a regular file")
+      }
       throw openFailure(error)
     }
     defer { system.closeIgnoringErrors(fd) }
@@ -247,8 +281,8 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// key's directory and each directory above it (opened one `..` at a time, up to the root) is
   /// compared with the opened store directory, so no spelling of either path and no bind mount
   /// (which shows the same directory under another path) hides a key inside the store. A key
-  /// file with a second name inside the store (a hard link) is not refused: the file outside is
-  /// the key, and replacing the store does not replace it. Nothing is remembered here:
+  /// file with a second name anywhere (a hard link, inside the store or not) is refused by the
+  /// load (`key_hard_linked`): copying the store would copy the key. Nothing is remembered here:
   /// ``loadKey(forStoreAt:)`` skips this check only while the key it remembers is unchanged, so a
   /// symbolic link swapped in that makes the path reach another file is checked again.
   ///
@@ -313,11 +347,53 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
 
   // MARK: - Private
 
+  /// Refuses a key directory that another user owns or that group or others may write (the
+  /// sticky bit does not help: whoever may create names in it may create the key's name before
+  /// the first sign-in does): whoever may write it can replace the key. The same check the
+  /// stores make of their own directories (`SecureStoreFiles.checkOwnership(_:path:)`).
+  ///
+  /// - Throws: ``SealingKeyError``: `key_wrong_owner`, `key_insecure_mode` (naming the
+  ///   directory), or `key_io` when it cannot be `fstat`ed.
+  private func checkDirectory(_ directory: FileDescriptor) throws(SealingKeyError) {
+    let name = Self.split(path).directory
+    let shown = name.isEmpty ? "." : name
+    let info: FileStatus
+    do {
+      info = try system.fstat(directory)
+    } catch {
+      throw SealingKeyError(
+        code: .io, errno: error.rawValue,
+        reason: "cannot read the status of the directory of key file \(path): \(error)")
+    }
+    do {
+      try SecureStoreFiles(system: system).checkOwnership(info, path: shown)
+    } catch {
+      guard case .insecure(let owner, let permissions, let user) = error.problem else {
+        throw SealingKeyError(code: .io, reason: "key file \(path): \(error)")
+      }
+      guard owner == user else {
+        throw SealingKeyError(
+          code: .wrongOwner,
+          reason: "the directory \(shown) of key file \(path) belongs to user \(owner), not to "
+            + "this user (\(user)); whoever owns it can replace the key: keep the key in a "
+            + "directory of your own")
+      }
+      throw SealingKeyError(
+        code: .insecureMode,
+        reason: "the directory \(shown) of key file \(path) has mode "
+          + "0\(String(permissions, radix: 8)); group or others may write it, and so replace "
+          + "the key (the sticky bit does not prevent that): keep the key in a directory only "
+          + "you may write (chmod go-w)")
+    }
+  }
+
   /// Checks the key file's status; returns the effective user it was checked against.
   @discardableResult
   private func check(_ info: FileStatus) throws(SealingKeyError) -> UInt32 {
     guard info.kind == .regular else {
-      throw SealingKeyError(code: .notRegularFile, reason: "key file \(path) is not a regular file")
+      throw SealingKeyError(
+        code: .notRegularFile, reason: "key file \(path) is \(info.kind.phrase), not a regular file"
+      )
     }
     let me = system.effectiveUserID()
     guard info.ownerID == me else {
@@ -330,6 +406,13 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
         code: .insecureMode,
         reason: "key file \(path) has mode 0\(String(info.permissions, radix: 8)); it must be "
           + "0600 (no group or other access)")
+    }
+    guard info.linkCount == 1 else {
+      throw SealingKeyError(
+        code: .hardLinked,
+        reason: "key file \(path) has \(info.linkCount) names (a hard link); a second name, "
+          + "inside a store or anywhere else, is a copy of the key that goes wherever that "
+          + "name goes: remove the other name, or make a new key by signing in online")
     }
     guard info.size == Int64(SealingKey.byteCount) else {
       throw SealingKeyError(

@@ -13,6 +13,7 @@ public struct SealingKeyError: Error, Sendable, Hashable, CustomStringConvertibl
       case wrongOwner = "key_wrong_owner"
       case symbolicLink = "key_symbolic_link"
       case notRegularFile = "key_not_regular_file"
+      case hardLinked = "key_hard_linked"
       case insideStore = "key_inside_store"
       case unavailable = "key_unavailable"
       case ambiguous = "key_ambiguous"
@@ -27,14 +28,19 @@ public struct SealingKeyError: Error, Sendable, Hashable, CustomStringConvertibl
     public static let missing = Code(.missing)
     /// The key is not exactly ``SealingKey/byteCount`` (32) bytes, for example a truncated file.
     public static let wrongSize = Code(.wrongSize)
-    /// The key file is readable or writable by group or others (mode must be 0600 or stricter).
+    /// The key file is readable or writable by group or others (mode must be 0600 or stricter),
+    /// or the directory that holds it may be written by group or others.
     public static let insecureMode = Code(.insecureMode)
-    /// The key file belongs to another user than the process's effective user.
+    /// The key file, or the directory that holds it, belongs to another user than the process's
+    /// effective user.
     public static let wrongOwner = Code(.wrongOwner)
     /// The key file's path names a symbolic link, which is never followed.
     public static let symbolicLink = Code(.symbolicLink)
     /// The key file's path names a directory, a FIFO, a device or a socket.
     public static let notRegularFile = Code(.notRegularFile)
+    /// The key file has more than one name (a hard link, inside a store or anywhere else):
+    /// each name is a copy of the key that travels with whatever holds it.
+    public static let hardLinked = Code(.hardLinked)
     /// The key file lies inside the store directory it seals, where anyone who can replace the
     /// store can replace the key too.
     public static let insideStore = Code(.insideStore)

@@ -78,6 +78,12 @@ enum ArgumentReader {
       }
       // Every value is judged here, before the subcommand runs (and so before its store is
       // looked at): a bad value is a usage error whatever order the subcommand reads options in.
+      // An empty path names no directory: the C library would take it as the working
+      // directory for some calls and as missing (ENOENT) for others.
+      if spec.kind == .directory && value.isEmpty {
+        throw UsageError(
+          "--\(spec.name): an empty path names no directory (give . for the working directory)")
+      }
       try spec.check?(value)
       values[spec.name, default: []].append(value)
     }

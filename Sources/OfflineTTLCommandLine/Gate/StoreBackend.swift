@@ -82,11 +82,16 @@ struct StoreBackend: Equatable {
 
   /// One `--seal` value, or `nil` for none.
   ///
-  /// - Throws: ``UsageError`` for a value that is neither `file:<path>` nor `secret-service`
-  ///   (or `secret-service` in a build without it).
+  /// - Throws: ``UsageError`` for a value that is neither `file:<path>` (with a path that is
+  ///   not empty) nor `secret-service` (or `secret-service` in a build without it).
   static func parseSeal(_ text: String?) throws(UsageError) -> Seal? {
     guard let text else { return nil }
-    if text.hasPrefix("file:"), text.count > 5 { return .keyFile(String(text.dropFirst(5))) }
+    if text.hasPrefix("file:") {
+      guard text.count > 5 else {
+        throw UsageError("--seal: an empty path names no key file (file:<path>), got \"file:\"")
+      }
+      return .keyFile(String(text.dropFirst(5)))
+    }
     if text == "secret-service" {
       #if SecretService
         return .secretService

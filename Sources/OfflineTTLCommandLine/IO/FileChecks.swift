@@ -56,7 +56,18 @@ enum FileChecks {
     // seam never follows one (right for store files only).
     var fd: Int32
     repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
-    guard fd >= 0 else { return .failure(FileCheckError(errno: errno)) }
+    guard fd >= 0 else {
+      let failure = errno
+      // A socket cannot be opened (ENXIO), nor a device without a driver: the same "not a
+      // regular file" as a FIFO or device that opens.
+      var info = stat()
+      if failure != ENOENT && stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG
+        && info.st_mode & S_IFMT != S_IFDIR
+      {
+        return .failure(FileCheckError(errno: EINVAL))
+      }
+      return .failure(FileCheckError(errno: failure))
+    }
     defer { _ = close(fd) }
     var info = stat()
     if fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFREG {

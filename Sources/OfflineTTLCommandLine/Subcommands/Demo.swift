@@ -45,8 +45,8 @@ enum Demo: Subcommand {
       (70, "the story did not go as described: a bug."),
       (
         74,
-        "the temporary store could not be created, the --tpm TPM cannot be read, or standard"
-          + " output cannot be written."
+        "the temporary store could not be created, the --seal key cannot be read or created, the"
+          + " --tpm TPM cannot be read, or standard output cannot be written."
       ),
     ],
     examples: [
@@ -107,6 +107,18 @@ enum Demo: Subcommand {
     let clock = ManualWallClock(start)
     let bootClock = ManualBootClock(bootID: DemoStory.bootID, sinceBoot: DemoStory.startUptime)
     let sealing = try StoreBackend(kind: .file, seal: seal).sealing(at: path)
+    if let sealing {
+      // The key before the story (and its table): a key that cannot be had or made (a key
+      // path with no name, a missing or insecure directory, another user's file, a keyring that
+      // cannot be used) is the environment's failure (exit 74), as on every other command, not
+      // a story that failed (exit 70, a bug).
+      do throws(SealingKeyError) {
+        try sealing.checkKeptOutside(storeDirectory: path)
+        _ = try sealing.loadOrCreateKey()
+      } catch {
+        throw CommandFailure(.ioError, "--seal: key_unavailable: \(error)")
+      }
+    }
     let cache = DirectoryCacheStore(atPath: path, sealing: sealing)
     let marks = FileClockMarkStore(atPath: path, sealing: sealing)
     let gate = OfflineAccessGate(

@@ -26,8 +26,10 @@ enum Evaluate: Subcommand {
       clock is not behind the mark, no item is dated after now, and now - oldest <= max age;
       the mark becomes max(mark, now).
 
-      --batch input, one case a line (blank lines are skipped):
+      --batch input, one case a line (blank lines are skipped); every field is required, and
+      "mark": null is a first use (no stored mark), where --mark is left out:
         {"written_at":[100],"now":190,"mark":200,"max_age":1000}
+        {"written_at":[100],"now":190,"mark":null,"max_age":1000}
       output, one line per case in order (or {"error":"..."} for a malformed line):
         {"status":"expired","mark":200,"reasons":["clock_behind_mark"]}
       """,

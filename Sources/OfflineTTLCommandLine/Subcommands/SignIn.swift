@@ -79,10 +79,12 @@ enum SignIn: Subcommand {
     guard let equals = text.firstIndex(of: "=") else {
       throw UsageError("--put: expected <key>=<path>, got \(text.debugDescription)")
     }
-    return (
-      try StoreCommandSupport.key(String(text[..<equals])),
-      String(text[text.index(after: equals)...])
-    )
+    let key = try StoreCommandSupport.key(String(text[..<equals]))
+    let path = String(text[text.index(after: equals)...])
+    guard !path.isEmpty else {
+      throw UsageError("--put: an empty path names no file, in \(text.debugDescription)")
+    }
+    return (key, path)
   }
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {

@@ -125,7 +125,8 @@ import Testing
         }
       ),
       (
-        "a second link added", "key 1",
+        // A key with a second name is refused (a copy of the key goes wherever it goes).
+        "a second link added", "key_hard_linked",
         { f in try FileManager.default.linkItem(atPath: f.path, toPath: f.directory + "/link") }
       ),
     ]

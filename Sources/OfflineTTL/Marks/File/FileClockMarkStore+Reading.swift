@@ -165,7 +165,7 @@ extension FileClockMarkStore {
             "\(Self.recordFileName) in \(directoryPath) can be read but not opened for writing"
             + " (immutable or read-only?): \(error)")
       }
-      throw openError(error, writable: writable)
+      throw openError(error, writable: writable, in: directory)
     }
     do {
       var loaded = try loadOpened(fd, acceptingOtherNames: acceptingOtherNames)
@@ -303,7 +303,20 @@ extension FileClockMarkStore {
 
   // MARK: Errors
 
-  private func openError(_ error: Errno, writable: Bool) -> StoreError {
+  /// The error for a failed open of the record. An open that fails because of what stands
+  /// under the name (a socket is `ENXIO`, a directory opened for writing `EISDIR`, a device
+  /// without a driver `ENXIO` or `ENODEV`) is `not_regular_file` naming its kind, as a FIFO
+  /// or a device that opens is after its `fstat`: one typed reason for every kind of file that
+  /// is not a record.
+  private func openError(_ error: Errno, writable: Bool, in directory: FileDescriptor)
+    -> StoreError
+  {
+    if error != .noSuchFileOrDirectory && error != .tooManySymbolicLinks,
+      let info = try? system.fstatat(directory, Self.recordFileName),
+      info.kind != .regular && info.kind != .symbolicLink
+    {
+      return unreadable(.notRegularFile, "the record is \(info.kind.phrase), not a regular file")
+    }
     switch error {
     case .noSuchFileOrDirectory:
       return StoreError(

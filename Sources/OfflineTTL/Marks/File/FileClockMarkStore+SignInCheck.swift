@@ -29,3 +29,31 @@ extension FileClockMarkStore {
     }
   }
 }
+
+extension FileClockMarkStore {
+  /// The generation this store's reset would write now
+  /// (`ClockMarkStorage.signInGeneration(in:forWriting:)`), read under the shared lock the
+  /// way the reset reads (a record with another name is read, as the reset reads it to replace
+  /// it). A sealed sign-in, which holds the cache's writer lock (so no other reset runs until
+  /// its own), stages for this generation: over a record its key cannot authenticate (sealed
+  /// with another key, unsealed, altered) the reset continues from the salvaged generation, and
+  /// the staging must be of exactly the generation the reset commits, or no reader finds it.
+  ///
+  /// - Returns: The generation; 1 when there is no store directory or record.
+  /// - Throws: ``StoreError``: `lock_timed_out`, or what opening the store directory or its lock
+  ///   file throws (the caller then plans as before, and the roll forward binds the live index
+  ///   to the generation the reset wrote).
+  /// - Complexity: One `flock` and one read of the record (two when it does not load).
+  func generationOfNextSignIn() throws(StoreError) -> UInt64 {
+    do {
+      return try withLockedDirectory(creating: false, lock: .shared) {
+        directory throws(StoreError) in
+        var access = Access(directory: directory, loaded: nil, creatingKey: true)
+        defer { if let loaded = access.loaded { system.closeIgnoringErrors(loaded.fd) } }
+        return try signInGeneration(in: &access, forWriting: false).generation
+      }
+    } catch  where error.code == .absent {
+      return 1
+    }
+  }
+}
