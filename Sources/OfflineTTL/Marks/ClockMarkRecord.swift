@@ -106,14 +106,11 @@ public struct ClockObservation: Sendable, Hashable {
   ///   - tpm: The TPM clock's reading, `nil` when no TPM is configured or it could not be read.
   ///   - tpmError: Why a configured TPM could not be read, or `nil`.
   ///   - serverAnchor: For an online sign-in only: the server time that anchors trusted time.
-  ///   - machine: The machine the clocks were read on: this machine's id by default
-  ///     (``SystemMachineIdentity``, read once per process), so that an observation made by
-  ///     hand (`mark observe`, ``ClockMarkStore/observe(now:)``) is judged against a record
-  ///     bound here like a ``Clocks`` reading; `nil` for a machine whose id cannot be read.
+  ///   - machine: The machine the clocks were read on; `nil` for a machine that has no id.
   public init(
     wall: WallClockInstant, boot: BootClockReading? = nil, tpm: TPMClockReading? = nil,
     tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil,
-    machine: MachineID? = SystemMachineIdentity().current()
+    machine: MachineID?
   ) {
     self.wall = wall
     self.boot = boot
@@ -121,6 +118,42 @@ public struct ClockObservation: Sendable, Hashable {
     self.tpmErrorStorage = tpmError.map(OutOfLine.init)
     self.serverAnchorStorage = serverAnchor.map(OutOfLine.init)
     self.machine = machine
+  }
+
+  /// Creates an observation made on this machine, reading its id from `identity`
+  /// (``SystemMachineIdentity`` by default, read once per process), so that an observation
+  /// made by hand (`mark observe`, ``ClockMarkStore/observe(now:)``) is judged against a record
+  /// bound here like a ``Clocks`` reading.
+  ///
+  /// An id file that is there but cannot be read (`EMFILE`, `EACCES`, `EIO`, ...) leaves
+  /// ``machine`` `nil` and sets ``machineError``: a bound record then refuses the observation as
+  /// `machine_id_unreadable` and never takes it for another machine's.
+  ///
+  /// - Parameters:
+  ///   - wall: The wall clock's reading.
+  ///   - boot: The boot clock's reading, `nil` when none could be read.
+  ///   - tpm: The TPM clock's reading, `nil` when no TPM is configured or it could not be read.
+  ///   - tpmError: Why a configured TPM could not be read, or `nil`.
+  ///   - serverAnchor: For an online sign-in only: the server time that anchors trusted time.
+  ///   - identity: Where this machine's id is read.
+  /// - Complexity: At most two small file reads (none once the system's id is cached).
+  public init(
+    wall: WallClockInstant, boot: BootClockReading? = nil, tpm: TPMClockReading? = nil,
+    tpmError: TPMClockError? = nil, serverAnchor: TrustedTimeAnchor? = nil,
+    readingMachineFrom identity: any MachineIdentity = SystemMachineIdentity()
+  ) {
+    let machine: MachineID?
+    var machineError: MachineIDReadError?
+    do throws(MachineIDReadError) {
+      machine = try identity.read()
+    } catch {
+      machine = nil
+      machineError = error
+    }
+    self.init(
+      wall: wall, boot: boot, tpm: tpm, tpmError: tpmError, serverAnchor: serverAnchor,
+      machine: machine)
+    self.machineError = machineError
   }
 
   /// Whether a TPM reading is present, answered without copying it out of line.

@@ -439,7 +439,8 @@ public struct Syscalls: Sendable {
   }
 
   /// The names in an open directory, except `.` and `..` (`dup` + `fdopendir` + `readdir`).
-  /// `directory` stays open and is not moved.
+  /// `directory` stays open and is not moved. A name that is not valid UTF-8 is given as its
+  /// escape (``FileSystemName``), which every call of this seam turns back into its bytes.
   ///
   /// - Complexity: O(entries).
   public func directoryEntries(_ directory: FileDescriptor) throws(Errno) -> [String] {
@@ -460,7 +461,8 @@ public struct Syscalls: Sendable {
         errno = 0
         guard let entry = readdir(stream) else { return errno == 0 ? 0 : -1 }
         let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-          String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+          FileSystemName.name(
+            fromEntry: UnsafeRawBufferPointer(rebasing: raw.prefix(while: { $0 != 0 })))
         }
         if name != "." && name != ".." { names.append(name) }
       }
@@ -534,7 +536,7 @@ public struct Syscalls: Sendable {
         _ = try call(.fstatat) {
           withUnsafeMutableBytes(of: &buffer) {
             let buffer = $0.baseAddress!
-            return name.withCString {
+            return FileSystemName.withCString(name) {
               statx(directory.rawValue, $0, AT_SYMLINK_NOFOLLOW, StatxCall.mask, buffer)
             }
           }
@@ -620,7 +622,9 @@ public struct Syscalls: Sendable {
     -> Int32
   {
     #if os(Linux)
-      return try call(.inotify) { path.withCString { inotify_add_watch(fd.rawValue, $0, mask) } }
+      return try call(.inotify) {
+        FileSystemName.withCString(path) { inotify_add_watch(fd.rawValue, $0, mask) }
+      }
     #else
       throw Errno(rawValue: ENOSYS)
     #endif
@@ -658,14 +662,15 @@ public struct Syscalls: Sendable {
 #endif
 
 // The C functions, under names that the seam's methods do not shadow. Only this file calls them.
-// A path goes to C through `withCString`, which hands a native string's own bytes (or a copy on
-// the stack for a short one) to the call; the implicit `String` to pointer conversion copies it
-// into a new heap array on every call.
+// A path goes to C through `FileSystemName.withCString`, which hands a native string's own bytes
+// (or a copy on the stack for a short one) to the call, and the bytes of an escaped name
+// (`FileSystemName`) when the path holds one; the implicit `String` to pointer conversion copies
+// it into a new heap array on every call.
 private func system_open(_ path: String, _ flags: Int32, _ mode: UInt32) -> Int32 {
-  path.withCString { open($0, flags, mode_t(mode)) }
+  FileSystemName.withCString(path) { open($0, flags, mode_t(mode)) }
 }
 private func system_openat(_ dir: Int32, _ name: String, _ flags: Int32, _ mode: UInt32) -> Int32 {
-  name.withCString { openat(dir, $0, flags, mode_t(mode)) }
+  FileSystemName.withCString(name) { openat(dir, $0, flags, mode_t(mode)) }
 }
 private func system_close(_ fd: Int32) -> Int32 { close(fd) }
 private func system_poll(_ entry: UnsafeMutablePointer<pollfd>, count: Int = 1) -> Int32 {
@@ -698,34 +703,40 @@ private func system_fsync(_ fd: Int32) -> Int32 { fsync(fd) }
   private func system_fdatasync(_ fd: Int32) -> Int32 { fdatasync(fd) }
 #endif
 private func system_rename(_ from: String, _ to: String) -> Int32 {
-  from.withCString { old in to.withCString { rename(old, $0) } }
+  FileSystemName.withCString(from) { old in FileSystemName.withCString(to) { rename(old, $0) } }
 }
 private func system_renameat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: String) -> Int32 {
-  from.withCString { old in to.withCString { renameat(dir, old, dir2, $0) } }
+  FileSystemName.withCString(from) { old in
+    FileSystemName.withCString(to) { renameat(dir, old, dir2, $0) }
+  }
 }
-private func system_unlink(_ path: String) -> Int32 { path.withCString { unlink($0) } }
+private func system_unlink(_ path: String) -> Int32 {
+  FileSystemName.withCString(path) { unlink($0) }
+}
 private func system_linkat(_ dir: Int32, _ from: String, _ dir2: Int32, _ to: String) -> Int32 {
-  from.withCString { old in to.withCString { linkat(dir, old, dir2, $0, 0) } }
+  FileSystemName.withCString(from) { old in
+    FileSystemName.withCString(to) { linkat(dir, old, dir2, $0, 0) }
+  }
 }
 private func system_unlinkat(_ dir: Int32, _ name: String, _ flags: Int32) -> Int32 {
-  name.withCString { unlinkat(dir, $0, flags) }
+  FileSystemName.withCString(name) { unlinkat(dir, $0, flags) }
 }
 private func system_mkdir(_ path: String, _ mode: mode_t) -> Int32 {
-  path.withCString { mkdir($0, mode) }
+  FileSystemName.withCString(path) { mkdir($0, mode) }
 }
 private func system_mkdirat(_ dir: Int32, _ name: String, _ mode: mode_t) -> Int32 {
-  name.withCString { mkdirat(dir, $0, mode) }
+  FileSystemName.withCString(name) { mkdirat(dir, $0, mode) }
 }
 private func system_fchmod(_ fd: Int32, _ mode: mode_t) -> Int32 { fchmod(fd, mode) }
 private func system_fchmodat(_ dir: Int32, _ name: String, _ mode: mode_t, _ flags: Int32) -> Int32
 {
-  name.withCString { fchmodat(dir, $0, mode, flags) }
+  FileSystemName.withCString(name) { fchmodat(dir, $0, mode, flags) }
 }
 private func system_fstat(_ fd: Int32, _ status: inout stat) -> Int32 { fstat(fd, &status) }
 private func system_fstatat(
   _ dir: Int32, _ name: String, _ status: inout stat, _ flags: Int32
 ) -> Int32 {
-  name.withCString { fstatat(dir, $0, &status, flags) }
+  FileSystemName.withCString(name) { fstatat(dir, $0, &status, flags) }
 }
 private func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
 

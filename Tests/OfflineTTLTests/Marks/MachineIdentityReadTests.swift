@@ -105,4 +105,43 @@ import Testing
     // Once the id reads again, the same store is fresh.
     #expect(readable.checkEligibility().status == .fresh)
   }
+
+  /// An observation made by hand (`mark observe --now`, ``ClockMarkStore/observe(now:)``)
+  /// reads the id the same way: a resource error is carried as `machineError` and the bound
+  /// record refuses it as `machine_id_unreadable`, never as another machine's; nothing written.
+  @Test(arguments: resourceErrors)
+  func anObservationByHandCarriesTheReadErrorAndIsNotTakenForAnotherMachine(_ errno: Errno)
+    throws
+  {
+    let directory = try TemporaryStoreDirectory(prefix: "machine-id-observe")
+    defer { directory.remove() }
+    let idPath = try idFile("0000000000000000000000000000000a", in: directory)
+    let store = FileClockMarkStore(atPath: directory.appending("store"))
+    let readable = SystemMachineIdentity(paths: [idPath], faults: nil)
+    _ = try store.resetAfterOnlineSignIn(
+      ClockObservation(wall: Self.start, readingMachineFrom: readable))
+    let record = URL(fileURLWithPath: directory.appending("store/clock-mark"))
+    let before = try Data(contentsOf: record)
+
+    let plan = SyscallFaultPlan()
+    plan.fail(.open, occurrence: nil, with: errno)
+    let observation = ClockObservation(
+      wall: Self.start.saturatingAdvanced(by: .seconds(60)),
+      readingMachineFrom: SystemMachineIdentity(paths: [idPath], faults: plan))
+    #expect(observation.machine == nil)
+    #expect(observation.machineError == MachineIDReadError(path: idPath, errno: errno.rawValue))
+    #expect {
+      _ = try store.observe(observation)
+    } throws: { error in
+      (error as? StoreError)?.code == .machineIDUnreadable
+        && (error as? StoreError)?.errno == errno.rawValue
+    }
+    #expect(try Data(contentsOf: record) == before, "nothing was written")
+    // Read again, the same observation is this machine's and raises the mark.
+    let again = ClockObservation(
+      wall: Self.start.saturatingAdvanced(by: .seconds(60)), readingMachineFrom: readable)
+    #expect(again.machineError == nil)
+    #expect(
+      try store.observe(again).current.mark == Self.start.saturatingAdvanced(by: .seconds(60)))
+  }
 }

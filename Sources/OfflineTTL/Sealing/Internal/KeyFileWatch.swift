@@ -201,7 +201,7 @@ final class KeyFileWatch: JoinedChangeWatch {
         directories.append(next)
       }
       guard directories.allSatisfy({ local($0) && watch.addAncestor(system, $0) }),
-        let mountTable = try? system.open("/proc/self/mountinfo", [.readOnly, .nonBlocking])
+        let mountTable = try? system.openSystemFile("/proc/self/mountinfo")
       else {
         watch.close(system)
         return nil

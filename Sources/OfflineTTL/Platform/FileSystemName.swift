@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Names on disk that are not valid UTF-8, carried through the library's `String` names without
+/// loss.
+///
+/// A directory may hold a name that is not valid UTF-8 (`printf x > $'\xff'`). Decoded with
+/// replacement characters it named another file: every call on it failed with `ENOENT`, so a
+/// sign-in could never remove it and a listing reported it as vanished. ``directoryEntries``
+/// (``Syscalls/directoryEntries(_:)``) gives such a name as its escape instead: NUL, then its
+/// bytes in lowercase hexadecimal. No name on disk and no path holds NUL, so an escape is never
+/// another file's name, and it is never a cache item key (NUL is refused there), so the store
+/// treats it as any other name that is not a key: skipped offline, removed by an online
+/// sign-in. Every call of the seam that takes a name or a path turns each escaped path
+/// component back into its bytes (``withCString(_:_:)``).
+enum FileSystemName {
+  /// The name for the bytes of one directory entry: the bytes themselves when they are valid
+  /// UTF-8, else their escape.
+  ///
+  /// - Parameter bytes: The entry's name, without its terminating NUL.
+  /// - Returns: A `String` that ``withCString(_:_:)`` turns back into exactly `bytes`.
+  /// - Complexity: O(n) in the name's length.
+  static func name(fromEntry bytes: UnsafeRawBufferPointer) -> String {
+    if let text = String(validating: bytes, as: UTF8.self) { return text }
+    let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    var escape: [UInt8] = [0]
+    escape.reserveCapacity(1 + 2 * bytes.count)
+    for byte in bytes {
+      escape.append(digits[Int(byte >> 4)])
+      escape.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: escape, as: UTF8.self)
+  }
+
+  /// Whether `name` is the escape of a name that is not valid UTF-8.
+  static func isEscaped(_ name: some StringProtocol) -> Bool {
+    name.utf8.first == 0
+  }
+
+  /// Calls `body` with `path` as a C string, each escaped component turned back into its bytes.
+  ///
+  /// A path without NUL (every path the library builds itself) goes to `body` as the string's
+  /// own bytes, with no copy. A component that starts with NUL and is followed by an even number
+  /// of lowercase hexadecimal digits becomes those bytes; any other NUL stays, so C sees the
+  /// path end there, as it did before.
+  ///
+  /// - Parameters:
+  ///   - path: A name in a directory, or a path whose components may be escapes.
+  ///   - body: The call, given a NUL-terminated string that lives until it returns.
+  /// - Returns: What `body` returns.
+  /// - Complexity: O(1) extra for a path without NUL, else O(n).
+  static func withCString<T>(_ path: String, _ body: (UnsafePointer<CChar>) -> T) -> T {
+    let plain = path.withCString { pointer -> T? in
+      strlen(pointer) == path.utf8.count ? body(pointer) : nil
+    }
+    if let plain { return plain }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(path.utf8.count + 1)
+    for (index, component) in path.utf8.split(
+      separator: UInt8(ascii: "/"), omittingEmptySubsequences: false
+    ).enumerated() {
+      if index > 0 { bytes.append(UInt8(ascii: "/")) }
+      if let decoded = decode(component) {
+        bytes.append(contentsOf: decoded)
+      } else {
+        bytes.append(contentsOf: component)
+      }
+    }
+    bytes.append(0)
+    return bytes.withUnsafeBufferPointer {
+      $0.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+    }
+  }
+
+  /// The bytes an escaped component stands for, or `nil` when it is not an escape.
+  private static func decode(_ component: Substring.UTF8View) -> [UInt8]? {
+    guard component.first == 0 else { return nil }
+    let digits = component.dropFirst()
+    guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(digits.count / 2)
+    var high: UInt8?
+    for digit in digits {
+      let value: UInt8
+      switch digit {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): value = digit - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): value = digit - UInt8(ascii: "a") + 10
+      default: return nil
+      }
+      if let first = high {
+        bytes.append(first << 4 | value)
+        high = nil
+      } else {
+        high = value
+      }
+    }
+    return bytes
+  }
+}
