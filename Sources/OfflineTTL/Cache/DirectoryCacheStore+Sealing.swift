@@ -474,8 +474,9 @@ extension DirectoryCacheStore {
   /// Reads, authenticates and decrypts `<set>/items/<key>`, or `nil` when there is no such
   /// file. `items/` and the item are opened by the secure open (non-blocking, never following a
   /// link, type, owner and mode checked on the descriptor). The 56-byte header is checked against
-  /// the file's size first; then the rest of the file is read into one buffer, authenticated and
-  /// decrypted in place there, and that buffer becomes the payload: no second copy.
+  /// the file's size first; then the tags (one per 64 KiB chunk, or one for a version-2 item),
+  /// then the ciphertext into one buffer, authenticated and decrypted in place there chunk by
+  /// chunk, and that buffer becomes the payload: no second copy.
   ///
   /// - Parameters:
   ///   - listed: Whether the index lists the key; a file it does not list is refused before
@@ -522,17 +523,17 @@ extension DirectoryCacheStore {
     } catch {
       throw itemFailure(key, .unauthentic("\(error)"))
     }
-    // The tag (the file's last 16 bytes) apart, so that the one buffer the ciphertext is read
-    // into is exactly the payload's size and becomes the payload.
-    let tag: [UInt8]
+    // The tags (the file's last 16 bytes per chunk) apart, so that the one buffer the
+    // ciphertext is read into is exactly the payload's size and becomes the payload.
+    let tags: [UInt8]
     do {
-      tag = try files.read(
-        file.fd, count: Sodium.tagLength,
+      tags = try files.read(
+        file.fd, count: header.tagsLength,
         offset: Int64(CacheSeal.itemHeaderSize + header.payloadLength), path: path)
     } catch {
       throw failure(error, .itemUnreadable, key: key)
     }
-    guard tag.count == Sodium.tagLength else {
+    guard tags.count == header.tagsLength else {
       throw itemFailure(key, .unauthentic("truncated while it was read"))
     }
     // Read into the payload's own storage and decrypted there: no second buffer, no copy.
@@ -546,8 +547,11 @@ extension DirectoryCacheStore {
         return .failure(error)
       }
       return .success(
-        CacheSeal.openPayloadInPlace(
-          ciphertext, tag: tag, header: header, key: key.rawValue, storeID: storeID, keys: keys))
+        tags.withUnsafeBytes { tags in
+          CacheSeal.openPayloadInPlace(
+            ciphertext, tags: tags, header: header, key: key.rawValue, storeID: storeID,
+            keys: keys)
+        })
     }
     switch opened {
     case .failure(let error): throw unreadable(key, error)

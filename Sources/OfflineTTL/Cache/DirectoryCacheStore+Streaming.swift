@@ -8,7 +8,7 @@ extension DirectoryCacheStore {
   /// before any byte is handed out; the second pass hands the bytes to `chunk` and computes the
   /// CRC-32 again, so bytes changed in place between the passes (only another tool could do
   /// that: the store replaces items by rename) end the read with `item_unreadable`. A sealed
-  /// item is one authenticated blob: it is decrypted whole, then handed out in chunks.
+  /// item is authenticated and decrypted whole (every chunk), then handed out in chunks.
   ///
   /// - Complexity: O(payload size) time, two reads of the payload (the second from the page
   ///   cache); O(`chunkSize`) memory when unsealed.

@@ -29,8 +29,9 @@ extension OfflineCacheReader {
   /// tool could do that) ends the read with `item_unreadable` after some chunks, so a caller
   /// that must not act on part of an item keeps the chunks until this returns.
   ///
-  /// A sealed item is one authenticated blob (XChaCha20-Poly1305 over the whole payload): it is
-  /// decrypted and authenticated whole, then handed out in chunks, so its memory is the payload.
+  /// A sealed item is authenticated and decrypted whole (every 64 KiB chunk of it, or the one
+  /// blob of a version-2 item) before its first byte is handed out, so no byte of an item with a
+  /// forged chunk anywhere is handed out; its memory is the payload.
   ///
   /// - Parameters:
   ///   - key: The item's key.

@@ -152,6 +152,64 @@ enum Sodium {
     return status == 0
   }
 
+  /// `crypto_aead_xchacha20poly1305_ietf_encrypt_detached`: `message` encrypted into `output`
+  /// (the same size) and its 16-byte tag into `tag`, authenticated together with
+  /// `associatedData`. `output` may be `message`'s own memory.
+  ///
+  /// - Complexity: O(message + associated data).
+  static func sealDetached(
+    _ message: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+    tag: UnsafeMutableRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
+  ) {
+    ready()
+    precondition(nonce.count == nonceLength && key.count == keyLength)
+    precondition(output.count == message.count && tag.count == tagLength)
+    var empty: UInt8 = 0
+    let status = withUnsafeMutablePointer(to: &empty) { placeholder in
+      crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
+        output.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? placeholder,
+        tag.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
+        message.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(placeholder),
+        UInt64(message.count), associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        UInt64(associatedData.count), nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+        key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+    precondition(status == 0, "AEAD encryption failed")
+  }
+
+  /// ``openInPlace(_:tag:associatedData:nonce:key:)`` over raw buffers (no array per call: the
+  /// chunked item format calls it once per chunk).
+  ///
+  /// - Returns: `false` when `tag` is not 16 bytes or does not verify; `buffer` is then zeroed.
+  /// - Complexity: O(buffer + associated data).
+  static func openInPlace(
+    _ buffer: UnsafeMutableRawBufferPointer, tag: UnsafeRawBufferPointer,
+    associatedData: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer
+  ) -> Bool {
+    ready()
+    precondition(nonce.count == nonceLength && key.count == keyLength)
+    guard tag.count == tagLength else { return false }
+    // libsodium wants a non-null ciphertext pointer even for an empty message.
+    var empty: UInt8 = 0
+    let status = withUnsafeMutablePointer(to: &empty) { placeholder in
+      let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? placeholder
+      return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+        base, nil, base, UInt64(buffer.count), tag.baseAddress!.assumingMemoryBound(to: UInt8.self),
+        associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        UInt64(associatedData.count), nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+        key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+    return status == 0
+  }
+
+  /// Overwrites `buffer` with zeros in a way the compiler keeps (`sodium_memzero`).
+  static func zero(_ buffer: UnsafeMutableRawBufferPointer) {
+    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+    sodium_memzero(base, buffer.count)
+  }
+
   /// Keyed BLAKE2b (`crypto_generichash` with a key) over the concatenation of `parts`.
   ///
   /// - Parameters:
