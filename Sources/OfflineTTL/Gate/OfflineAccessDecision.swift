@@ -34,7 +34,8 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   public var markError: StoreError? { markErrorStorage?.value }
   /// The item store's failure behind `item_unreadable` (or a sealing reason). `nil` when the
   /// item store failed only because the clock mark it is bound to could not be read (a sealed
-  /// store): that failure is ``markError``'s, reported once.
+  /// store): that failure is ``markError``'s, reported once. A key or seal problem
+  /// (``EligibilityReasons/sealing(_:)``) is both stores' and is on both.
   public var cacheError: StoreError? { cacheErrorStorage?.value }
   /// The boot-clock floor after this decision's observation (<doc:Rules#Boot-clock-floor>),
   /// when a record was read; the reader carries it forward to check its deadline against
@@ -205,8 +206,12 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     var reasons = evaluation.reasons.union(markParts.reason)
     // A sealed item store reads the clock mark its index is bound to: when that read failed
     // as the mark's own did, the failure is the mark's, reported once (as the mark's), and no
-    // item file is at fault.
-    let cacheError = cacheError == markParts.error ? nil : cacheError
+    // item file is at fault. (A key or seal problem is both stores' alike and stays on both:
+    // its reason is the key's, not `item_unreadable`, and the command line prints it once.)
+    let sameAsMark =
+      cacheError != nil && cacheError == markParts.error
+      && EligibilityReasons.sealing(cacheError!.code) == nil
+    let cacheError = sameAsMark ? nil : cacheError
     if let cacheError {
       reasons.insert(EligibilityReasons.sealing(cacheError.code) ?? .itemUnreadable)
     }
