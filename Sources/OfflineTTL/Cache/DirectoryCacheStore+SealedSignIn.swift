@@ -55,7 +55,15 @@ extension DirectoryCacheStore {
     // A directory that is not a store's is refused before the key is looked up: a key made
     // for a refused sign-in (a key file, a keyring secret and the lock file its lookup makes
     // in its lock directory) would be left behind. Checked again under the writer lock.
-    try refuseForeignDirectoryIfPresent()
+    do {
+      try refuseForeignDirectoryIfPresent()
+    } catch {
+      // A key file kept in the directory is an entry no store makes: when the directory is
+      // refused, a key inside it is refused as what it is (`key_inside_store`). Read-only, and
+      // only then: the key's load below checks its placement on every other path.
+      try refuseKeyInsideStore()
+      throw error
+    }
     // The key before anything of the store: a sign-in refused for its key (kept inside the
     // store, unreadable, another user's, a link) makes no store directory, `cache/` or lock.
     let keys = try sealKeys(creating: true)

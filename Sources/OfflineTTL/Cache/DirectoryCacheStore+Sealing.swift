@@ -52,6 +52,22 @@ extension DirectoryCacheStore {
     }
   }
 
+  /// Refuses a sealing key kept inside this store's directory
+  /// (``SealingKeyProvider/checkKeptOutside(storeDirectory:)``), making and reading no key: a
+  /// sign-in checks it when it refuses a directory that is not a store yet, so that the key
+  /// file, an entry no store makes, is reported as what it is (`key_inside_store`) and not as a
+  /// foreign entry of that directory.
+  ///
+  /// - Throws: ``StoreError`` `key_unavailable` carrying `key_inside_store`.
+  func refuseKeyInsideStore() throws(StoreError) {
+    guard let sealing else { return }
+    do throws(SealingKeyError) {
+      try sealing.checkKeptOutside(storeDirectory: directory)
+    } catch {
+      throw StoreError(sealingKey: error, provider: sealing)
+    }
+  }
+
   /// The clock mark's generation and store id, which the index must carry (one read of the
   /// record under its shared lock).
   func markBinding(keys: SealKeys) throws(StoreError) -> MarkBinding {
