@@ -35,11 +35,6 @@ enum FileSystemName {
     return String(decoding: escape, as: UTF8.self)
   }
 
-  /// Whether `name` is the escape of a name that is not valid UTF-8.
-  static func isEscaped(_ name: some StringProtocol) -> Bool {
-    name.utf8.first == 0
-  }
-
   /// The longest name of one directory entry, in bytes (`NAME_MAX` on Linux and on the file
   /// systems of Apple platforms); a longer name fails with `ENAMETOOLONG`.
   static let maximumLength = 255
