@@ -50,6 +50,13 @@ let package = Package(
       pkgConfig: "libsodium",
       providers: [.apt(["libsodium-dev"])]
     ),
+    // OpenSSL's libcrypto, for sealed stores: the bulk of XChaCha20-Poly1305, its
+    // ChaCha20-Poly1305 step (Debian: libssl-dev).
+    .systemLibrary(
+      name: "CLibCrypto",
+      pkgConfig: "libcrypto",
+      providers: [.apt(["libssl-dev"])]
+    ),
     // libsecret, for the Secret Service backend (only with the SecretService trait). Its
     // pkg-config file pulls in glib's, whose flags include `-pthread`: SwiftPM drops that flag
     // and says `warning: prohibited flag(s): -pthread, -pthread` (once for the compile flags,
@@ -89,7 +96,7 @@ let package = Package(
     // The library: time, pure policy, mark record and stores, item stores, the gate.
     .target(
       name: "OfflineTTL",
-      dependencies: ["CZlib", "CSodium"],
+      dependencies: ["CZlib", "CSodium", "CLibCrypto"],
       swiftSettings: swiftSettings
     ),
     // Test doubles (manual clocks, in-memory stores, a software TPM process) without a test

@@ -71,7 +71,7 @@ extension CacheSeal {
             let cipher = (itemHeaderSize + range.lowerBound)..<(itemHeaderSize + range.upperBound)
             let tagStart = itemHeaderSize + length + index * Sodium.tagLength
             chunk.bind(index, last: index == count - 1) { ad, chunkNonce in
-              Sodium.sealDetached(
+              XChaCha20Poly1305.sealDetached(
                 UnsafeRawBufferPointer(rebasing: message[range]),
                 into: UnsafeMutableRawBufferPointer(rebasing: out[cipher]),
                 tag: UnsafeMutableRawBufferPointer(
@@ -175,7 +175,7 @@ extension CacheSeal {
       return keys.items.withUnsafeBytes { itemKey in
         (header.prefix + storeID + Array(key.utf8)).withUnsafeBytes { ad in
           header.nonce.withUnsafeBytes { nonce in
-            Sodium.openInPlace(
+            XChaCha20Poly1305.openInPlace(
               ciphertext, tag: tags, associatedData: ad, nonce: nonce, key: itemKey)
           }
         }
@@ -268,7 +268,7 @@ struct ChunkBinding {
     let range = header.chunkRange(index)
     let tag = index * Sodium.tagLength
     return bind(index, last: index == count - 1) { ad, nonce in
-      Sodium.openInPlace(
+      XChaCha20Poly1305.openInPlace(
         UnsafeMutableRawBufferPointer(rebasing: ciphertext[range]),
         tag: UnsafeRawBufferPointer(rebasing: tags[tag..<(tag + Sodium.tagLength)]),
         associatedData: ad, nonce: nonce, key: key)

@@ -1,9 +1,11 @@
 import CSodium
 
 /// The only file that calls libsodium: authenticated encryption (XChaCha20-Poly1305, IETF
-/// construction), keyed BLAKE2b (`crypto_generichash`) as a MAC, `crypto_kdf` subkeys and
-/// `randombytes_buf`. No cryptography of our own: every function here is one libsodium call with
-/// typed, length-checked arguments.
+/// construction; the sealed items use it through ``XChaCha20Poly1305``, which has libcrypto do
+/// the bulk and keeps these functions as the same cipher's second engine), HChaCha20, keyed
+/// BLAKE2b (`crypto_generichash`) as a MAC, `crypto_kdf` subkeys and `randombytes_buf`. No
+/// cryptography of our own: every function here is one libsodium call with typed,
+/// length-checked arguments.
 ///
 /// `sodium_init()` runs once per process, on first use, through a `static let` (Swift runs a
 /// global's initializer exactly once, thread-safely); libsodium's own `sodium_init` is also safe
@@ -114,42 +116,41 @@ enum Sodium {
     return status == 0 && written == UInt64(output.count)
   }
 
-  /// ``open(_:associatedData:nonce:key:into:)`` in place, with no second buffer
-  /// (`crypto_aead_xchacha20poly1305_ietf_decrypt_detached` with the output at the input's
-  /// address): `buffer` holds the ciphertext, `tag` the 16-byte tag that followed it, and on
-  /// success `buffer` holds the plaintext. libsodium verifies the tag over the ciphertext before it
-  /// decrypts anything, then runs the stream cipher with the output at the input's own address,
-  /// which its stream functions allow (`aead_chacha20poly1305.c`; `SodiumTests` checks it against
-  /// the two-buffer form at sizes around the vectorized block sizes). The buffer is exactly the
-  /// plaintext's size, so it can become the payload as it is.
+  /// ``openInPlace(_:tag:associatedData:nonce:key:)-(UnsafeMutableRawBufferPointer,UnsafeRawBufferPointer,_,_,_)``
+  /// with its tag, associated data, nonce and key in arrays (the one-blob item format of
+  /// version 2, and tests).
   ///
-  /// - Returns: `false` when `tag` is not 16 bytes or does not verify; `buffer` is then zeroed
-  ///   (libsodium clears the output) and nothing is decrypted.
+  /// - Returns: `false` when `tag` is not 16 bytes or does not verify; `buffer` is then zeroed.
   /// - Complexity: O(buffer + associated data).
   static func openInPlace(
     _ buffer: UnsafeMutableRawBufferPointer, tag: [UInt8], associatedData: [UInt8],
     nonce: [UInt8], key: [UInt8]
   ) -> Bool {
-    ready()
-    precondition(nonce.count == nonceLength && key.count == keyLength)
-    guard tag.count == tagLength else { return false }
-    // libsodium wants a non-null ciphertext pointer even for an empty message.
-    var empty: UInt8 = 0
-    let status = withUnsafeMutablePointer(to: &empty) { placeholder in
-      let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? placeholder
-      return associatedData.withUnsafeBufferPointer { ad in
-        tag.withUnsafeBufferPointer { mac in
-          nonce.withUnsafeBufferPointer { npub in
-            key.withUnsafeBufferPointer { k in
-              crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-                base, nil, base, UInt64(buffer.count), mac.baseAddress!, ad.baseAddress,
-                UInt64(ad.count), npub.baseAddress!, k.baseAddress!)
-            }
+    tag.withUnsafeBytes { mac in
+      associatedData.withUnsafeBytes { ad in
+        nonce.withUnsafeBytes { npub in
+          key.withUnsafeBytes { k in
+            openInPlace(buffer, tag: mac, associatedData: ad, nonce: npub, key: k)
           }
         }
       }
     }
-    return status == 0
+  }
+
+  /// `crypto_core_hchacha20`: the 32-byte HChaCha20 output of `key` (32 bytes) and `input` (16
+  /// bytes) into `output` (32 bytes), with ChaCha20's standard constants: the subkey step of
+  /// XChaCha20 (``XChaCha20Poly1305``).
+  static func hChaCha20(
+    _ key: UnsafeRawBufferPointer, input: UnsafeRawBufferPointer,
+    into output: UnsafeMutableRawBufferPointer
+  ) {
+    ready()
+    precondition(key.count == keyLength && input.count == 16 && output.count == keyLength)
+    let status = crypto_core_hchacha20(
+      output.baseAddress!.assumingMemoryBound(to: UInt8.self),
+      input.baseAddress!.assumingMemoryBound(to: UInt8.self),
+      key.baseAddress!.assumingMemoryBound(to: UInt8.self), nil)
+    precondition(status == 0, "crypto_core_hchacha20 failed")
   }
 
   /// `crypto_aead_xchacha20poly1305_ietf_encrypt_detached`: `message` encrypted into `output`
@@ -178,8 +179,12 @@ enum Sodium {
     precondition(status == 0, "AEAD encryption failed")
   }
 
-  /// ``openInPlace(_:tag:associatedData:nonce:key:)`` over raw buffers (no array per call: the
-  /// chunked item format calls it once per chunk).
+  /// `crypto_aead_xchacha20poly1305_ietf_decrypt_detached` with the output at the input's
+  /// address: `buffer` holds the ciphertext, `tag` the 16-byte tag that followed it, and on
+  /// success `buffer` holds the plaintext. libsodium verifies the tag over the ciphertext before
+  /// it decrypts anything, then runs the stream cipher with the output at the input's own
+  /// address, which its stream functions allow (`aead_chacha20poly1305.c`; `SodiumTests` checks
+  /// it against the two-buffer form at sizes around the vectorized block sizes).
   ///
   /// - Returns: `false` when `tag` is not 16 bytes or does not verify; `buffer` is then zeroed.
   /// - Complexity: O(buffer + associated data).
@@ -190,7 +195,10 @@ enum Sodium {
   ) -> Bool {
     ready()
     precondition(nonce.count == nonceLength && key.count == keyLength)
-    guard tag.count == tagLength else { return false }
+    guard tag.count == tagLength else {
+      zero(buffer)
+      return false
+    }
     // libsodium wants a non-null ciphertext pointer even for an empty message.
     var empty: UInt8 = 0
     let status = withUnsafeMutablePointer(to: &empty) { placeholder in
