@@ -50,8 +50,12 @@ enum SignIn: Subcommand {
         74,
         "nothing was committed: a lock of the store stayed held past --lock-timeout"
           + " (lock_timed_out, naming the lock file), the store cannot be opened or written"
-          + " (with --backend secret-service: the keyring cannot be reached, store_unusable), an"
-          + " input file cannot be read, or the --tpm TPM cannot be read (with the reason)."
+          + " (with --backend secret-service: the keyring cannot be reached, store_unusable), a"
+          + " file or directory of it is another user's, writable by others or hard-linked"
+          + " (insecure_store), the --seal key cannot be used or made (key_unavailable with the"
+          + " key's own code, e.g. key_insecure_mode, key_wrong_size, key_io; or lock_timed_out:"
+          + " key_lock_timed_out), an input file cannot be read, or the --tpm TPM cannot be read"
+          + " (with the reason)."
       ),
       (
         75,
