@@ -46,4 +46,38 @@ import Testing
     try s.signIn(["token": "sealed"])
     #expect(try s.read().standardOutput == "sealed")
   }
+
+  /// A sign-in that seals a store used without `--seal`, or re-seals one with another key,
+  /// drops the old items it does not write again (they do not authenticate with its key), and
+  /// says so: the line counts them, `--json` lists their keys under `dropped` (present whenever
+  /// `--seal` is given, absent without it). A sign-in with the store's own key drops nothing.
+  @Test func aSealingSignInSaysWhichOldItemsItDropped() throws {
+    let s = try SealedStoreEndToEndTests.Scratch(binary)
+    try s.signIn(["token": "plain", "profile": "plain", "other": "plain"], seal: "")
+    let sealing = try s.signIn(["token": "sealed"])
+    #expect(
+      sealing.standardOutput.hasSuffix(
+        ", dropped 2 old items that this key cannot authenticate\n"),
+      "\(sealing.standardOutput)")
+    #expect(try s.read().standardOutput == "sealed")
+    let same = try binary.run(["sign-in", "--store", s.store, "--seal", "file:\(s.key)", "--json"])
+    #expect(same.exitCode == 0, "\(same.standardError)")
+    #expect(
+      same.standardOutput.hasSuffix(#""written":[],"dropped":[]}"# + "\n"), "\(same.standardOutput)"
+    )
+    let same2 = try binary.run(["sign-in", "--store", s.store, "--seal", "file:\(s.key)"])
+    #expect(!same2.standardOutput.contains("dropped"), "\(same2.standardOutput)")
+    // Re-sealed with another key: the one item the store held is dropped, by name.
+    let otherKey = s.root.path + "/other.key"
+    let other = try binary.run([
+      "sign-in", "--store", s.store, "--seal", "file:\(otherKey)", "--json",
+      "--put", "profile=\(try s.payload("again"))",
+    ])
+    #expect(other.exitCode == 0, "\(other.standardError)")
+    #expect(
+      other.standardOutput.hasSuffix(#""written":["profile"],"dropped":["token"]}"# + "\n"),
+      "\(other.standardOutput)")
+    let unsealed = try binary.run(["sign-in", "--store", s.store + "-plain", "--json"])
+    #expect(unsealed.exitCode == 0 && !unsealed.standardOutput.contains("dropped"))
+  }
 }
