@@ -4,8 +4,8 @@
 #   Scripts/fuzz.sh [seconds per target, default 60] [target ...]
 #
 # Targets (entry points in Sources/OfflineTTL/Fuzzing/ and Sources/OfflineTTLCommandLine/Fuzzing/):
-# mark-record, cache-index, item-header, batch-line, duration, rfc3339. One build of
-# offline-ttl-fuzz (`-sanitize=fuzzer,address`, scratch path .build/fuzz) serves them all; the
+# mark-record, cache-index, item-header, sealed-item-header, batch-line, duration, rfc3339. One
+# build of offline-ttl-fuzz (`-sanitize=fuzzer,address`, scratch path .build/fuzz) serves them all; the
 # target is chosen by OFFLINE_TTL_FUZZ_TARGET. Seeds: Fuzz/Corpus/<target>/ (read only); what
 # the fuzzer learns is kept in .build/fuzz/corpus/<target>/; a failing input is saved in
 # .build/fuzz/artifacts/ with the command that replays it. Prints, per target, the executions
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 shift || true
-all=(mark-record cache-index item-header batch-line duration rfc3339)
+all=(mark-record cache-index item-header sealed-item-header batch-line duration rfc3339)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all[@]}"); fi
 case "$seconds" in '' | *[!0-9]*)
@@ -44,6 +44,7 @@ max_len() {
   case "$1" in
     mark-record) echo 8300 ;; # a whole 8 KiB record file and the mode byte
     duration | rfc3339) echo 128 ;;
+    sealed-item-header) echo 128 ;; # mode byte, file size, the 56-byte header and a little more
     *) echo 4096 ;;
   esac
 }

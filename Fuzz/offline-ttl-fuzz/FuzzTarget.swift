@@ -13,6 +13,7 @@ struct FuzzTarget: Sendable {
     FuzzTarget(name: "mark-record", run: DecoderFuzzing.markRecord),
     FuzzTarget(name: "cache-index", run: DecoderFuzzing.cacheIndex),
     FuzzTarget(name: "item-header", run: DecoderFuzzing.itemHeader),
+    FuzzTarget(name: "sealed-item-header", run: DecoderFuzzing.sealedItemHeader),
     FuzzTarget(name: "batch-line", run: CommandLineFuzzing.batchLine),
     FuzzTarget(name: "duration", run: CommandLineFuzzing.duration),
     FuzzTarget(name: "rfc3339", run: DecoderFuzzing.rfc3339),

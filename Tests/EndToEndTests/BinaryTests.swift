@@ -94,6 +94,28 @@ import Testing
     #expect(good.standardOutput == #"{"status":"unavailable","mark":null,"reasons":[]}"# + "\n")
   }
 
+  /// `--batch` keeps a line of exactly 16 MiB (16,777,216 bytes before its newline) and refuses
+  /// one of a byte more, as the README says; the lines around both are evaluated.
+  @Test func batchKeepsALineOfSixteenMebibytesAndRefusesOneByteMore() throws {
+    let limit = 16 * 1024 * 1024
+    let head = #"{"written_at":[100],"now":190,"mark":null,"max_age":1000"#
+    // JSON whitespace fills a valid case up to the length wanted.
+    func line(_ length: Int) -> String {
+      head + String(repeating: " ", count: length - head.utf8.count - 1) + "}"
+    }
+    let fresh = #"{"status":"fresh","mark":190,"reasons":[]}"#
+    let run = try binary.run(
+      ["evaluate", "--batch"],
+      input: line(limit) + "\n" + line(limit + 1) + "\n" + line(limit - 1) + "\n" + line(100)
+        + "\n" + line(limit + 1))
+    #expect(run.exitCode == 65, "\(run.standardError)")
+    let skipped = #"{"error":"line 2: longer than 16777216 bytes; skipped"}"#
+    let last = #"{"error":"line 5: longer than 16777216 bytes; skipped"}"#
+    #expect(
+      run.standardOutput.split(separator: "\n").map(String.init)
+        == [fresh, skipped, fresh, fresh, last])
+  }
+
   @Test func aHungProcessIsKilledAtItsTimeout() throws {
     // The launcher replaces the binary with a process that outlives the timeout.
     let process = try binary.run(

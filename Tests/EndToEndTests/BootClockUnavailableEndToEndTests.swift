@@ -88,7 +88,7 @@ struct BootClockUnavailableEndToEndTests {
     if kind == "FIFO" {
       try #require(mkfifo(standIn, 0o600) == 0)
     } else {
-      try Scene.bindSocket(at: standIn)
+      try UnixSocket.place(at: standIn)
     }
     let runner = try BinaryRunner()
     let signIn = try runner.run(["sign-in", "--store", store, "--put", "token=\(token)"])

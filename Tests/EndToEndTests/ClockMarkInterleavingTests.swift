@@ -101,14 +101,9 @@ struct ClockMarkInterleavingTests {
   func aMarkRaisedWhileTheLockWaitsIsNoRollback(_ delayed: Delayed, _ competitor: Competitor)
     throws
   {
-    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-interleave")
-    defer { scratch.remove() }
-    let store = scratch.appending("store")
-    let token = scratch.appending("token.txt")
-    try Data("secret-token".utf8).write(to: URL(fileURLWithPath: token))
-    let runner = try BinaryRunner()
-    let signIn = try runner.run(["sign-in", "--store", store, "--put", "token=\(token)"])
-    #expect(signIn.exitCode == 0, "\(signIn.standardError)")
+    let signedIn = try SignedInStore(prefix: "offline-ttl-e2e-interleave")
+    defer { signedIn.remove() }
+    let (scratch, store, runner) = (signedIn.scratch, signedIn.store, signedIn.runner)
 
     let arguments =
       delayed == .read

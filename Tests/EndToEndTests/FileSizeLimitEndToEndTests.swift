@@ -26,14 +26,9 @@ struct FileSizeLimitEndToEndTests {
 
   @Test(arguments: [0, 100, 4_096 + 100])
   func aRefusedWriteKeepsTheRecordReadable(_ limit: Int) throws {
-    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-e2e-fsize")
-    defer { scratch.remove() }
-    let store = scratch.appending("store")
-    let token = scratch.appending("token.txt")
-    try Data("secret-token".utf8).write(to: URL(fileURLWithPath: token))
-    let runner = try BinaryRunner()
-    let signIn = try runner.run(["sign-in", "--store", store, "--put", "token=\(token)"])
-    #expect(signIn.exitCode == 0, "\(signIn.standardError)")
+    let signedIn = try SignedInStore(prefix: "offline-ttl-e2e-fsize")
+    defer { signedIn.remove() }
+    let (store, runner) = (signedIn.store, signedIn.runner)
     let record = URL(fileURLWithPath: store + "/clock-mark")
     // Twice, so that each slot is the target once (the writes alternate).
     for round in 1...2 {

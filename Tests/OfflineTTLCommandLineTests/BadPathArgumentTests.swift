@@ -114,4 +114,51 @@ import Testing
     try Data("x".utf8).write(to: URL(fileURLWithPath: empty + "/notes"))
     #expect(run(empty).exitCode == .success)
   }
+
+  /// `--seal file:` naming a key inside an existing store directory that has no `cache/` yet
+  /// (a directory made for the store, the key put there first): `sign-in` (exit 74) and `mark
+  /// reset` (exit 1) say `key_inside_store`, not `store_unusable` for the key file's name, and
+  /// change nothing; the same key outside the directory signs in.
+  @Test(arguments: ["sign-in", "mark-reset"])
+  func aKeyInsideAnExistingStoreDirectoryIsNamedAsSuch(_ command: String) throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-key-inside")
+    defer { scratch.remove() }
+    let clock = ManualWallClock(storeCommandStart)
+    func run(_ store: String, key: String) -> CommandRun {
+      let seal = ["--seal", "file:" + key]
+      return command == "sign-in"
+        ? runCommand(["sign-in", "--store", store] + seal, clock: clock)
+        : runCommand(
+          ["mark", "reset", "--store", store, "--now", "1700000000"] + seal, clock: clock)
+    }
+    for (name, keyPath) in [("alone", "k.key"), ("nested", "keys/k.key"), ("beside", "k.key")] {
+      let store = scratch.appending(name)
+      try FileManager.default.createDirectory(
+        atPath: store + "/keys", withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
+      #expect(
+        FileManager.default.createFile(
+          atPath: store + "/" + keyPath, contents: Data(repeating: 3, count: 32),
+          attributes: [.posixPermissions: 0o600]))
+      if name == "beside" { try Data("x".utf8).write(to: URL(fileURLWithPath: store + "/notes")) }
+      let before = try StoreBytes(store)
+      let refused = run(store, key: store + "/" + keyPath)
+      // `mark reset` refuses as every refused observation or reset does: exit 1.
+      #expect(
+        refused.exitCode == (command == "sign-in" ? .ioError : .expired),
+        "\(name): \(refused.standardError)")
+      #expect(
+        refused.standardError.contains("key_inside_store"), "\(name): \(refused.standardError)")
+      #expect(
+        !refused.standardError.contains("is not a store directory"),
+        "\(name): \(refused.standardError)")
+      #expect(try StoreBytes(store) == before, "\(name): nothing written")
+    }
+    // The same key outside: a new store.
+    let outside = scratch.appending("k.key")
+    try FileManager.default.moveItem(atPath: scratch.appending("alone/k.key"), toPath: outside)
+    try FileManager.default.removeItem(atPath: scratch.appending("alone/keys"))
+    let signed = run(scratch.appending("alone"), key: outside)
+    #expect(signed.exitCode == .success, "\(signed.standardError)")
+  }
 }

@@ -47,6 +47,51 @@ import Testing
   }
 }
 
+/// The limit is exact: a line of exactly `maximumLineLength` bytes (not counting its `\n`, or a
+/// `\r` before it) is handed out, one byte more is cut, wherever the line's end falls: in the
+/// chunk that holds its start, chunks later, or at the end of the input without a newline.
+@Suite struct InputSourceExactLimitTests {
+  static let limit = 100_000
+
+  /// Reads `text` through a pipe with the test's limit: each line with whether it was cut.
+  func read(_ text: String) throws -> [(length: Int, cut: Bool)] {
+    let reader = try pipeFedInTheBackground(text)
+    defer { close(reader) }
+    let source = InputSource(fileDescriptor: reader, maximumLineLength: Self.limit)
+    var lines: [(Int, Bool)] = []
+    while let line = source.readLine() { lines.append((line.utf8.count, source.lastLineWasCut)) }
+    #expect(source.readError == nil)
+    return lines
+  }
+
+  /// (bytes before the line, so that its end falls elsewhere in a chunk; the line ending).
+  @Test(arguments: [0, 1, 4_095, 31_071, 65_535], ["\n", "\r\n", ""])
+  func aLineAtTheLimitIsKeptAndOneByteOverIsCut(_ lead: Int, _ ending: String) throws {
+    let first = String(repeating: "a", count: max(lead, 1))
+    for (length, cut) in [(Self.limit, false), (Self.limit + 1, true), (Self.limit - 1, false)] {
+      let line = String(repeating: "x", count: length)
+      let lines = try read(first + "\n" + line + ending)
+      let label = "lead \(lead), length \(length), ending \(ending.debugDescription)"
+      #expect(lines.count == 2, "\(label)")
+      #expect(lines.last?.cut == cut, "\(label)")
+      #expect(lines.last?.length == (cut ? 0 : length), "\(label)")
+    }
+  }
+
+  /// The default is 16 MiB exactly: 16,777,216 bytes kept, 16,777,217 cut.
+  @Test func theDefaultLimitIsSixteenMebibytes() throws {
+    #expect(InputSource(fileDescriptor: 0).maximumLineLength == 16 * 1024 * 1024)
+    let kept = String(repeating: "x", count: 1 << 24)
+    let reader = try pipeFedInTheBackground(kept + "\n" + kept + "y\nz")
+    defer { close(reader) }
+    let source = InputSource(fileDescriptor: reader)
+    var lines: [(Int, Bool)] = []
+    while let line = source.readLine() { lines.append((line.utf8.count, source.lastLineWasCut)) }
+    #expect(lines.map(\.0) == [1 << 24, 0, 1])
+    #expect(lines.map(\.1) == [false, true, false])
+  }
+}
+
 /// The read end of a new pipe that another thread fills with `text`, then closes: the pipe
 /// buffer is smaller than the texts these tests read, so the writer must not be the reader.
 private func pipeFedInTheBackground(_ text: String) throws -> Int32 {

@@ -48,7 +48,7 @@ import Testing
       let fifo = scratch.appending("fifo")
       try #require(mkfifo(fifo, 0o600) == 0)
       let socketPath = scratch.appending("socket")
-      let socketFD = try Self.bindSocket(at: socketPath)
+      let socketFD = try UnixSocket.bind(at: socketPath)
       defer { close(socketFD) }
       let directory = scratch.appending("directory")
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
@@ -66,26 +66,6 @@ import Testing
           #expect(LinuxBootClock(bootIDPath: path).now() == nil, "\(name)")
         }
       }
-    }
-
-    /// A Unix socket bound at `path`; the caller closes the descriptor.
-    static func bindSocket(at path: String) throws -> Int32 {
-      let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-      try #require(fd >= 0)
-      var address = sockaddr_un()
-      address.sun_family = sa_family_t(AF_UNIX)
-      let bytes = Array(path.utf8)
-      try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
-      withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        for (index, byte) in bytes.enumerated() { raw[index] = byte }
-      }
-      let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-      }
-      try #require(result == 0, "bind \(path): errno \(errno)")
-      return fd
     }
   #else
     @Test func givesNoReadingOffLinux() {

@@ -53,14 +53,34 @@ extension DirectoryCacheStore {
   ///
   /// - Throws: ``StoreError`` `writeFailed` (`EFBIG`).
   /// - Complexity: O(k) for k changes.
-  static func checkPayloadSizes(_ changes: CacheChanges) throws(StoreError) {
+  ///
+  /// - Parameters:
+  ///   - changes: The changes to check.
+  ///   - madeFirst: What the operation made before its changes were known
+  ///     (``sealedKeyMadeFirst``), or `nil`.
+  static func checkPayloadSizes(_ changes: CacheChanges, madeFirst: String? = nil)
+    throws(StoreError)
+  {
     for case let (_, write?) in changes.entries
     where UInt64(write.payload.count) > CacheFormat.maximumPayloadLength {
+      // The store directory, `cache/` and its lock may have been made just before (a first
+      // commit): no item and no clock mark was.
       throw StoreError(
         code: .writeFailed, errno: Errno.fileTooLarge.rawValue,
         reason: "an item of \(write.payload.count) bytes is larger than the 1 GiB maximum;"
-          + " nothing was written")
+          + " no item was written and the clock mark was not changed"
+          + (madeFirst.map { "; \($0)" } ?? ""))
     }
+  }
+
+  /// The end of a refusal's message that says nothing was written: exactly that, or, when the
+  /// operation made something before the check that refused it (`madeFirst`), that nothing
+  /// else was, and what it made.
+  static func nothingWritten(_ madeFirst: String?, _ claim: String = "nothing was written")
+    -> String
+  {
+    guard let madeFirst else { return claim }
+    return claim.replacingOccurrences(of: "nothing", with: "nothing else") + "; " + madeFirst
   }
 
   /// See ``CacheItemStore/withWriterLock(_:)``: holds the `flock(2)` writer lock on
@@ -93,8 +113,11 @@ extension DirectoryCacheStore {
   /// (waiting at most ``lockTimeout``: `lock_timed_out` past it, nothing written), and runs `body` with `cache/` open; every descriptor is closed afterwards (which releases the
   /// lock). The store directory must be this user's and writable by nobody else
   /// (`insecure_store`); a `cache/` or lock file of the wrong type is replaced (online path).
+  ///
+  /// `madeFirst` says what the operation made before it came here (a sealed sign-in's key:
+  /// ``sealedKeyMadeFirst``), for the refusals here that say nothing was written.
   func withLockedCache<Result>(
-    _ body: (StoreDirectory) throws(CacheStoreError) -> Result
+    madeFirst: String? = nil, _ body: (StoreDirectory) throws(CacheStoreError) -> Result
   ) throws(CacheStoreError) -> Result {
     let store: StoreDirectory
     let cache: StoreDirectory
@@ -104,7 +127,7 @@ extension DirectoryCacheStore {
       throw failure(error, .storeUnusable)
     }
     defer { files.close(store) }
-    try refuseForeignDirectory(store)
+    try refuseForeignDirectory(store, madeFirst: madeFirst)
     do {
       cache = try files.openOrReplaceDirectory(store, Self.cacheName)
     } catch {
@@ -122,9 +145,9 @@ extension DirectoryCacheStore {
       try files.lockExclusive(
         lock.fd, path: cache.path(of: Self.lockName), waitingAtMost: lockTimeout)
     } catch {
-      throw failure(error, .lockFailed)
+      throw failure(error, .lockFailed, madeFirst: madeFirst)
     }
-    try refuseUnrepairableDirectories(cache)
+    try refuseUnrepairableDirectories(cache, madeFirst: madeFirst)
     return try body(cache)
   }
 
@@ -137,7 +160,9 @@ extension DirectoryCacheStore {
   /// - Throws: ``CacheStoreError``: `store_unusable` naming a few of the entries (nothing was
   ///   written), or when the directory cannot be listed.
   /// - Complexity: One `fstatat`; one listing only when `cache/` is missing.
-  private func refuseForeignDirectory(_ store: StoreDirectory) throws(CacheStoreError) {
+  private func refuseForeignDirectory(_ store: StoreDirectory, madeFirst: String? = nil)
+    throws(CacheStoreError)
+  {
     let foreign: [String]
     do throws(StoreFileError) {
       guard !(try files.exists(store, Self.cacheName)) else { return }
@@ -155,7 +180,7 @@ extension DirectoryCacheStore {
         reason: "\(store.path) is not a store directory: it holds \(foreign.count) "
           + "entr\(foreign.count == 1 ? "y" : "ies") that no store makes (\(shown)"
           + "\(foreign.count > 3 ? ", ..." : "")); a new store needs an empty directory of its "
-          + "own (a missing one is created); nothing was written")
+          + "own (a missing one is created); \(Self.nothingWritten(madeFirst))")
     }
   }
 
@@ -191,7 +216,9 @@ extension DirectoryCacheStore {
   /// - Throws: ``CacheStoreError``: `insecure_store` naming the directory (nothing was
   ///   written), or `store_unusable` when it cannot be examined.
   /// - Complexity: O(1): two `fstatat`.
-  private func refuseUnrepairableDirectories(_ cache: StoreDirectory) throws(CacheStoreError) {
+  private func refuseUnrepairableDirectories(_ cache: StoreDirectory, madeFirst: String?)
+    throws(CacheStoreError)
+  {
     do throws(StoreFileError) {
       for name in [Self.itemsName, Self.tmpName] {
         try files.secure.refuseInsecureDirectory(name, in: cache)
@@ -199,8 +226,8 @@ extension DirectoryCacheStore {
     } catch  where error.isInsecure {
       throw CacheStoreError(
         code: .insecureStore,
-        reason: "\(error); nothing was written (the online path does not repair a directory"
-          + " another user controls)" + Self.insecureAdvice)
+        reason: "\(error); \(Self.nothingWritten(madeFirst)) (the online path does not repair"
+          + " a directory another user controls)" + Self.insecureAdvice)
     } catch {
       throw failure(error, .storeUnusable)
     }

@@ -55,11 +55,21 @@ extension DirectoryCacheStore {
     // A directory that is not a store's is refused before the key is looked up: a key made
     // for a refused sign-in (a key file, a keyring secret and the lock file its lookup makes
     // in its lock directory) would be left behind. Checked again under the writer lock.
-    try refuseForeignDirectoryIfPresent()
+    do {
+      try refuseForeignDirectoryIfPresent()
+    } catch {
+      // A key file kept in the directory is an entry no store makes: when the directory is
+      // refused, a key inside it is refused as what it is (`key_inside_store`). Read-only, and
+      // only then: the key's load below checks its placement on every other path.
+      try refuseKeyInsideStore()
+      throw error
+    }
     // The key before anything of the store: a sign-in refused for its key (kept inside the
     // store, unreadable, another user's, a link) makes no store directory, `cache/` or lock.
-    let keys = try sealKeys(creating: true)
-    return try withLockedCache { cache throws(StoreError) -> Bool in
+    var madeFirst: String?
+    let keys = try sealKeys(creating: true, madeFirst: &madeFirst)
+    // Every refusal below that says nothing was written says what the key step wrote first.
+    return try withLockedCache(madeFirst: madeFirst) { cache throws(StoreError) -> Bool in
       let stored = try storedGeneration()
       // The sign-in id the record holds for `stored` (a record that cannot be authenticated, or
       // that moved past `stored`, commits no staging). A lock held past its limit ends the
@@ -82,11 +92,11 @@ extension DirectoryCacheStore {
       } catch {
         throw signInFailure(
           error, "cannot reclaim an earlier sign-in's staging",
-          then: "nothing of this sign-in was written")
+          then: Self.nothingWritten(madeFirst, "nothing of this sign-in was written"))
       }
       let changes = prepare()
       // The 1 GiB limit of every write path, before anything of this sign-in is written.
-      try Self.checkPayloadSizes(changes)
+      try Self.checkPayloadSizes(changes, madeFirst: madeFirst)
       // Exactly the generation the reset will write: over a record this key cannot
       // authenticate (sealed with another key, unsealed, altered) the reset continues from the
       // salvaged generation, and a staging of any other generation is one no reader uses.

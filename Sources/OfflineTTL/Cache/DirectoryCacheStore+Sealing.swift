@@ -27,6 +27,14 @@ extension DirectoryCacheStore {
   ///
   /// - Parameter creating: Whether a missing key may be created (online sign-in only).
   func sealKeys(creating: Bool) throws(StoreError) -> SealKeys {
+    var madeFirst: String?
+    return try sealKeys(creating: creating, madeFirst: &madeFirst)
+  }
+
+  /// ``sealKeys(creating:)``, setting `madeFirst` to ``sealedKeyMadeFirst`` when the key was
+  /// missing and the provider was asked to make it (which may write: the key, and the lock
+  /// that serializes its creation).
+  func sealKeys(creating: Bool, madeFirst: inout String?) throws(StoreError) -> SealKeys {
     // Named once per store value: a sealed store always has its name.
     guard let name = sealingScopeName else { preconditionFailure("not a sealed store") }
     // The operation's key, when it has one (no closure: the store value is not copied).
@@ -45,10 +53,44 @@ extension DirectoryCacheStore {
           }
         } catch  where creating && error.code == .missing {}
         try sealing.checkKeptOutside(storeDirectory: directory)
+        madeFirst = sealedKeyMadeFirst
         return SealKeys.of(try sealing.loadOrCreateKey())
       } catch {
         throw StoreError(sealingKey: error, provider: sealing)
       }
+    }
+  }
+
+  /// What a sealed sign-in made before the checks under the writer lock, when its key was
+  /// missing: the key (or another sign-in made it in between), and what its provider makes to
+  /// create it. A refusal under the lock says so instead of "nothing was written": a keyring
+  /// provider's lock directory may be this very store directory (the command-line tool's is),
+  /// made for the lock file.
+  var sealedKeyMadeFirst: String {
+    if let file = sealing as? FileSealingKeyProvider {
+      return "before this check the sign-in made its missing sealing key, the key file "
+        + "\(file.path) (or found it just made by another sign-in); it is kept for the next one"
+    }
+    let provider = sealing.map { String(describing: $0) } ?? "no provider"
+    return "before this check the sign-in had its missing sealing key made (\(provider)), and"
+      + " its provider may have made the lock file that serializes that (a keyring key's, in"
+      + " its lock directory, made too when missing: it may be this store directory); the key"
+      + " is kept for the next sign-in"
+  }
+
+  /// Refuses a sealing key kept inside this store's directory
+  /// (``SealingKeyProvider/checkKeptOutside(storeDirectory:)``), making and reading no key: a
+  /// sign-in checks it when it refuses a directory that is not a store yet, so that the key
+  /// file, an entry no store makes, is reported as what it is (`key_inside_store`) and not as a
+  /// foreign entry of that directory.
+  ///
+  /// - Throws: ``StoreError`` `key_unavailable` carrying `key_inside_store`.
+  func refuseKeyInsideStore() throws(StoreError) {
+    guard let sealing else { return }
+    do throws(SealingKeyError) {
+      try sealing.checkKeptOutside(storeDirectory: directory)
+    } catch {
+      throw StoreError(sealingKey: error, provider: sealing)
     }
   }
 

@@ -318,10 +318,12 @@ public struct DirectoryCacheStore: CacheItemStore {
 
   /// The store error for a failed open or call: `insecure_store` for an owner or mode,
   /// `not_a_regular_file` for a wrong type where a file belongs (`store_unusable` when `code`
-  /// is, for the directories), else `code` with the errno.
-  func failure(_ error: StoreFileError, _ code: CacheStoreError.Code, key: CacheItemKey? = nil)
-    -> CacheStoreError
-  {
+  /// is, for the directories), else `code` with the errno. `madeFirst`: what the operation made
+  /// before (``nothingWritten(_:_:)``), for the lock wait's "nothing was read or written".
+  func failure(
+    _ error: StoreFileError, _ code: CacheStoreError.Code, key: CacheItemKey? = nil,
+    madeFirst: String? = nil
+  ) -> CacheStoreError {
     let suffix = key == nil ? "" : "; left alone"
     switch error.problem {
     case .insecure:
@@ -343,7 +345,8 @@ public struct DirectoryCacheStore: CacheItemStore {
       return CacheStoreError(
         code: .lockTimedOut,
         reason: "\(error.path) stayed locked by another thread or process for longer than the"
-          + " lock timeout (\(lockTimeout)); nothing was read or written")
+          + " lock timeout (\(lockTimeout)); "
+          + Self.nothingWritten(madeFirst, "nothing was read or written"))
     case .system(let errno):
       return CacheStoreError(
         code: code, key: key, errno: errno.rawValue, reason: error.description + suffix)

@@ -162,6 +162,93 @@ package enum DecoderFuzzing {
     return problems
   }
 
+  /// The sealed item file's header (`CacheSeal.decodeItemHeader(_:fileSize:)`), which a sealed
+  /// read decodes and checks against the file's size before it allocates anything for the
+  /// payload or reads a tag. It returns for any bytes and any size; it says `unsealed` exactly
+  /// when the bytes do not start like a sealed item; and what it accepts is what the bytes say:
+  /// version 2 or 3, a payload of at most 1 GiB, a file of exactly the header, the payload and
+  /// 16 bytes per chunk, and the prefix, nonce, `writtenAt` and generation read from their
+  /// places.
+  ///
+  /// - Parameter input: Mode byte, the file's size (8 bytes, little-endian, any `Int64`), then
+  ///   the file's first bytes. With bit 0 of the mode byte set, the size is replaced by the one
+  ///   the header's length implies (when the length is plausible), so the fuzzer reaches the
+  ///   accepting path.
+  /// - Returns: The broken promises; empty when every promise held.
+  package static func sealedItemHeader(_ input: [UInt8]) -> [String] {
+    var problems: [String] = []
+    let (fixSize, data) = split(input)
+    let sizeBytes = Array(data.prefix(8)) + [UInt8](repeating: 0, count: max(0, 8 - data.count))
+    var fileSize = Int64(bitPattern: sizeBytes.littleEndianUInt64(at: 0))
+    let head = Array(data.dropFirst(8))
+    let headerSize = CacheSeal.itemHeaderSize
+    if fixSize, head.count >= headerSize, CacheSeal.looksSealedItem(head) {
+      let length = head.littleEndianUInt64(at: 16)
+      if length <= CacheFormat.maximumPayloadLength {
+        let version = head.littleEndianUInt32(at: 4)
+        let chunks =
+          version == CacheSeal.wholeItemVersion
+          ? 1 : CacheSeal.chunkCount(payloadLength: Int(length))
+        fileSize = Int64(headerSize) + Int64(length) + Int64(chunks * Sodium.tagLength)
+      }
+    }
+    switch CacheSeal.decodeItemHeader(head, fileSize: fileSize) {
+    case .failure(.unsealed):
+      if CacheSeal.looksSealedItem(head) {
+        problems.append("sealed item header: a sealed item's start was called unsealed")
+      }
+    case .failure(.otherKey):
+      problems.append("sealed item header: the header alone was said to need another key")
+    case .failure(.unauthentic):
+      if !CacheSeal.looksSealedItem(head) {
+        problems.append("sealed item header: bytes that are not a sealed item were unauthentic")
+      }
+    case .success(let header):
+      if !CacheSeal.looksSealedItem(head) || head.count < headerSize {
+        problems.append("sealed item header: accepted bytes that are not a whole sealed header")
+        return problems
+      }
+      if header.version != head.littleEndianUInt32(at: 4)
+        || ![CacheSeal.itemVersion, CacheSeal.wholeItemVersion].contains(header.version)
+      {
+        problems.append("sealed item header: accepted version \(header.version)")
+      }
+      if header.payloadLength < 0
+        || UInt64(header.payloadLength) != head.littleEndianUInt64(at: 16)
+        || UInt64(header.payloadLength) > CacheFormat.maximumPayloadLength
+      {
+        problems.append("sealed item header: accepted length \(header.payloadLength)")
+      }
+      if Int64(headerSize + header.payloadLength + header.tagsLength) != fileSize
+        || header.tagsLength != header.chunkCount * Sodium.tagLength || header.chunkCount < 1
+      {
+        problems.append("sealed item header: accepted a file size its header does not imply")
+      }
+      if header.prefix != Array(head[0..<32]) || header.nonce != Array(head[32..<headerSize]) {
+        problems.append("sealed item header: the prefix or nonce is not the header's bytes")
+      }
+      if header.entry.writtenAt.nanosecondsSinceEpoch
+        != Int64(bitPattern: head.littleEndianUInt64(at: 8))
+        || header.entry.generation != head.littleEndianUInt64(at: 24)
+      {
+        problems.append("sealed item header: writtenAt or the generation is not the header's")
+      }
+      // Every chunk range lies inside the payload, in order, and they cover it.
+      var next = 0
+      for index in 0..<min(header.chunkCount, 4) {
+        let range = header.chunkRange(index)
+        if range.lowerBound != next || range.upperBound > header.payloadLength {
+          problems.append("sealed item header: chunk \(index) lies outside its place")
+        }
+        next = range.upperBound
+      }
+      if header.chunkCount <= 4, next != header.payloadLength {
+        problems.append("sealed item header: the chunks do not cover the payload")
+      }
+    }
+    return problems
+  }
+
   /// The RFC 3339 reader (``WallClockInstant/init(rfc3339:)``): accepted text formats back
   /// (``WallClockInstant/rfc3339``) to text that reads as the same instant, and the first 8
   /// bytes, as an instant, format to text that reads back exactly.

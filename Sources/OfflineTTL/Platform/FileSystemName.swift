@@ -35,10 +35,45 @@ enum FileSystemName {
     return String(decoding: escape, as: UTF8.self)
   }
 
-  /// Whether `name` is the escape of a name that is not valid UTF-8.
-  static func isEscaped(_ name: some StringProtocol) -> Bool {
-    name.utf8.first == 0
+  /// The longest name of one directory entry, in bytes (`NAME_MAX` on Linux and on the file
+  /// systems of Apple platforms); a longer name fails with `ENAMETOOLONG`.
+  static let maximumLength = 255
+
+  /// A name built from a part that may be long (derived from a path or an application id) and
+  /// a fixed part: `head + tail` when it fits ``maximumLength`` bytes with `reserving` bytes to
+  /// spare (for what the caller appends), the same name as always; otherwise as much of `head`
+  /// as fits (cut between Unicode scalars), `-`, 32 lowercase hexadecimal digits of a digest of
+  /// the whole `head` (keyed BLAKE2b, 128 bits, so two heads that share the kept part still get
+  /// two names), then `tail`. A name that fits is never changed: a file made under it by an
+  /// earlier version keeps its name.
+  ///
+  /// - Parameters:
+  ///   - head: The part that may be cut; at least one scalar of it is kept when `tail` leaves
+  ///     room.
+  ///   - tail: The part kept whole (a kind and a suffix).
+  ///   - reserving: Bytes the caller appends after the name (a random suffix), counted in.
+  /// - Returns: A name of at most ``maximumLength`` − `reserving` bytes.
+  /// - Complexity: O(n) in the length of `head`.
+  static func bounded(_ head: String, _ tail: String, reserving: Int = 0) -> String {
+    let limit = maximumLength - reserving
+    guard head.utf8.count + tail.utf8.count > limit else { return head + tail }
+    let digest = Sodium.mac([Array(head.utf8)], key: digestKey, length: 16)
+      .map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    let room = limit - tail.utf8.count - 1 - digest.utf8.count
+    var kept = String.UnicodeScalarView()
+    var used = 0
+    for scalar in head.unicodeScalars {
+      let size = UTF8.width(scalar)
+      guard used + size <= room else { break }
+      kept.append(scalar)
+      used += size
+    }
+    return String(kept) + "-" + digest + tail
   }
+
+  /// The fixed public key of ``bounded(_:_:reserving:)``'s digest (it names files, it does not
+  /// authenticate anything).
+  private static let digestKey = Array("OfflineTTL bounded file name v1".utf8) + [0]
 
   /// Calls `body` with `path` as a C string, each escaped component turned back into its bytes.
   ///

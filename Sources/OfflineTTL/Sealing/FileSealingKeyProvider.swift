@@ -228,7 +228,11 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
 
   /// The prefix of the temporary names a creation gives a new key before publishing it where
   /// unnamed files are not supported: `.<name>.new-`.
-  var temporaryPrefix: String { ".\(Self.split(path).name).new-" }
+  var temporaryPrefix: String {
+    // 16 hexadecimal digits follow; a long key name is cut to keep the whole name within 255
+    // bytes (`FileSystemName.bounded`), where the key's own name fits.
+    FileSystemName.bounded("." + Self.split(path).name, ".new-", reserving: 16)
+  }
 
   /// Runs `body` with the key's directory open and locked (`flock`, exclusive, waited for at most
   /// ``lockTimeout``; released when it returns).

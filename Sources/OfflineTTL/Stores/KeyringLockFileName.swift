@@ -14,6 +14,11 @@ package enum KeyringLockFileName {
   /// The lock file's name for one application id and kind of secret (a collision of two ids
   /// that differ only outside `[A-Za-z0-9._-]` only serializes more).
   ///
+  /// The name is at most 255 bytes, the longest a directory entry may have: an id too long for
+  /// that (the command-line tool's holds the whole store path) keeps its first characters, then
+  /// `-` and a digest of the whole safe id (`FileSystemName.bounded`), so the name still
+  /// ``matches(_:)``; a name that fits is the same as in every earlier version.
+  ///
   /// - Parameters:
   ///   - applicationID: The configuration's application id (not empty).
   ///   - kind: `marks`, `items` or `sealing-key`.
@@ -22,7 +27,7 @@ package enum KeyringLockFileName {
     let safe = String(
       String.UnicodeScalarView(
         applicationID.unicodeScalars.map { isAllowed($0) ? $0 : "_" }))
-    return prefix + safe + "." + kind + suffix
+    return FileSystemName.bounded(prefix + safe, "." + kind + suffix)
   }
 
   /// Whether `name` is one that a version of the library may have made in a lock directory:

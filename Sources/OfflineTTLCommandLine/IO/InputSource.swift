@@ -13,7 +13,9 @@ final class InputSource {
   private var atEnd = false
   /// `errno` of a failed read, if any; reading stops there.
   private(set) var readError: Int32?
-  /// The longest line kept in memory; a longer one is skipped (see ``lastLineWasCut``).
+  /// The longest line kept, in bytes, not counting its `\n` or a `\r` before it: a line of
+  /// exactly this length is handed out, one byte longer is skipped (see ``lastLineWasCut``).
+  /// At most this + 64 KiB + 1 bytes are buffered.
   let maximumLineLength: Int
   /// Whether the line last handed out was longer than ``maximumLineLength``: it was skipped to
   /// its newline and handed out empty, so memory stays bounded on endless input.
@@ -25,7 +27,7 @@ final class InputSource {
   ///
   /// - Parameters:
   ///   - fileDescriptor: The descriptor to read; not closed here.
-  ///   - maximumLineLength: The longest line kept, 16 MiB by default.
+  ///   - maximumLineLength: The longest line kept, 16 MiB (16,777,216 bytes) by default.
   init(fileDescriptor: Int32, maximumLineLength: Int = 1 << 24) {
     self.fileDescriptor = fileDescriptor
     self.buffer = []
@@ -80,7 +82,8 @@ final class InputSource {
         start = buffer.count
         return try lineBody(from: lineStart, to: buffer.count, body)
       }
-      if buffer.count - start > maximumLineLength {
+      // One byte more than the limit may be a `\r` that the newline after it drops.
+      if buffer.count - start - 1 > maximumLineLength {
         // Too long to keep: drop what is buffered and skip to the next newline.
         lastLineWasCut = true
         buffer.removeAll(keepingCapacity: true)
@@ -105,6 +108,12 @@ final class InputSource {
   ) rethrows -> R {
     var end = lineEnd
     if end > lineStart, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+    // The limit is the line's own length, whichever read brought its end: a longer line read
+    // whole (its newline in the same chunk, or the last line of the input) is cut too.
+    if end - lineStart > maximumLineLength {
+      lastLineWasCut = true
+      return try body(UnsafeBufferPointer(start: nil, count: 0))
+    }
     return try buffer.withUnsafeBufferPointer {
       try body(UnsafeBufferPointer(rebasing: $0[lineStart..<end]))
     }

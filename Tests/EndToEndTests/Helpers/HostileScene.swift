@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 @testable import OfflineTTL
@@ -88,7 +89,7 @@ struct Scene {
     case .fifo:
       try #require(mkfifo(target, 0o600) == 0)
     case .socket:
-      try Self.bindSocket(at: target)
+      try UnixSocket.place(at: target)
     case .device:
       // /dev/null's numbers (1, 3); needs CAP_MKNOD, which root has here. Otherwise a FIFO.
       if mknod(target, S_IFCHR | 0o600, dev_t((1 << 8) | 3)) != 0 {
@@ -107,25 +108,6 @@ struct Scene {
     case .emptyFile:
       try Data().write(to: URL(fileURLWithPath: target))
     }
-  }
-
-  static func bindSocket(at path: String) throws {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(fd >= 0)
-    defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in bytes.enumerated() { raw[index] = byte }
-    }
-    let result = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    try #require(result == 0, "bind \(path): errno \(errno)")
   }
 
   /// Makes `relative` a sparse file of `size` bytes (creating it when missing).

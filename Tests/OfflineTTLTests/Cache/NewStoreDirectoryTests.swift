@@ -109,4 +109,55 @@ import Testing
     try gate(store).beginOnlineSession(writing: [(Self.item, Data("secret".utf8))])
     #expect(FileManager.default.fileExists(atPath: key))
   }
+
+  /// A sealed sign-in into an existing directory with no `cache/` yet whose key file lies inside
+  /// it is refused as what it is, `key_inside_store`, not as a foreign directory (the key file
+  /// is an entry no store makes), and nothing is written. Members: the key beside nothing else,
+  /// in a subdirectory, beside the clock-mark files, beside a foreign entry, named through `..`,
+  /// and not made yet.
+  @Test(
+    arguments: [
+      ("key", "key"), ("keys/store.key", "keys/store.key"), ("key", "clock-mark.lock"),
+      ("key", "notes"), ("sub/../key", "key"), ("missing.key", nil),
+    ] as [(String, String?)])
+  func aKeyInsideAnExistingDirectoryIsRefusedAsInsideTheStore(
+    _ keyPath: String, _ existing: String?
+  ) throws {
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-new-store")
+    defer { scratch.remove() }
+    let store = scratch.appending("store")
+    try FileManager.default.createDirectory(
+      atPath: store + (keyPath.hasPrefix("sub/") ? "/sub" : ""),
+      withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    if let existing {
+      let path = store + "/" + existing
+      try FileManager.default.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
+      #expect(
+        FileManager.default.createFile(
+          atPath: path, contents: Data(existing == "notes" ? [] : Array(repeating: 7, count: 32)),
+          attributes: [.posixPermissions: 0o600]))
+    }
+    if existing == "clock-mark.lock" || existing == "notes" {
+      // The key itself too, beside that entry.
+      #expect(
+        FileManager.default.createFile(
+          atPath: store + "/key", contents: Data(repeating: 7, count: 32),
+          attributes: [.posixPermissions: 0o600]))
+    }
+    let before = try StoreBytes(store)
+    let provider = FileSealingKeyProvider(path: store + "/" + keyPath)
+    var changes = CacheChanges()
+    changes.write(Self.item, Data("x".utf8), writtenAt: WallClockInstant(nanosecondsSinceEpoch: 1))
+    let error = #expect(throws: StoreError.self, "\(keyPath)") {
+      try DirectoryCacheStore(atPath: store, sealing: provider).commitSignIn(
+        changes, storedGeneration: { nil }, commitPoint: { true })
+    }
+    #expect(error?.code == .keyUnavailable, "\(keyPath): \(String(describing: error))")
+    #expect(
+      error?.message.contains("key_inside_store") == true,
+      "\(keyPath): \(String(describing: error))")
+    #expect(try StoreBytes(store) == before, "\(keyPath): nothing written")
+  }
 }

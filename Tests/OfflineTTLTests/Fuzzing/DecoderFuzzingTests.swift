@@ -6,7 +6,7 @@ import Testing
 /// Every saved fuzz input still keeps every promise, and each crash the fuzzer found is pinned
 /// by name with the other members of its kind.
 @Suite struct DecoderFuzzingTests {
-  @Test(arguments: ["mark-record", "cache-index", "item-header", "rfc3339"])
+  @Test(arguments: ["mark-record", "cache-index", "item-header", "sealed-item-header", "rfc3339"])
   func everySavedInputKeepsEveryPromise(target: String) throws {
     let inputs = FuzzCorpus.inputs(target)
     try #require(inputs.count >= 3, "Fuzz/Corpus/\(target) has its starting inputs")
@@ -15,10 +15,45 @@ import Testing
       case "mark-record": DecoderFuzzing.markRecord
       case "cache-index": DecoderFuzzing.cacheIndex
       case "item-header": DecoderFuzzing.itemHeader
+      case "sealed-item-header": DecoderFuzzing.sealedItemHeader
       default: DecoderFuzzing.rfc3339
       }
     for input in inputs {
       #expect(run(input.bytes) == [], "\(target)/\(input.name)")
+    }
+  }
+
+  /// The sealed item header's starting inputs reach both sides of the decoder: each `-raw` one
+  /// (a header and the exact file size it implies) is accepted with its length, and those that
+  /// break a rule are refused as unauthentic, or as unsealed when they do not start like a
+  /// sealed item.
+  @Test func theSealedItemHeaderSeedsReachTheAcceptingPathAndEachRefusal() throws {
+    func decode(_ name: String) throws -> Result<CacheSeal.ItemHeader, CacheSeal.Failure> {
+      let input = try #require(
+        FuzzCorpus.inputs("sealed-item-header").first { $0.name == name }, "\(name)"
+      ).bytes
+      let size = Int64(bitPattern: Array(input[1..<9]).littleEndianUInt64(at: 0))
+      return CacheSeal.decodeItemHeader(Array(input[9...]), fileSize: size)
+    }
+    for (name, length) in [
+      ("v3-small-raw", 100), ("v3-four-chunks-raw", 200_000), ("v2-one-blob-raw", 70_000),
+      ("v3-empty-raw", 0), ("v3-largest-raw", 1 << 30),
+    ] {
+      guard case .success(let header) = try decode(name) else {
+        Issue.record("\(name) was refused")
+        continue
+      }
+      #expect(header.payloadLength == length, "\(name)")
+    }
+    for name in ["truncated", "negative-size", "size-one-chunk-short", "extremes"] {
+      guard case .failure(.unauthentic) = try decode(name) else {
+        Issue.record("\(name) was not refused as unauthentic")
+        continue
+      }
+    }
+    guard case .failure(.unsealed) = try decode("unsealed-version-1") else {
+      Issue.record("a version-1 item was not called unsealed")
+      return
     }
   }
 

@@ -73,29 +73,9 @@ struct BadFile: CustomTestStringConvertible, Sendable {
     // A socket cannot be opened at all (`ENXIO`): the same reason as a FIFO, not `io`.
     BadFile(name: "socket", reason: .notRegularFile) { files in
       try FileManager.default.removeItem(atPath: files.recordPath)
-      try bindSocket(at: files.recordPath)
+      try UnixSocket.place(at: files.recordPath)
     },
   ]
-
-  /// Binds a Unix-domain socket at `path` (the socket file stays after the descriptor closes).
-  static func bindSocket(at path: String) throws {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(fd >= 0)
-    defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in bytes.enumerated() { raw[index] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    try #require(bound == 0, "bind \(path): errno \(errno)")
-  }
 }
 
 /// What is on disk at the record's name, compared without following links or reading 1 GiB.

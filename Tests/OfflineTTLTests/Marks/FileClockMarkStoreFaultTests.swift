@@ -265,7 +265,7 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
   /// slot writes: the first is the commit point).
   enum Operation: String, CaseIterable, Sendable { case observe, keptOpen, reset }
 
-  func run(_ operation: Operation, _ store: FileClockMarkStore) throws(ClockMarkStoreError) {
+  static func run(_ operation: Operation, _ store: FileClockMarkStore) throws(ClockMarkStoreError) {
     switch operation {
     case .observe: _ = try store.observe(now: instant(2_000))
     case .keptOpen:
@@ -274,68 +274,82 @@ struct FaultScenario: CustomTestStringConvertible, Sendable {
     }
   }
 
+  /// A store with one record (mark 1,000) and the record file's bytes, and a store value over
+  /// it whose system calls go through a fresh fault plan (counts reset; for `keptOpen` the
+  /// record was read first, so the write goes to the descriptor kept open).
+  struct FaultedRecord {
+    let parent: TemporaryStoreDirectory
+    let path: String
+    let previous: ClockMarkRecord
+    let file: URL
+    let before: Data
+    let plan = SyscallFaultPlan()
+    let store: FileClockMarkStore
+
+    init(_ operation: Operation, prefix: String) throws {
+      parent = try TemporaryStoreDirectory(prefix: prefix)
+      path = parent.appending("store")
+      previous = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(1_000))
+      file = URL(fileURLWithPath: path + "/" + FileClockMarkStore.recordFileName)
+      before = try Data(contentsOf: file)
+      store = FileClockMarkStore(atPath: path, faults: plan)
+      if operation == .keptOpen { _ = try store.read() }
+      plan.resetCounts()
+    }
+
+    /// Runs `operation` under the faults planned, which must refuse it as `write_failed` with
+    /// `errno`; returns the refusal's description.
+    func refusal(of operation: Operation, errno: Errno) throws -> String {
+      do {
+        try FileClockMarkStoreNothingWrittenTests.run(operation, store)
+      } catch {
+        #expect(error.code == .writeFailed, "\(error)")
+        #expect(error.errno == errno.rawValue, "\(error)")
+        return error.description
+      }
+      Issue.record("the write was acknowledged")
+      return ""
+    }
+
+    /// The record file is byte for byte as it was, and reads as the record before.
+    func expectRecordAsItWas() throws {
+      #expect(try Data(contentsOf: file) == before, "the record file is byte for byte as it was")
+      #expect(try FileClockMarkStore(atPath: path).read() == previous)
+    }
+  }
+
   @Test(arguments: Operation.allCases, errnos)
   func aWriteRefusedBeforeAnyByteLeavesTheRecordAsItWas(_ operation: Operation, _ errno: Errno)
     throws
   {
-    let parent = try TemporaryStoreDirectory(prefix: "nothing-written")
-    defer { parent.remove() }
-    let path = parent.appending("store")
-    let previous = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(1_000))
-    let file = URL(fileURLWithPath: path + "/" + FileClockMarkStore.recordFileName)
-    let before = try Data(contentsOf: file)
-    let plan = SyscallFaultPlan()
-    let store = FileClockMarkStore(atPath: path, faults: plan)
-    if operation == .keptOpen { _ = try store.read() }
-    plan.resetCounts()
-    plan.fail(.pwrite, occurrence: 1, with: errno)
-    do {
-      try run(operation, store)
-      Issue.record("the write was acknowledged")
-    } catch {
-      #expect(error.code == .writeFailed, "\(error)")
-      #expect(error.errno == errno.rawValue, "\(error)")
-      #expect(error.description.contains("nothing was written"), "\(error)")
-      #expect(!error.description.contains("cut short"), "\(error)")
-    }
-    #expect(plan.injected.count == 1)
-    #expect(plan.count(of: .pwrite) == 1, "nothing was put back")
-    #expect(plan.count(of: .ftruncate) == 0, "nothing was cut short")
-    #expect(try Data(contentsOf: file) == before, "the record file is byte for byte as it was")
-    #expect(try FileClockMarkStore(atPath: path).read() == previous)
-    #expect(try store.read() == previous)
+    let f = try FaultedRecord(operation, prefix: "nothing-written")
+    defer { f.parent.remove() }
+    f.plan.fail(.pwrite, occurrence: 1, with: errno)
+    let message = try f.refusal(of: operation, errno: errno)
+    #expect(message.contains("nothing was written"), "\(message)")
+    #expect(!message.contains("cut short"), "\(message)")
+    #expect(f.plan.injected.count == 1)
+    #expect(f.plan.count(of: .pwrite) == 1, "nothing was put back")
+    #expect(f.plan.count(of: .ftruncate) == 0, "nothing was cut short")
+    try f.expectRecordAsItWas()
+    #expect(try f.store.read() == f.previous)
     // The next write, without the fault, succeeds in the same store.
-    #expect(try store.observe(now: instant(3_000)).current.mark == instant(3_000))
+    #expect(try f.store.observe(now: instant(3_000)).current.mark == instant(3_000))
   }
 
   @Test(arguments: Operation.allCases, errnos)
   func aShortWriteThenAnErrorPutsBackTheChangedBytes(_ operation: Operation, _ errno: Errno)
     throws
   {
-    let parent = try TemporaryStoreDirectory(prefix: "short-write")
-    defer { parent.remove() }
-    let path = parent.appending("store")
-    let previous = try FileClockMarkStore(atPath: path).resetAfterOnlineSignIn(now: instant(1_000))
-    let file = URL(fileURLWithPath: path + "/" + FileClockMarkStore.recordFileName)
-    let before = try Data(contentsOf: file)
-    let plan = SyscallFaultPlan()
-    let store = FileClockMarkStore(atPath: path, faults: plan)
-    if operation == .keptOpen { _ = try store.read() }
-    plan.resetCounts()
-    plan.shorten(.pwrite, occurrence: 1, to: 100)
-    plan.fail(.pwrite, occurrence: 2, with: errno)
-    do {
-      try run(operation, store)
-      Issue.record("the write was acknowledged")
-    } catch {
-      #expect(error.code == .writeFailed, "\(error)")
-      #expect(error.errno == errno.rawValue, "\(error)")
-      #expect(error.description.contains("the previous record is kept"), "\(error)")
-    }
-    #expect(plan.count(of: .pwrite) == 3, "the 100 changed bytes were written back")
-    #expect(plan.count(of: .ftruncate) == 0)
-    #expect(try Data(contentsOf: file) == before, "the record file is byte for byte as it was")
-    #expect(try FileClockMarkStore(atPath: path).read() == previous)
+    let f = try FaultedRecord(operation, prefix: "short-write")
+    defer { f.parent.remove() }
+    f.plan.shorten(.pwrite, occurrence: 1, to: 100)
+    f.plan.fail(.pwrite, occurrence: 2, with: errno)
+    let message = try f.refusal(of: operation, errno: errno)
+    #expect(message.contains("the previous record is kept"), "\(message)")
+    #expect(f.plan.count(of: .pwrite) == 3, "the 100 changed bytes were written back")
+    #expect(f.plan.count(of: .ftruncate) == 0)
+    try f.expectRecordAsItWas()
   }
 
   /// The seam's shortened write: at most the given bytes, then the loop writes the rest.

@@ -148,3 +148,11 @@ import Testing
     #expect(try store.summary().count == 3)
   }
 }
+
+extension FileSystemName {
+  /// Whether `name` is the escape of a name that is not valid UTF-8 (only these tests ask: the
+  /// library never needs to, since every call of its seam takes an escape as it is).
+  static func isEscaped(_ name: some StringProtocol) -> Bool {
+    name.utf8.first == 0
+  }
+}

@@ -132,4 +132,25 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == ["store.key"])
     #expect(try FileSealingKeyProvider(path: root.path + "/store.key").loadKey().bytes == key.bytes)
   }
+
+  /// The temporary name is bounded too: a key file whose own name is as long as a name may be
+  /// (255 bytes, here with 2-byte scalars near the cut) is made where unnamed files are not
+  /// supported; the temporary name it went through (its name + 22 bytes before) fits, and is
+  /// gone afterwards.
+  @Test(arguments: [
+    String(repeating: "k", count: 255), String(repeating: "k", count: 233),
+    String(repeating: "\u{E9}", count: 127),
+  ])
+  func aKeyWithALongNameIsMadeWithoutUnnamedFiles(_ name: String) throws {
+    let root = try TemporaryStoreDirectory(prefix: "key-long-name")
+    defer { root.remove() }
+    let faults = SyscallFaultPlan()
+    faults.fail(.openat, occurrence: 2, with: Errno(rawValue: EOPNOTSUPP))
+    let provider = FileSealingKeyProvider(path: root.appending(name), faults: faults)
+    #expect(provider.temporaryPrefix.utf8.count + 16 <= 255, "\(provider.temporaryPrefix)")
+    let key = try provider.loadOrCreateKey()
+    #expect(faults.injected.count == 1, "the unnamed open was tried: \(faults.trace)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == [name])
+    #expect(try FileSealingKeyProvider(path: root.appending(name)).loadKey().bytes == key.bytes)
+  }
 }

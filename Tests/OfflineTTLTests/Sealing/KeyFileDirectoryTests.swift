@@ -110,22 +110,7 @@ import Testing
     defer { root.remove() }
     let keys = try directory("keys", mode: 0o700)
     let path = keys + "/store.key"
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(fd >= 0)
-    defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    try #require(bytes.count < MemoryLayout.size(ofValue: address.sun_path))
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (index, byte) in bytes.enumerated() { raw[index] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    try #require(bound == 0)
+    try UnixSocket.place(at: path)
     let refused = failure { try FileSealingKeyProvider(path: path).loadKey() }
     #expect(refused?.code == .notRegularFile, "\(String(describing: refused))")
     #expect(refused?.reason.contains("a socket") == true)
