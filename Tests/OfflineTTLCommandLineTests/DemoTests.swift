@@ -56,6 +56,38 @@ import Testing
     #expect(lines.first.map(String.init) == expected)
   }
 
+  /// `demo --seal` says the store is sealed and with which key: the header names the key file
+  /// and whether the demo created it, each JSON row carries the same, and the items are said to
+  /// be authenticated; an unsealed demo says none of it.
+  @Test func aSealedDemoNamesItsKey() throws {
+    let keys = try TemporaryStoreDirectory(prefix: "offline-ttl-demo-key")
+    defer { keys.remove() }
+    let key = keys.appending("demo.key")
+    let first = runCommand(
+      ["demo", "--seal", "file:\(key)"], clock: ManualWallClock(storeCommandStart))
+    #expect(first.exitCode == .success, "\(first.standardError)")
+    let header = first.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
+    #expect(
+      header.contains(", sealed with key file \(key) (created now), max age 7d,"), "\(header)")
+    #expect(first.standardOutput.contains("2 items authenticated, bytes and written_at unchanged"))
+    let again = runCommand(
+      ["demo", "--seal", "file:\(key)", "--json"], clock: ManualWallClock(storeCommandStart))
+    #expect(again.exitCode == .success, "\(again.standardError)")
+    let rows = again.standardOutput.split(separator: "\n")
+    #expect(rows.count == 11)
+    for row in rows {
+      #expect(row.hasSuffix(#","sealed_with":"key file \#(key)","key_created":false}"#), "\(row)")
+    }
+    let second = runCommand(
+      ["demo", "--seal", "file:\(key)"], clock: ManualWallClock(storeCommandStart))
+    #expect(second.standardOutput.contains(", sealed with key file \(key) (existing), max age"))
+    let plain = runCommand(["demo", "--json"], clock: ManualWallClock(storeCommandStart))
+    #expect(!plain.standardOutput.contains("sealed_with"))
+    #expect(
+      !runCommand(["demo"], clock: ManualWallClock(storeCommandStart)).standardOutput.contains(
+        "sealed"))
+  }
+
   @Test func withTheFloorOffTheHeldClockIsNotCaught() {
     let run = runCommand(["demo", "--no-boot-floor"], clock: ManualWallClock(storeCommandStart))
     #expect(run.exitCode == .success)

@@ -32,6 +32,32 @@ import Testing
     }
   }
 
+  /// Each store subcommand's exit statuses name the sealed refusals under the status they exit
+  /// with (the manual page and `--help` print the same list): `status`, `read` and `mark` exit 1
+  /// on a file that does not authenticate, another key's store, a key that cannot be used or a
+  /// sealed store opened without `--seal`; `sign-in` exits 74 on a key it cannot use or make.
+  @Test(arguments: [
+    ("status", 1, ["item_unauthentic", "index_unauthentic", "mark_unauthentic"]),
+    ("read", 1, ["item_unauthentic", "index_unauthentic", "mark_unauthentic"]),
+    ("mark", 1, ["mark_unauthentic"]),
+  ])
+  func exitStatusesNameTheSealedRefusals(name: String, code: Int32, unauthentic: [String]) {
+    let configuration = SubcommandRegistry.subcommand(named: name)!.configuration
+    let meaning: String = configuration.exitStatus.first { $0.code == code }?.meaning ?? ""
+    for reason in unauthentic + ["seal_mismatch", "key_unavailable", "key_required"] {
+      #expect(meaning.contains(reason), "\(name) exit \(code): \(reason)")
+      #expect(runCommand([name, "--help"]).standardOutput.contains(reason), "\(name) --help")
+    }
+    let signIn = SubcommandRegistry.subcommand(named: "sign-in")!.configuration
+    let unusable: String = signIn.exitStatus.first { $0.code == 74 }?.meaning ?? ""
+    for reason in ["key_unavailable", "key_insecure_mode", "key_io", "insecure_store"] {
+      #expect(unusable.contains(reason), "sign-in exit 74: \(reason)")
+    }
+    for reason in ["seal_mismatch", "key_required", "key_unavailable", "item_unauthentic"] {
+      #expect(Self.page.contains(ManualPage.text(reason)), "the manual page: \(reason)")
+    }
+  }
+
   @Test func isTheSameAsHelpMan() {
     let run = runCommand(["help", "--man"])
     #expect(run.exitCode == .success)
@@ -68,6 +94,9 @@ import Testing
         }
       }
     }
+    // The placeholder of --seal keeps its colon (a bare one would end zsh's message).
+    #expect(zsh.contains("'--seal[") && zsh.contains(":file\\:<path>|secret-service:'"))
+    #expect(!zsh.contains("file -<path>"))
     #expect(runCommand(["help", "--completion", "bash"]).standardOutput == bash)
     #expect(runCommand(["help", "--completion", "zsh"]).standardOutput == zsh)
   }

@@ -180,8 +180,11 @@ extension DirectoryCacheStore {
       do throws(StoreFileError) {
         let live = try files.openDirectory(cache, Self.itemsName, repairing: true)
         defer { files.close(live) }
-        entries =
-          try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID).entries
+        let carried = try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID)
+        entries = carried.entries
+        // What did not authenticate and is not written again is dropped: said to the caller.
+        let written = Set(changes.entries.keys.map(\.rawValue))
+        SealedSignInReport.record(carried.discard.filter { !written.contains($0) })
       } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {}
     }
     let next = try files.openOrReplaceDirectory(cache, name)

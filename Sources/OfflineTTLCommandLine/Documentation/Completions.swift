@@ -95,7 +95,7 @@ enum Completions {
           var spec = (option.isRepeatable ? "'*" : "'") + "--\(spelling)[\(quoted(option.help))]"
           switch option.kind {
           case .none: break
-          case .text: spec += ":\(quoted(option.valueName ?? "value")):"
+          case .text: spec += ":\(message(option.valueName ?? "value")):"
           case .directory: spec += ":directory:_files -/"
           case .file: spec += ":file:_files"
           case .choice(let choices): spec += ":value:(\(choices.joined(separator: " ")))"
@@ -107,7 +107,7 @@ enum Completions {
       if configuration.name == "mark" {
         specs.append("'1:action:(observe reset show)'")
       } else if let positional = configuration.positionals.first {
-        specs.append("'1:\(quoted(positional.name)):'")
+        specs.append("'1:\(message(positional.name)):'")
       }
       lines.append("    \(configuration.name))")
       lines.append("      shift words; (( CURRENT-- ))")
@@ -121,6 +121,21 @@ enum Completions {
       "_offline_ttl \"$@\"",
     ]
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// Text inside a single-quoted zsh word and an `_arguments` message (the placeholder shown
+  /// while a value is typed, e.g. `file:<path>|secret-service`): `'` is quoted, and a `:` gets
+  /// a backslash, which `_arguments` removes (a bare `:` would end the message).
+  private static func message(_ text: String) -> String {
+    var result = ""
+    for character in text {
+      switch character {
+      case "'": result += "'\"'\"'"
+      case ":": result += "\\:"
+      default: result.append(character)
+      }
+    }
+    return result
   }
 
   /// Text inside a single-quoted zsh word and an `_arguments` description: `'` and the

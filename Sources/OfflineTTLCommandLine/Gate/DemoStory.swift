@@ -16,6 +16,8 @@ struct DemoStory {
   let maxAge: Duration
   let json: Bool
   let context: CommandContext
+  /// The key of a sealed store (`demo --seal`), named in every JSON row and the header.
+  var seal: Seal?
   private var step = 0
   private var itemsAtSignIn: [CacheItemKey: CacheItem] = [:]
 
@@ -31,6 +33,13 @@ struct DemoStory {
     self.maxAge = maxAge
     self.json = json
     self.context = context
+  }
+
+  /// The key a sealed demo's store is sealed with: the provider (`key file <path>`, or the
+  /// keyring item) and whether this demo created it.
+  struct Seal {
+    var key: String
+    var created: Bool
   }
 
   static let day = Duration.seconds(86_400)
@@ -145,7 +154,8 @@ struct DemoStory {
       throw CommandFailure(.software, "the demo failed: an offline path changed an item")
     }
     step += 1
-    let detail = "\(now.count) items, bytes and written_at unchanged"
+    let detail =
+      "\(now.count) items\(seal == nil ? "" : " authenticated"), bytes and written_at unchanged"
     if json {
       var object = JSONObject()
       object["step"] = .integer(Int64(step))
@@ -153,6 +163,7 @@ struct DemoStory {
       object.instant("clock", clock.now())
       object["items_intact"] = .bool(true)
       object["item_count"] = .integer(Int64(now.count))
+      addSeal(to: &object)
       context.standardOutput.writeLine(object.text)
     } else {
       context.standardOutput.writeLine(
@@ -183,6 +194,7 @@ struct DemoStory {
       object.instant("floor", decision.floorCheck?.floor)
       object["effective_clock"] =
         decision.floorCheck.map { .string($0.effectiveClock.rawValue) } ?? .null
+      addSeal(to: &object)
       context.standardOutput.writeLine(object.text)
     } else {
       context.standardOutput.writeLine(
@@ -192,6 +204,14 @@ struct DemoStory {
           + pad(decision.mark.map(offset) ?? "none", 12)
           + (decision.floorCheck.map { offset($0.floor) } ?? "off"))
     }
+  }
+
+  /// A sealed demo's JSON row names the key (`sealed_with`) and whether the demo created it
+  /// (`key_created`); an unsealed row has neither.
+  private func addSeal(to object: inout JSONObject) {
+    guard let seal else { return }
+    object["sealed_with"] = .string(seal.key)
+    object["key_created"] = .bool(seal.created)
   }
 
   /// `t0+8d`, `t0-1d`, `t0`.

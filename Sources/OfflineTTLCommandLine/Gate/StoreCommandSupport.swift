@@ -10,6 +10,13 @@ import Foundation
 /// What `status`, `read`, `sign-in` and `demo` share: opening a store directory, formatting a
 /// decision as text or JSON, durations with units, key checks.
 enum StoreCommandSupport {
+  /// The sealed refusals of `status` and `read` (exit 1), ending their exit-1 text.
+  static let sealedRefusalExitHelp =
+    "with --seal, a file that does not authenticate (item_unauthentic, index_unauthentic,"
+    + " mark_unauthentic), a store not sealed with this key (seal_mismatch), or a key that is"
+    + " missing or cannot be used (key_unavailable, with the key's own code, e.g. key_missing);"
+    + " without --seal, a sealed store (key_required)."
+
   /// The help text of exit status 74 for the offline commands (`status`, `read`): the store
   /// cannot be used, and the decision (expired) is still printed where it could be made.
   static let unusableStoreExitHelp =

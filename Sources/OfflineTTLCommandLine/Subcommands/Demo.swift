@@ -38,6 +38,8 @@ enum Demo: Subcommand {
       With --tpm the same story runs with a real TPM clock beside the injected clocks (it
       carries time across reboots; here it only sees the seconds the demo really takes), and a
       last line gives the TPM reading recorded with the mark.
+      With --seal the header names the key and says whether the demo created it, and each JSON
+      object adds sealed_with and key_created.
       """,
     exitStatus: [
       (0, "the story went as described."),
@@ -107,6 +109,7 @@ enum Demo: Subcommand {
     let clock = ManualWallClock(start)
     let bootClock = ManualBootClock(bootID: DemoStory.bootID, sinceBoot: DemoStory.startUptime)
     let sealing = try StoreBackend(kind: .file, seal: seal).sealing(at: path)
+    var sealedWith: DemoStory.Seal?
     if let sealing {
       // The key before the story (and its table): a key that cannot be had or made (a key
       // path with no name, a missing or insecure directory, another user's file, a keyring that
@@ -114,7 +117,16 @@ enum Demo: Subcommand {
       // a story that failed (exit 70, a bug).
       do throws(SealingKeyError) {
         try sealing.checkKeptOutside(storeDirectory: path)
-        _ = try sealing.loadOrCreateKey()
+        // Said in the header: a key this demo made, or one that was there (a key that
+        // another process makes in between counts as made here: it is new to the user too).
+        var created = false
+        do throws(SealingKeyError) {
+          _ = try sealing.loadKey()
+        } catch  where error.code == .missing {
+          _ = try sealing.loadOrCreateKey()
+          created = true
+        }
+        sealedWith = DemoStory.Seal(key: "\(sealing)", created: created)
       } catch {
         throw CommandFailure(.ioError, "--seal: key_unavailable: \(error)")
       }
@@ -131,9 +143,13 @@ enum Demo: Subcommand {
       gate: gate, markRuleOnlyGate: markRuleOnlyGate, clock: clock, bootClock: bootClock,
       maxAge: maxAge,
       json: json, context: context)
+    story.seal = sealedWith
     if !json {
+      let sealed = sealedWith.map {
+        ", sealed with \($0.key) (\($0.created ? "created now" : "existing"))"
+      }
       context.standardOutput.writeLine(
-        "offline-ttl demo: a fresh store in \(path), max age \(StoreCommandSupport.durationText(maxAge)),"
+        "offline-ttl demo: a fresh store in \(path)\(sealed ?? ""), max age \(StoreCommandSupport.durationText(maxAge)),"
           + " an injected clock starting at t0 = \(start.rfc3339) (the real time)"
           + " and an injected boot clock")
     }

@@ -46,7 +46,11 @@ enum Mark: Subcommand {
         "the record is absent or unreadable, observe met a record of another machine"
           + " (store_from_another_machine), writing it failed, or the --tpm TPM cannot be"
           + " read or is another TPM (the typed reason is on stderr, e.g. \"error: unreadable"
-          + " (bad_checksum): ...\")."
+          + " (bad_checksum): ...\"); with --seal, a record that does not authenticate"
+          + " (mark_unauthentic), a store not sealed with this key (seal_mismatch: reset never"
+          + " seals or re-seals a store, only sign-in does), a key that is missing or cannot be"
+          + " used (key_unavailable: only sign-in makes a key); without --seal, a sealed store"
+          + " (key_required)."
       ),
       (
         3,

@@ -31,7 +31,11 @@ enum Read: Subcommand {
       """,
     exitStatus: [
       (0, "the item's bytes were written."),
-      (1, "expired: refused, or the item cannot be read (the reason is on stderr)."),
+      (
+        1,
+        "expired: refused, or the item cannot be read (the reason is on stderr); "
+          + StoreCommandSupport.sealedRefusalExitHelp
+      ),
       (2, "unavailable: nothing is cached, or no item has that key."),
       (64, "usage error (an invalid key included)."),
       (74, StoreCommandSupport.unusableStoreExitHelp),

@@ -1,5 +1,5 @@
 import Foundation
-import OfflineTTL
+@_spi(SignInReport) import OfflineTTL
 
 /// `offline-ttl sign-in`: the online path, standing for a successful server sign-in.
 enum SignIn: Subcommand {
@@ -23,7 +23,8 @@ enum SignIn: Subcommand {
       Items not named are kept, except an item file that can no longer be read (corrupt, or
       not a regular file), which is removed, and except when --seal seals a store that was
       unsealed (or sealed with another key): its old items cannot be authenticated and are not
-      carried over.
+      carried over; the confirmation then says how many were dropped (with --json, "dropped"
+      lists their keys; present whenever --seal is given).
       Every file is read before anything is written.
       With --server-time (the time the app received over its authenticated connection, with
       --server-time-uncertainty for how far off it may be) the sign-in also anchors trusted
@@ -50,8 +51,12 @@ enum SignIn: Subcommand {
         74,
         "nothing was committed: a lock of the store stayed held past --lock-timeout"
           + " (lock_timed_out, naming the lock file), the store cannot be opened or written"
-          + " (with --backend secret-service: the keyring cannot be reached, store_unusable), an"
-          + " input file cannot be read, or the --tpm TPM cannot be read (with the reason)."
+          + " (with --backend secret-service: the keyring cannot be reached, store_unusable), a"
+          + " file or directory of it is another user's, writable by others or hard-linked"
+          + " (insecure_store), the --seal key cannot be used or made (key_unavailable with the"
+          + " key's own code, e.g. key_insecure_mode, key_wrong_size, key_io; or lock_timed_out:"
+          + " key_lock_timed_out), an input file cannot be read, or the --tpm TPM cannot be read"
+          + " (with the reason)."
       ),
       (
         75,
@@ -122,15 +127,21 @@ enum SignIn: Subcommand {
       bootClock: context.bootClock, tpmClock: tpm)
     let session: OnlineSession
     var writtenAt: WallClockInstant?
+    // A sealed sign-in says which old items it dropped (they do not authenticate with this key).
+    let report = SealedSignInReport()
     do {
       // One atomic step: the reset and the items become visible together or not at all, and a
       // concurrent sign-in is serialized with this one, never a failure.
-      if let anchor {
-        session = try gate.beginOnlineSession(
-          serverTime: anchor.serverTime, uncertainty: anchor.uncertainty, writing: items)
-      } else {
-        session = try gate.beginOnlineSession(writing: items)
+      let begun = report.collecting {
+        Result { () throws(OnlineSessionError) -> OnlineSession in
+          if let anchor {
+            return try gate.beginOnlineSession(
+              serverTime: anchor.serverTime, uncertainty: anchor.uncertainty, writing: items)
+          }
+          return try gate.beginOnlineSession(writing: items)
+        }
       }
+      session = try begun.get()
       writtenAt = session.signInWrittenAt
       session.close()
     } catch  where error.code == .superseded {
@@ -140,6 +151,7 @@ enum SignIn: Subcommand {
     } catch {
       throw CommandFailure(.ioError, "sign-in failed: \(error)")
     }
+    let dropped = report.droppedKeys
     if arguments.flag(.json) {
       var object = JSONObject()
       object["store"] = .string(path)
@@ -147,6 +159,10 @@ enum SignIn: Subcommand {
       object.instant("mark", session.record.mark)
       object.instant("written_at", writtenAt)
       object["written"] = .array(items.map { .string($0.0.rawValue) })
+      if backend.seal != nil {
+        // Only when sealed: an unsealed sign-in's object is exactly as before.
+        object["dropped"] = .array(dropped.map { .string($0) })
+      }
       if anchor != nil || tpm != nil {
         // Only with trusted time: without it the object is exactly as before.
         let trusted = session.record.trustedTime
@@ -160,6 +176,11 @@ enum SignIn: Subcommand {
       var line = "signed in: generation \(session.generation), mark \(session.record.mark.rfc3339)"
       if let writtenAt {
         line += ", wrote \(items.count) item\(items.count == 1 ? "" : "s") at \(writtenAt.rfc3339)"
+      }
+      if !dropped.isEmpty {
+        line +=
+          ", dropped \(dropped.count) old item\(dropped.count == 1 ? "" : "s") that this key"
+          + " cannot authenticate"
       }
       if let trusted = session.record.trustedTime?.effectiveNow {
         line += ", trusted time \(trusted.rfc3339)"

@@ -46,7 +46,8 @@ enum Status: Subcommand {
       (
         1,
         "expired, including every failure inside the store: a missing, unreadable or unwritable"
-          + " mark, an unreadable item, an item that disagrees under --verify."
+          + " mark, an unreadable item, an item that disagrees under --verify; "
+          + StoreCommandSupport.sealedRefusalExitHelp
       ),
       (2, "unavailable: nothing is cached."),
       (64, "usage error."),
