@@ -32,7 +32,10 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   public let items: ItemTimeSummary?
   /// The mark store's failure behind `mark_missing`, `mark_unreadable` or `mark_not_persisted`.
   public var markError: StoreError? { markErrorStorage?.value }
-  /// The item store's failure behind `item_unreadable`.
+  /// The item store's failure behind `item_unreadable` (or a sealing reason). `nil` when the
+  /// item store failed only because the clock mark it is bound to could not be read (a sealed
+  /// store): that failure is ``markError``'s, reported once. A key or seal problem
+  /// (``EligibilityReasons/sealing(_:)``) is both stores' and is on both.
   public var cacheError: StoreError? { cacheErrorStorage?.value }
   /// The boot-clock floor after this decision's observation (<doc:Rules#Boot-clock-floor>),
   /// when a record was read; the reader carries it forward to check its deadline against
@@ -62,8 +65,9 @@ public struct OfflineAccessDecision: Sendable, Hashable {
   /// `unavailable` when the items were read and there are none (no reason, whatever the mark);
   /// otherwise the rules' reasons, plus the mark store's failure (``MarkOutcome/reason``) and
   /// the item store's: the sealing key's own reason for a key or seal problem
-  /// (``EligibilityReasons/sealing(_:)``), else `item_unreadable`; `fresh` exactly when there is
-  /// none.
+  /// (``EligibilityReasons/sealing(_:)``), else `item_unreadable` (none when the item store's
+  /// failure is the mark store's own, met through the mark a sealed index is bound to);
+  /// `fresh` exactly when there is none.
   ///
   /// - Parameters:
   ///   - evaluation: The rules' combined verdict over the same inputs
@@ -200,6 +204,14 @@ public struct OfflineAccessDecision: Sendable, Hashable {
     cacheError: StoreError?
   ) {
     var reasons = evaluation.reasons.union(markParts.reason)
+    // A sealed item store reads the clock mark its index is bound to: when that read failed
+    // as the mark's own did, the failure is the mark's, reported once (as the mark's), and no
+    // item file is at fault. (A key or seal problem is both stores' alike and stays on both:
+    // its reason is the key's, not `item_unreadable`, and the command line prints it once.)
+    let sameAsMark =
+      cacheError != nil && cacheError == markParts.error
+      && EligibilityReasons.sealing(cacheError!.code) == nil
+    let cacheError = sameAsMark ? nil : cacheError
     if let cacheError {
       reasons.insert(EligibilityReasons.sealing(cacheError.code) ?? .itemUnreadable)
     }

@@ -21,6 +21,11 @@ public struct ItemVerification: Sendable, Hashable {
   public let checked: Int
   /// The items that disagree with the decision, by key.
   public let disagreeing: [ItemDisagreement]
+  /// The decision the items were checked against: the one given, or, when an online sign-in
+  /// committed during the verify (its set replaced the one the given decision judged), that
+  /// sign-in's set judged as a new check judges it (``OfflineAccessGate/checkEligibility()``).
+  /// Report this decision beside the verification.
+  public let decision: OfflineAccessDecision
 }
 
 extension OfflineAccessGate {
@@ -29,26 +34,58 @@ extension OfflineAccessGate {
   /// newest item, not before its oldest item, within the max age). `status --verify` uses it;
   /// the default `status` stays O(1).
   ///
+  /// The items read are the set `decision` judged (its generation; a sealed store's, by the
+  /// record the decision observed), as a reader reads them. When an online sign-in commits
+  /// during the verify, that set is gone: the verify starts over with the new set's decision
+  /// (``ItemVerification/decision``), at most ``OfflineCacheReader/maximumAttempts`` times, so a
+  /// healthy store is never reported as disagreeing because a newer sign-in's items were checked
+  /// against an older decision.
+  ///
   /// Nothing is written or deleted; no lock is held across items.
   ///
   /// - Parameter decision: The decision to check against (usually just made).
-  /// - Returns: The number of items checked and those that disagree.
-  /// - Complexity: O(n log n + total payload size).
+  /// - Returns: The number of items checked, those that disagree, and the decision they were
+  ///   checked against. When sign-ins kept committing, the last pass's result with one more
+  ///   disagreement (no key, `store_unusable`) saying so.
+  /// - Complexity: O(n log n + total payload size) per pass.
   public func verifyItems(against decision: OfflineAccessDecision) -> ItemVerification {
+    SealingKeyScope.run { () -> ItemVerification in
+      var decision = decision
+      var last: ItemVerification?
+      for _ in 0..<OfflineCacheReader.maximumAttempts {
+        let reader = OfflineCacheReader(gate: self, decision: decision)
+        let pass = verifyPass(decision, reader: reader)
+        guard !reader.isCurrent(decision) else { return pass }
+        last = pass
+        decision = checkEligibility()
+      }
+      let kept = OfflineCacheReader.keptReplacing
+      return ItemVerification(
+        checked: last?.checked ?? 0,
+        disagreeing: (last?.disagreeing ?? [])
+          + [ItemDisagreement(key: nil, code: "store_unusable", reason: kept.reason)],
+        decision: decision)
+    }
+  }
+
+  /// One pass of ``verifyItems(against:)`` over the set `decision` judged.
+  private func verifyPass(_ decision: OfflineAccessDecision, reader: OfflineCacheReader)
+    -> ItemVerification
+  {
     let keys: [CacheItemKey]
     do {
-      keys = try cache.keys()
+      keys = try OfflineCacheReader.keys(judgedBy: decision, in: cache)
     } catch {
       return ItemVerification(
         checked: 0,
-        disagreeing: [ItemDisagreement(key: nil, code: "\(error.code)", reason: error.reason)])
+        disagreeing: [ItemDisagreement(key: nil, code: "\(error.code)", reason: error.reason)],
+        decision: decision)
     }
-    let reader = OfflineCacheReader(gate: self, decision: decision)
     let now = decision.floorCheck?.effectiveNow ?? decision.now
     var disagreeing: [ItemDisagreement] = []
     for key in keys {
       do {
-        guard let item = try cache.item(forKey: key) else {
+        guard let item = try OfflineCacheReader.item(key, judgedBy: decision, in: cache) else {
           disagreeing.append(
             ItemDisagreement(key: key, code: "item_unreadable", reason: "vanished while listed"))
           continue
@@ -64,6 +101,6 @@ extension OfflineAccessGate {
         disagreeing.append(ItemDisagreement(key: key, code: "\(error.code)", reason: error.reason))
       }
     }
-    return ItemVerification(checked: keys.count, disagreeing: disagreeing)
+    return ItemVerification(checked: keys.count, disagreeing: disagreeing, decision: decision)
   }
 }

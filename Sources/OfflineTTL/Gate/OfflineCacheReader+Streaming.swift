@@ -124,7 +124,7 @@ extension OfflineCacheReader {
         // Before any byte was handed out, a sign-in that committed meanwhile may have moved the
         // set: read again, as item(forKey:) does.
         if !started, !isCurrent(decision) { continue }
-        throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+        throw Self.refusal(error, otherwise: .itemUnreadable)
       }
       guard let header else {
         guard isCurrent(decision) else { continue }

@@ -90,18 +90,10 @@ public struct OfflineCacheReader: Sendable {
       guard let (decision, _) = try recheck() else { return nil }
       let item: CacheItem?
       do {
-        // The set this decision judged, also while a sign-in is between its commit point and
-        // its end; a sealed set by the record the decision observed (no second read of it).
-        if let binding = decision.markBinding, let bound = gate.cache as? any MarkBoundItemReading {
-          item = try bound.item(forKey: key, boundTo: binding)
-        } else if let generation = decision.generation {
-          item = try gate.cache.item(forKey: key, generation: generation)
-        } else {
-          item = try gate.cache.item(forKey: key)
-        }
+        item = try Self.item(key, judgedBy: decision, in: gate.cache)
       } catch {
         guard isCurrent(decision) else { continue }
-        throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+        throw Self.refusal(error, otherwise: .itemUnreadable)
       }
       // A sign-in that committed during the read may have put its own set in place; time
       // spent reading may have passed the deadline or met a raised mark: judge again.
@@ -197,16 +189,10 @@ public struct OfflineCacheReader: Sendable {
       guard let (decision, _) = try recheck() else { return [] }
       let keys: [CacheItemKey]
       do {
-        if let binding = decision.markBinding, let bound = gate.cache as? any MarkBoundItemReading {
-          keys = try bound.keys(boundTo: binding)
-        } else if let generation = decision.generation {
-          keys = try gate.cache.keys(forGeneration: generation)
-        } else {
-          keys = try gate.cache.keys()
-        }
+        keys = try Self.keys(judgedBy: decision, in: gate.cache)
       } catch {
         guard isCurrent(decision) else { continue }
-        throw OfflineReadError(reasons: .itemUnreadable, storeError: error, reason: error.reason)
+        throw Self.refusal(error, otherwise: .itemUnreadable)
       }
       guard isCurrent(decision) else { continue }
       return keys
@@ -260,13 +246,49 @@ public struct OfflineCacheReader: Sendable {
     return try judge(decision, stored: stored)
   }
 
-  /// The stored mark record, or the refusal for an unreadable one.
+  /// The stored mark record, or the refusal for an unreadable one (a sealing key or seal
+  /// problem keeps its own reason).
   private func storedRecord() throws(OfflineReadError) -> ClockMarkRecord {
     do {
       return try gate.marks.read()
     } catch {
-      throw OfflineReadError(reasons: .markUnreadable, storeError: error, reason: error.reason)
+      throw Self.refusal(error, otherwise: .markUnreadable)
     }
+  }
+
+  /// The refusal for a store failure met while reading: the sealing key's or seal's own reason
+  /// (`key_unavailable`, `key_required`, `seal_mismatch`: ``EligibilityReasons/sealing(_:)``),
+  /// as a new open gives it, else `otherwise`.
+  static func refusal(_ error: StoreError, otherwise: EligibilityReasons) -> OfflineReadError {
+    OfflineReadError(
+      reasons: EligibilityReasons.sealing(error.code) ?? otherwise, storeError: error,
+      reason: error.reason)
+  }
+
+  /// The item of `key` in the set `decision` judged, also while a sign-in is between its commit
+  /// point and its end; a sealed set by the record the decision observed (no second read of
+  /// it). An unbound read when the decision has no generation.
+  static func item(
+    _ key: CacheItemKey, judgedBy decision: OfflineAccessDecision, in cache: any CacheItemStore
+  ) throws(StoreError) -> CacheItem? {
+    if let binding = decision.markBinding, let bound = cache as? any MarkBoundItemReading {
+      return try bound.item(forKey: key, boundTo: binding)
+    } else if let generation = decision.generation {
+      return try cache.item(forKey: key, generation: generation)
+    }
+    return try cache.item(forKey: key)
+  }
+
+  /// The keys of the set `decision` judged (see ``item(_:judgedBy:in:)``).
+  static func keys(judgedBy decision: OfflineAccessDecision, in cache: any CacheItemStore)
+    throws(StoreError) -> [CacheItemKey]
+  {
+    if let binding = decision.markBinding, let bound = cache as? any MarkBoundItemReading {
+      return try bound.keys(boundTo: binding)
+    } else if let generation = decision.generation {
+      return try cache.keys(forGeneration: generation)
+    }
+    return try cache.keys()
   }
 
   /// Judges `decision` against `stored` and the clocks read now (after it): the recheck's rules

@@ -62,8 +62,10 @@ enum Status: Subcommand {
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
-    let decision = gate.checkEligibility()
-    let verification = arguments.flag(.verify) ? gate.verifyItems(against: decision) : nil
+    let checked = gate.checkEligibility()
+    let verification = arguments.flag(.verify) ? gate.verifyItems(against: checked) : nil
+    // A sign-in that committed during the verify: its set was verified, against its decision.
+    let decision = verification?.decision ?? checked
     // Stagings the mark record does not commit (a killed sign-in's, or a copy put back): never
     // read; reported so that a leftover is visible before the next sign-in removes it.
     let stale = ((gate.cache as? DirectoryCacheStore).flatMap { try? $0.staleStagings() }) ?? []
