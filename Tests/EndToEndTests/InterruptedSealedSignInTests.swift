@@ -43,10 +43,7 @@ struct InterruptedSealedSignInTests {
     ]
     let killed = try binary.run(
       signIn,
-      launcher: [
-        strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(call)", "-e",
-        "inject=\(call):signal=KILL:when=\(number)",
-      ], timeout: .seconds(20))
+      launcher: killedAt(strace: strace, call, occurrence: number), timeout: .seconds(20))
     let status = try binary.run(
       ["status", "--store", store, "--seal", "file:\(key)", "--max-age", "1d", "--json"])
     let state = String(

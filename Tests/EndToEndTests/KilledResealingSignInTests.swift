@@ -93,10 +93,7 @@ struct KilledResealingSignInTests {
     let signIn = ["sign-in", "--store", store, "--put", "token=" + root.appending("new")] + keyB
     let killed = try binary.run(
       signIn,
-      launcher: [
-        strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(call)", "-e",
-        "inject=\(call):signal=KILL:when=\(number)",
-      ], timeout: .seconds(20))
+      launcher: killedAt(strace: strace, call, occurrence: number), timeout: .seconds(20))
     let label =
       "\(before) \(call) #\(number) (exit \(killed.exitCode.map { String($0) } ?? "none"))"
     func read(_ key: String, _ seal: [String]) throws -> String {

@@ -80,10 +80,7 @@ struct OfflineNeverWritesTests {
           ["sign-in", "--store", store] + seal + [
             "--put", "a=\(inputs["two"]!)", "--put", "c=\(inputs["three"]!)",
           ],
-          launcher: [
-            "strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(kind)", "-e",
-            "inject=\(kind):signal=KILL:when=\(occurrence)",
-          ], timeout: .seconds(60))
+          launcher: killedAt(kind, occurrence: occurrence), timeout: .seconds(60))
         defer { try? FileManager.default.removeItem(atPath: store) }
         // The sign-in made fewer calls of this kind: every occurrence was swept.
         if killed.exitCode == 0 { break }

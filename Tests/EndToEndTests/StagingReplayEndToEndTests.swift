@@ -33,10 +33,7 @@ struct StagingReplayEndToEndTests {
     try #require(first.exitCode == 0, "\(first.standardError)")
     let killed = try signIn(
       "B",
-      launcher: [
-        "strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pwrite64", "-e",
-        "inject=pwrite64:signal=KILL:when=1",
-      ])
+      launcher: killedAt("pwrite64", occurrence: 1))
     try #require(killed.exitCode == nil, "the sign-in was not killed: \(killed.standardError)")
     let cache = store + "/cache"
     try #require(FileManager.default.fileExists(atPath: cache + "/next-2/index"))

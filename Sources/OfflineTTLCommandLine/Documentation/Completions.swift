@@ -127,28 +127,28 @@ enum Completions {
   /// while a value is typed, e.g. `file:<path>|secret-service`): `'` is quoted, and a `:` gets
   /// a backslash, which `_arguments` removes (a bare `:` would end the message).
   private static func message(_ text: String) -> String {
-    var result = ""
-    for character in text {
-      switch character {
-      case "'": result += "'\"'\"'"
-      case ":": result += "\\:"
-      default: result.append(character)
-      }
-    }
-    return result
+    singleQuoted(text, replacing: [":": "\\:"])
   }
 
   /// Text inside a single-quoted zsh word and an `_arguments` description: `'` and the
   /// characters `_arguments` treats specially (`[`, `]`, `:`) are replaced.
   private static func quoted(_ text: String) -> String {
+    singleQuoted(text, replacing: ["[": "(", "]": ")", ":": " -"])
+  }
+
+  /// `text` inside a single-quoted zsh word (`'` closes the word, gives a double-quoted `'` and
+  /// opens it again), with each character of `replacements` replaced by its text.
+  private static func singleQuoted(_ text: String, replacing replacements: [Character: String])
+    -> String
+  {
     var result = ""
     for character in text {
-      switch character {
-      case "'": result += "'\"'\"'"
-      case "[": result += "("
-      case "]": result += ")"
-      case ":": result += " -"
-      default: result.append(character)
+      if character == "'" {
+        result += "'\"'\"'"
+      } else if let replacement = replacements[character] {
+        result += replacement
+      } else {
+        result.append(character)
       }
     }
     return result

@@ -15,3 +15,18 @@ func toolPath(_ name: String) -> String? {
   }
   return nil
 }
+
+/// The launcher that runs a command under `strace` and kills it with `SIGKILL` at the
+/// `occurrence`-th call of the system call `call` (1 for the first), tracing nothing to the
+/// terminal: `strace -f -qq -o /dev/null -e trace=<call> -e inject=<call>:signal=KILL:when=<n>`.
+///
+/// - Parameters:
+///   - strace: The `strace` command (a full path, or `"strace"` for the one on `PATH`).
+///   - call: The system call, e.g. `"renameat"`.
+///   - occurrence: Which call of it is the last the command makes.
+func killedAt(strace: String = "strace", _ call: String, occurrence: Int) -> [String] {
+  [
+    strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(call)", "-e",
+    "inject=\(call):signal=KILL:when=\(occurrence)",
+  ]
+}
