@@ -16,11 +16,14 @@ enum SealBenchmark {
       --checks-only sealed|unsealed
                       only the repeated check, on one store, --count times (default 10,000),
                       no figures: for counting its system calls (`strace -c -f`)
+      --reads-only sealed|unsealed
+                      only the 1 MiB item read, on one store, --count times (default 2,000),
+                      no figures: for a profiler (`perf record -g`)
     """
 
   static func run(arguments: [String], json: Bool) throws {
     let options = try BenchArguments(
-      arguments, flags: ["quick", "help"], options: ["checks-only", "count"])
+      arguments, flags: ["quick", "help"], options: ["checks-only", "reads-only", "count"])
     if options.flag("help") {
       print(help)
       return
@@ -29,7 +32,8 @@ enum SealBenchmark {
     let report = BenchReport(section: "seal", json: json)
     // A `--checks-only` child (the allocation count below) works apart from its parent's stores.
     let directory = try BenchProcess.workDirectory(
-      options.value("checks-only") == nil ? "seal" : "seal-checks-only")
+      options.value("checks-only") == nil && options.value("reads-only") == nil
+        ? "seal" : "seal-one-store")
     defer { BenchProcess.discard(directory) }
     let provider = FileSealingKeyProvider(path: directory.appendingPathComponent("key").path)
     _ = try provider.loadOrCreateKey()
@@ -51,6 +55,16 @@ enum SealBenchmark {
       try gate.beginOnlineSession(writing: items).close()
     }
 
+    // The 1 MiB item and its read (the gate's check, then the reader's item).
+    let bigItem = [
+      (CacheItemKey("big"), Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) }))
+    ]
+    func readBig(_ gate: OfflineAccessGate) throws {
+      guard case .opened(let reader) = gate.openOffline(),
+        let item = try reader.item(forKey: bigItem[0].0), item.payload.count == 1 << 20
+      else { throw BenchError.failed("the 1 MiB item was not served") }
+    }
+
     if let which = options.value("checks-only") {
       guard which == "sealed" || which == "unsealed" else {
         throw BenchError.usage("--checks-only needs 'sealed' or 'unsealed', got '\(which)'")
@@ -60,6 +74,18 @@ enum SealBenchmark {
       try signIn(only, [(CacheItemKey("token"), Data(repeating: 0x5A, count: 64))])
       for _ in 0..<count { try GateBenchmark.expectFresh(only.checkEligibility()) }
       print("\(count) repeated checks on the \(which) store: fresh")
+      return
+    }
+
+    if let which = options.value("reads-only") {
+      guard which == "sealed" || which == "unsealed" else {
+        throw BenchError.usage("--reads-only needs 'sealed' or 'unsealed', got '\(which)'")
+      }
+      let count = try options.positiveInt("count", default: 2_000)
+      let only = try gate("read-only", sealed: which == "sealed")
+      try signIn(only, bigItem)
+      for _ in 0..<count { try readBig(only) }
+      print("\(count) reads of the 1 MiB item on the \(which) store: served")
       return
     }
 
@@ -93,16 +119,8 @@ enum SealBenchmark {
     }
 
     // 1 MiB item read.
-    let big = [
-      (CacheItemKey("big"), Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) }))
-    ]
-    try signIn(sealedCheck, big)
-    try signIn(plainCheck, big)
-    func readBig(_ gate: OfflineAccessGate) throws {
-      guard case .opened(let reader) = gate.openOffline(),
-        let item = try reader.item(forKey: big[0].0), item.payload.count == 1 << 20
-      else { throw BenchError.failed("the 1 MiB item was not served") }
-    }
+    try signIn(sealedCheck, bigItem)
+    try signIn(plainCheck, bigItem)
     // The cipher's floor, interleaved with the two reads: the store's own cipher (libsodium's
     // HChaCha20, then libcrypto's ChaCha20-Poly1305) opening 1 MiB in memory, in place, in the
     // store's 64 KiB chunks: what a sealed read must add to an unsealed one at the least. And

@@ -578,28 +578,40 @@ extension DirectoryCacheStore {
     guard tags.count == header.tagsLength else {
       throw itemFailure(key, .unauthentic("truncated while it was read"))
     }
-    // Read into the payload's own storage and decrypted there: no second buffer, no copy.
-    var payload = Data(count: header.payloadLength)
-    let opened = payload.withUnsafeMutableBytes { ciphertext -> Result<Bool, Errno> in
-      do throws(Errno) {
-        let filled = try files.sys.preadAll(
-          file.fd, into: ciphertext, at: Int64(CacheSeal.itemHeaderSize))
-        guard filled == ciphertext.count else { return .success(false) }
-      } catch {
-        return .failure(error)
+    // Read into memory that becomes the payload's own storage, decrypted there: no zero fill
+    // first, no second buffer, no copy. Memory that does not become the payload is zeroed
+    // (a failed tag already zeroed it) and freed here.
+    let ciphertext = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: header.payloadLength, alignment: 16)
+    var handedOver = false
+    defer {
+      if !handedOver {
+        Sodium.zero(ciphertext)
+        ciphertext.deallocate()
       }
-      return .success(
-        tags.withUnsafeBytes { tags in
-          CacheSeal.openPayloadInPlace(
-            ciphertext, tags: tags, header: header, key: key.rawValue, storeID: storeID,
-            keys: keys)
-        })
     }
-    switch opened {
-    case .failure(let error): throw unreadable(key, error)
-    case .success(false): throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic))
-    case .success(true): return (payload, header.entry)
+    let filled: Int
+    do throws(Errno) {
+      filled = try files.sys.preadAll(
+        file.fd, into: ciphertext, at: Int64(CacheSeal.itemHeaderSize))
+    } catch {
+      throw unreadable(key, error)
     }
+    guard filled == ciphertext.count,
+      tags.withUnsafeBytes({ tags in
+        CacheSeal.openPayloadInPlace(
+          ciphertext, tags: tags, header: header, key: key.rawValue, storeID: storeID,
+          keys: keys)
+      })
+    else { throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic)) }
+    handedOver = true
+    let payload =
+      ciphertext.baseAddress.map { base in
+        Data(
+          bytesNoCopy: base, count: ciphertext.count,
+          deallocator: .custom { pointer, _ in pointer.deallocate() })
+      } ?? Data()
+    return (payload, header.entry)
   }
 
   /// The store error for a sealed item that does not open.
