@@ -27,7 +27,8 @@
     ///
     /// - Parameters:
     ///   - configuration: The application id, lock directory, prompt policy and time limits.
-    ///   - name: The `key` attribute; default `store`.
+    ///   - name: The `key` attribute; default `store`. A name holding NUL is refused when the
+    ///     key is loaded (`key_io`).
     public init(configuration: SecretServiceStoreConfiguration, name: String = "store") {
       self.configuration = configuration
       self.name = name
@@ -81,6 +82,12 @@
     }
 
     private func find(_ session: SecretServiceSession) throws(SealingKeyError) -> SealingKey? {
+      // libsecret takes C strings: `a\0b` would find (or make) the key `a`.
+      guard !name.utf8.contains(0) else {
+        throw SealingKeyError(
+          code: .io,
+          reason: "the sealing key's name holds NUL; the keyring would see only its start")
+      }
       let found = try SecretServiceOperation.perform(Self.mapped) {
         () throws(SecretServiceFault) in try session.find(kind: Self.kind, key: name)
       }

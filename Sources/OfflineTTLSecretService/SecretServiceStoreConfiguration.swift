@@ -1,6 +1,6 @@
 #if SecretService
   import Foundation
-  import OfflineTTL
+  @_spi(SystemCalls) import OfflineTTL
 
   #if canImport(Glibc)
     import Glibc
@@ -24,7 +24,10 @@
     /// The `application` attribute of every secret: one cache per application id.
     public var applicationID: String
     /// The directory of the lock files (created 0700 when missing; its parent must exist).
-    /// Defaults to `$XDG_RUNTIME_DIR/offline-ttl`.
+    /// Defaults to `$XDG_RUNTIME_DIR/offline-ttl`. A directory whose path is not valid UTF-8
+    /// (given as a URL, or from `XDG_RUNTIME_DIR`) is held with each such component as the
+    /// package's escape of its bytes (NUL, then the bytes in lowercase hexadecimal), which the
+    /// stores turn back into the same bytes when they open it.
     public var lockDirectory: String
     /// Whether a locked collection may be unlocked through the provider's interactive prompt.
     /// Off by default: a library call never shows a prompt unless its caller opts in; a locked
@@ -45,23 +48,24 @@
     /// The default lock directory, `$XDG_RUNTIME_DIR/offline-ttl`, or `nil` when
     /// `XDG_RUNTIME_DIR` is unset or empty.
     public static var defaultLockDirectory: String? {
-      guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty
-      else { return nil }
-      return runtime + "/offline-ttl"
+      guard let runtime = getenv("XDG_RUNTIME_DIR"), runtime.pointee != 0 else { return nil }
+      // Its bytes, not a lossy decoding: a component that is not UTF-8 stays itself.
+      let bytes = Array(UnsafeRawBufferPointer(start: runtime, count: strlen(runtime)))
+      return FileSystemName.path(fromBytes: bytes) + "/offline-ttl"
     }
 
     /// Creates a configuration.
     ///
     /// - Parameters:
     ///   - applicationID: The `application` attribute, for example a reverse-DNS name. Must not
-    ///     be empty.
+    ///     be empty or hold NUL (libsecret takes C strings: `a\0b` would be `a`, another id).
     ///   - lockDirectory: The lock file's directory; `nil` uses ``defaultLockDirectory``.
     ///   - allowsUnlockPrompt: Whether an interactive unlock prompt may be shown (default: no).
     ///   - timeout: How long one call may go unanswered; default 5 seconds. With a prompt
     ///     allowed, give the user time to answer.
     ///   - lockTimeout: How long to wait for the lock file; default 30 seconds.
-    /// - Throws: `InvalidValueError` when the application id is empty, when no lock directory is
-    ///   named and `XDG_RUNTIME_DIR` is unset, or when a timeout is not positive.
+    /// - Throws: `InvalidValueError` when the application id is empty or holds NUL, when no lock
+    ///   directory is named and `XDG_RUNTIME_DIR` is unset, or when a timeout is not positive.
     public init(
       applicationID: String, lockDirectory: String? = nil, allowsUnlockPrompt: Bool = false,
       timeout: Duration = .seconds(5), lockTimeout: Duration = .seconds(30)
@@ -69,6 +73,11 @@
       guard !applicationID.isEmpty else {
         throw InvalidValueError(
           code: .invalidOption, reason: "the application id must not be empty")
+      }
+      guard !applicationID.utf8.contains(0) else {
+        throw InvalidValueError(
+          code: .invalidOption,
+          reason: "the application id must not hold NUL (the keyring would see only its start)")
       }
       guard let directory = lockDirectory ?? Self.defaultLockDirectory, !directory.isEmpty else {
         throw InvalidValueError(
@@ -88,8 +97,10 @@
     /// the file stores' `init(at:)` and `init(atPath:)`).
     ///
     /// - Parameters:
-    ///   - applicationID: The `application` attribute. Must not be empty.
-    ///   - lockDirectory: The lock file's directory, a `file:` URL.
+    ///   - applicationID: The `application` attribute. Must not be empty or hold NUL.
+    ///   - lockDirectory: The lock file's directory, a `file:` URL. Its percent-encoded path is
+    ///     taken byte for byte (`file:///run/l%FF` is the directory named `l` and the byte
+    ///     0xFF; see ``lockDirectory``).
     ///   - allowsUnlockPrompt: Whether an interactive unlock prompt may be shown (default: no).
     ///   - timeout: How long one call may go unanswered; default 5 seconds.
     ///   - lockTimeout: How long to wait for the lock file; default 30 seconds.
@@ -99,8 +110,37 @@
       timeout: Duration = .seconds(5), lockTimeout: Duration = .seconds(30)
     ) throws(InvalidValueError) {
       try self.init(
-        applicationID: applicationID, lockDirectory: lockDirectory.path,
+        applicationID: applicationID, lockDirectory: Self.path(of: lockDirectory),
         allowsUnlockPrompt: allowsUnlockPrompt, timeout: timeout, lockTimeout: lockTimeout)
+    }
+
+    /// A file URL's path with its percent escapes decoded to bytes (`URL.path` decodes bytes
+    /// that are not UTF-8 to nothing or to U+FFFD), without a trailing `/`.
+    static func path(of url: URL) -> String {
+      var bytes: [UInt8] = []
+      var encoded = Array(url.path(percentEncoded: true).utf8)[...]
+      while let byte = encoded.popFirst() {
+        if byte == UInt8(ascii: "%"), encoded.count >= 2,
+          let high = hexValue(encoded[encoded.startIndex]),
+          let low = hexValue(encoded[encoded.startIndex + 1])
+        {
+          bytes.append(high << 4 | low)
+          encoded = encoded.dropFirst(2)
+        } else {
+          bytes.append(byte)
+        }
+      }
+      if bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+      return FileSystemName.path(fromBytes: bytes)
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+      switch digit {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+      default: nil
+      }
     }
 
     /// The lock file shared by every process using this application id for one kind of secret

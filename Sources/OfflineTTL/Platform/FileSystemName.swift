@@ -16,7 +16,7 @@
 /// treats it as any other name that is not a key: skipped offline, removed by an online
 /// sign-in. Every call of the seam that takes a name or a path turns each escaped path
 /// component back into its bytes (``withCString(_:_:)``).
-enum FileSystemName {
+package enum FileSystemName {
   /// The name for the bytes of one directory entry: the bytes themselves when they are valid
   /// UTF-8, else their escape.
   ///
@@ -33,6 +33,42 @@ enum FileSystemName {
       escape.append(digits[Int(byte & 0x0F)])
     }
     return String(decoding: escape, as: UTF8.self)
+  }
+
+  /// The path for the bytes of a whole path (a working directory, an environment variable, a
+  /// URL's file-system representation): each component between `/` as ``name(fromEntry:)``
+  /// gives it, so a component that is not valid UTF-8 becomes its escape and every call of the
+  /// seam reaches the same place; a valid path is returned unchanged.
+  ///
+  /// - Parameter bytes: The path, without a terminating NUL.
+  /// - Returns: A `String` that ``bytes(ofPath:)`` turns back into exactly `bytes`.
+  /// - Complexity: O(n) in the path's length.
+  package static func path(fromBytes bytes: [UInt8]) -> String {
+    if let text = String(validating: bytes, as: UTF8.self) { return text }
+    return bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+      .map { component in component.withUnsafeBytes { name(fromEntry: $0) } }
+      .joined(separator: "/")
+  }
+
+  /// The bytes a path stands for: its escaped components turned back into their bytes, as
+  /// every call of the seam does (``withCString(_:_:)``).
+  ///
+  /// - Parameter path: A path whose components may be escapes.
+  /// - Returns: The bytes, without a terminating NUL.
+  /// - Complexity: O(n) in the path's length.
+  package static func bytes(ofPath path: String) -> [UInt8] {
+    withCString(path) { pointer in
+      Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
+    }
+  }
+
+  /// Whether `path` holds an escaped component (its bytes are not valid UTF-8).
+  ///
+  /// - Parameter path: A path.
+  /// - Returns: `true` when a NUL is in it, the mark of an escape.
+  /// - Complexity: O(n) in the path's length.
+  package static func holdsEscape(_ path: String) -> Bool {
+    path.utf8.contains(0)
   }
 
   /// The longest name of one directory entry, in bytes (`NAME_MAX` on Linux and on the file

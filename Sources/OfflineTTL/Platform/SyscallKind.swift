@@ -57,6 +57,11 @@ public enum SyscallKind: String, Sendable, Hashable, CaseIterable, CustomStringC
   case poll
   /// `fstatfs(2)` (which file system holds a store).
   case fstatfs
+  /// `getcwd(3)`: the working directory, for a path that must name the same place from any
+  /// directory (a keyring's lock directory and application id).
+  case getcwd
+  /// `realpath(3)`: a path with every symbolic link, `.` and `..` resolved.
+  case realpath
 
   /// The C name, e.g. `"fdatasync"`.
   public var description: String { rawValue }

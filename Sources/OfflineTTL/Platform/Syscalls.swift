@@ -312,6 +312,49 @@ public struct Syscalls: Sendable {
 
   // MARK: Names
 
+  /// `getcwd(3)`: the working directory, as ``FileSystemName/path(fromBytes:)`` spells it (a
+  /// component that is not valid UTF-8 is an escape, never decoded with U+FFFD).
+  ///
+  /// - Returns: The absolute path of the working directory.
+  /// - Throws: ``Errno``: `ENOENT` when it was removed, `EACCES`, `ENOMEM`.
+  /// - Complexity: O(path length); a path longer than 4 KiB retries with twice the buffer.
+  public func currentDirectory() throws(Errno) -> String {
+    var bytes: [UInt8] = []
+    _ = try call(.getcwd) { () -> Int32 in
+      var size = 4096
+      while true {
+        var buffer = [CChar](repeating: 0, count: size)
+        if getcwd(&buffer, size) != nil {
+          bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+          return 0
+        }
+        guard errno == ERANGE, size < 1 << 20 else { return -1 }
+        size *= 2
+      }
+    }
+    return FileSystemName.path(fromBytes: bytes)
+  }
+
+  /// `realpath(3)`: `path` with every symbolic link, `.` and `..` resolved, as
+  /// ``FileSystemName/path(fromBytes:)`` spells it.
+  ///
+  /// - Parameter path: A path whose components may be escapes; every component must exist.
+  /// - Returns: The absolute path with no symbolic link in it.
+  /// - Throws: ``Errno``: `ENOENT`, `ENOTDIR`, `EACCES`, `ELOOP`, `ENAMETOOLONG`.
+  /// - Complexity: One lookup per component, and per symbolic link met.
+  public func realPath(_ path: String) throws(Errno) -> String {
+    var bytes: [UInt8] = []
+    _ = try call(.realpath) { () -> Int32 in
+      FileSystemName.withCString(path) { pointer in
+        guard let resolved = realpath(pointer, nil) else { return -1 }
+        defer { free(resolved) }
+        bytes = Array(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
+        return 0
+      }
+    }
+    return FileSystemName.path(fromBytes: bytes)
+  }
+
   /// `rename(from, to)`: atomically replaces `to` (a symbolic link at `to` is replaced, never
   /// followed).
   public func rename(_ from: String, to: String) throws(Errno) {

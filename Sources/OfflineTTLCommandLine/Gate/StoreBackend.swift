@@ -1,5 +1,5 @@
 import Foundation
-import OfflineTTL
+@_spi(SystemCalls) import OfflineTTL
 
 #if SecretService
   import OfflineTTLSecretService
@@ -9,7 +9,8 @@ import OfflineTTL
 /// (the default: ``DirectoryCacheStore`` and ``FileClockMarkStore`` in the store directory) or,
 /// when the tool is built with the `SecretService` trait, `--backend secret-service` (secrets
 /// in the Secret Service's `default` collection, with the store directory holding only the lock
-/// file and naming the cache: application id `offline-ttl-cli:<absolute store path>`).
+/// file and naming the cache: application id `offline-ttl-cli:<absolute store path>`, see
+/// ``applicationID(storePath:)``).
 ///
 /// `--seal file:<path>` or `--seal secret-service` seals the file backend (see
 /// ``FileSealingKeyProvider`` and `SecretServiceSealingKeyProvider`, the latter keyed by the same
@@ -190,15 +191,44 @@ struct StoreBackend: Equatable {
     private static func configuration(_ path: String, lockTimeout: Duration)
       throws(CommandFailure) -> SecretServiceStoreConfiguration
     {
-      let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+      let absolute: String
+      do {
+        absolute = try AbsolutePath.lexical(path)
+      } catch {
+        throw CommandFailure(
+          .ioError, "secret-service: cannot read the working directory for \(path): \(error)")
+      }
       do {
         // The configuration wants a positive limit: `0s` (never wait) tries the lock once.
         return try SecretServiceStoreConfiguration(
-          applicationID: "offline-ttl-cli:" + absolute, lockDirectory: absolute,
+          applicationID: applicationID(storePath: absolute), lockDirectory: absolute,
           lockTimeout: max(lockTimeout, .nanoseconds(1)))
       } catch {
         throw CommandFailure(.ioError, "secret-service: \(error.reason)")
       }
     }
   #endif
+
+  /// The application id of the keyring store (and the `--seal secret-service` key) at an
+  /// absolute store path: `offline-ttl-cli:<path>`, or, for a path that is not valid UTF-8
+  /// (a D-Bus attribute must be), `offline-ttl-cli-bytes:<path>` with every byte outside
+  /// printable ASCII, and `%`, written `%XX` (uppercase hexadecimal). The two prefixes keep the
+  /// two spellings apart, so two paths never share an id.
+  ///
+  /// - Parameter absolute: The store's absolute path (its components may be escapes).
+  /// - Returns: The id, valid UTF-8 without NUL.
+  /// - Complexity: O(n) in the path's length.
+  static func applicationID(storePath absolute: String) -> String {
+    guard FileSystemName.holdsEscape(absolute) else { return "offline-ttl-cli:" + absolute }
+    let digits = Array("0123456789ABCDEF".utf8)
+    var text: [UInt8] = Array("offline-ttl-cli-bytes:".utf8)
+    for byte in FileSystemName.bytes(ofPath: absolute) {
+      if byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "%") {
+        text.append(byte)
+      } else {
+        text += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
+      }
+    }
+    return String(decoding: text, as: UTF8.self)
+  }
 }
