@@ -38,12 +38,18 @@
     /// `GCancellable` and the operation fails with `timed_out` (a call is thus cancelled between
     /// one and two limits after the previous answer). Waited by a watchdog thread in `poll(2)`
     /// with relative timeouts, so it also works under libfaketime (where Dispatch and
-    /// `Task.sleep` timers never fire).
+    /// `Task.sleep` timers never fire). It bounds each operation on its own: to bound several
+    /// operations together, and ask a keyring that timed out only once, set ``budget``.
     public var timeout: Duration
     /// How long to wait for a lock file while other threads or processes hold it; past it the
     /// operation fails with `lock_timed_out` (the gate refuses with it; nothing is read or
     /// written). Waited in short sleeps, bounded under libfaketime too.
     public var lockTimeout: Duration
+    /// The time limit that every operation of the stores made with this configuration shares,
+    /// and the memory of a keyring that timed out (see ``SecretServiceBudget``), or `nil`
+    /// (the default): each operation is then bounded on its own by ``timeout``. Give one budget
+    /// to the stores of one unit of work (the command-line tool makes one per command).
+    public var budget: SecretServiceBudget?
 
     /// The default lock directory, `$XDG_RUNTIME_DIR/offline-ttl`, or `nil` when
     /// `XDG_RUNTIME_DIR` is unset or empty.

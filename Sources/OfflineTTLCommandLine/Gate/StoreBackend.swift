@@ -33,6 +33,21 @@ struct StoreBackend: Equatable {
   /// The `--lock-timeout` value: how long every store of the command waits for a lock that
   /// another thread or process holds (default: the library's, 30 seconds).
   var lockTimeout: Duration = FileClockMarkStore.defaultLockTimeout
+  #if SecretService
+    /// The time every keyring operation of this command shares (``keyringBudgetTotal``, made
+    /// by ``parse(_:)`` for `--backend secret-service` and `--seal secret-service`), and its
+    /// memory of a keyring that did not answer: asked once, not once per store. `nil`: each
+    /// operation is bounded on its own.
+    var keyringBudget: SecretServiceBudget? = nil
+  #endif
+
+  /// What one command may spend talking to the keyring in all: 5 seconds, the library's limit
+  /// for one call, so a keyring that stopped answering costs a command about that, not that
+  /// much per store it opens.
+  static let keyringBudgetTotal: Duration = .seconds(5)
+  /// What a sign-in adds to ``keyringBudgetTotal`` for each item it writes (one secret each:
+  /// about 25 ms on a quiet machine; the margin is for a loaded one).
+  static let keyringBudgetPerItem: Duration = .seconds(1)
 
   static let file = StoreBackend(kind: .file)
   static let secretService = StoreBackend(kind: .secretService)
@@ -73,7 +88,21 @@ struct StoreBackend: Equatable {
     if backend.seal != nil && backend.kind != .file {
       throw UsageError("--seal: only the file backend is sealed")
     }
+    backend.startKeyringBudget()
     return backend
+  }
+
+  /// Gives the command one keyring budget, when it uses the keyring: ``keyringBudgetTotal``
+  /// and ``keyringBudgetPerItem`` for each of `itemsWritten`.
+  ///
+  /// - Parameter itemsWritten: How many items the command writes (a sign-in's `--put`s).
+  mutating func startKeyringBudget(itemsWritten: Int = 0) {
+    #if SecretService
+      guard kind == .secretService || seal == .secretService else { return }
+      let total =
+        Self.keyringBudgetTotal + Self.keyringBudgetPerItem * min(max(itemsWritten, 0), 100_000)
+      keyringBudget = try? SecretServiceBudget(total: total)
+    #endif
   }
 
   /// The `--seal` value alone (`demo` has no `--backend`).
@@ -144,8 +173,7 @@ struct StoreBackend: Equatable {
       return store
     case .secretService:
       #if SecretService
-        return SecretServiceClockMarkStore(
-          configuration: try Self.configuration(path, lockTimeout: lockTimeout))
+        return SecretServiceClockMarkStore(configuration: try keyringConfiguration(path))
       #else
         preconditionFailure("no Secret Service backend in this build")
       #endif
@@ -161,8 +189,7 @@ struct StoreBackend: Equatable {
       return store
     case .secretService:
       #if SecretService
-        return SecretServiceCacheStore(
-          configuration: try Self.configuration(path, lockTimeout: lockTimeout))
+        return SecretServiceCacheStore(configuration: try keyringConfiguration(path))
       #else
         preconditionFailure("no Secret Service backend in this build")
       #endif
@@ -179,8 +206,7 @@ struct StoreBackend: Equatable {
       return provider
     case .secretService:
       #if SecretService
-        return SecretServiceSealingKeyProvider(
-          configuration: try Self.configuration(path, lockTimeout: lockTimeout))
+        return SecretServiceSealingKeyProvider(configuration: try keyringConfiguration(path))
       #else
         preconditionFailure("no Secret Service support in this build")
       #endif
@@ -188,8 +214,8 @@ struct StoreBackend: Equatable {
   }
 
   #if SecretService
-    private static func configuration(_ path: String, lockTimeout: Duration)
-      throws(CommandFailure) -> SecretServiceStoreConfiguration
+    private func keyringConfiguration(_ path: String) throws(CommandFailure)
+      -> SecretServiceStoreConfiguration
     {
       let absolute: String
       do {
@@ -200,9 +226,11 @@ struct StoreBackend: Equatable {
       }
       do {
         // The configuration wants a positive limit: `0s` (never wait) tries the lock once.
-        return try SecretServiceStoreConfiguration(
-          applicationID: applicationID(storePath: absolute), lockDirectory: absolute,
+        var configuration = try SecretServiceStoreConfiguration(
+          applicationID: Self.applicationID(storePath: absolute), lockDirectory: absolute,
           lockTimeout: max(lockTimeout, .nanoseconds(1)))
+        configuration.budget = keyringBudget
+        return configuration
       } catch {
         throw CommandFailure(.ioError, "secret-service: \(error.reason)")
       }

@@ -94,7 +94,7 @@ enum SignIn: Subcommand {
 
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let path = try arguments.requiredValue(.store)
-    let backend = try StoreBackend.parse(arguments)
+    var backend = try StoreBackend.parse(arguments)
     let anchor = try TrustedTimeOptions.serverAnchor(arguments)
     let tpm = try TrustedTimeOptions.tpmClock(arguments, context: context)
     var puts: [(key: CacheItemKey, file: String)] = []
@@ -108,6 +108,8 @@ enum SignIn: Subcommand {
       }
       puts.append((key, file))
     }
+    // A keyring store writes one secret per item: the command's keyring time grows with them.
+    backend.startKeyringBudget(itemsWritten: puts.count)
     // Every usage error above, before any input file is read (exit 74 when one cannot be).
     var items: [(CacheItemKey, Data)] = []
     for (key, file) in puts {

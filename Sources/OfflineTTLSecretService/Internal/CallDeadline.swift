@@ -12,7 +12,9 @@
   ///
   /// The operation reports each answered call with ``progressed()``; the watchdog fires when a
   /// whole time limit passes with no progress (so between one and two limits after the last
-  /// answer), which bounds every call without bounding a long commit of many calls.
+  /// answer), which bounds every call without bounding a long commit of many calls; and, under a
+  /// ``SecretServiceBudget``, when the operation's allowance (what the budget had left when it
+  /// started) has passed since the watchdog started, whatever the progress.
   ///
   /// The watchdog waits in `poll(2)` on a pipe with a relative timeout, re-measured on
   /// `CLOCK_MONOTONIC` after an interruption. It uses no Dispatch or Swift concurrency timer:
@@ -27,6 +29,9 @@
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let timeoutNanoseconds: Int64
+    /// When the watchdog fires whatever the progress: its start plus the allowance, on the real
+    /// monotonic clock (`.max`: never).
+    let hardDeadline: Int64
     private var thread = pthread_t()
     fileprivate var fired = false
     private var finished = false
@@ -34,12 +39,22 @@
 
     /// Starts the watchdog.
     ///
-    /// - Parameter timeout: The time limit; positive.
+    /// - Parameters:
+    ///   - timeout: The time limit of silence; positive.
+    ///   - allowance: The most the whole operation may take, in nanoseconds from now (a
+    ///     budget's remainder), or `nil` for no such limit.
     /// - Throws: `SecretServiceFault` when the eventfd or the thread cannot be created (no call
     ///   is then made: without a watchdog it could block forever).
-    init(timeout: Duration) throws(SecretServiceFault) {
+    init(timeout: Duration, allowance: Int64? = nil) throws(SecretServiceFault) {
       cancellable = g_cancellable_new()
       timeoutNanoseconds = max(timeout.exactNanoseconds ?? .max, 1)
+      if let allowance {
+        let (end, overflow) = otl_real_monotonic_nanoseconds().addingReportingOverflow(
+          max(allowance, 1))
+        hardDeadline = overflow ? .max : end
+      } else {
+        hardDeadline = .max
+      }
       var ends: [Int32] = [-1, -1]
       guard pipe(&ends) == 0 else {
         g_object_unref(cancellable)
@@ -96,28 +111,27 @@
     /// The watchdog thread's body.
     fileprivate func watch() {
       var start = Self.monotonicNanoseconds()
-      var remaining = timeoutNanoseconds
       var seen = answered.load(ordering: .relaxed)
       while true {
-        var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(clamping: remaining / 1_000_000 + 1)
-        let ready = poll(&descriptor, 1, milliseconds)
-        if ready > 0 { return }  // the operation finished
-        if ready < 0 && errno == EINTR {
-          remaining = timeoutNanoseconds - (Self.monotonicNanoseconds() - start)
-          if remaining > 0 { continue }
-        }
-        let now = answered.load(ordering: .relaxed)
-        if now != seen {  // a call was answered during this limit: allow another
-          seen = now
-          start = Self.monotonicNanoseconds()
-          remaining = timeoutNanoseconds
+        let now = Self.monotonicNanoseconds()
+        if now >= hardDeadline { break }  // the budget's allowance is used up
+        let silence = timeoutNanoseconds - (now - start)
+        if silence <= 0 {
+          let answeredNow = answered.load(ordering: .relaxed)
+          guard answeredNow != seen else { break }  // a whole limit with no answer
+          // A call was answered during this limit: allow another.
+          seen = answeredNow
+          start = now
           continue
         }
-        fired = true
-        g_cancellable_cancel(cancellable)
-        return
+        var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+        let wait = min(silence, hardDeadline - now)
+        let milliseconds = Int32(clamping: wait / 1_000_000 + 1)
+        if poll(&descriptor, 1, milliseconds) > 0 { return }  // the operation finished
+        // A timeout or an interruption (EINTR): the loop measures again.
       }
+      fired = true
+      g_cancellable_cancel(cancellable)
     }
 
     /// Real elapsed time: `CLOCK_MONOTONIC` by the raw system call, which libfaketime does not

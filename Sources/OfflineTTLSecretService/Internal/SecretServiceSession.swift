@@ -70,7 +70,17 @@
     /// How long one call may wait in ``awaitResult(_:write:_:)``, in nanoseconds: two call
     /// limits (the watchdog cancels a call within one to two limits of the last answer, which
     /// came before the call started) and ``cancellationGrace``.
-    private let callLimitNanoseconds: Int64
+    private let perCallLimitNanoseconds: Int64
+    /// How long the whole session may wait in ``awaitResult(_:write:_:)`` under a budget, in
+    /// nanoseconds from ``started``: the allowance and ``cancellationGrace`` (`.max` without one).
+    private let budgetLimitNanoseconds: Int64
+    /// The budget this operation spends (``SecretServiceStoreConfiguration/budget``), or `nil`.
+    private let budget: SecretServiceBudget?
+    /// When the session started, on the real monotonic clock (what the budget is charged from).
+    private let started: Int64
+    /// The first time-out this session met (the watchdog's, a call given up on, or D-Bus's
+    /// own), remembered by the budget when the session ends.
+    private var timedOut: String?
 
     /// How often an idle loop of ``awaitResult(_:write:_:)`` wakes, in milliseconds.
     static let wakeInterval: Int32 = 100
@@ -85,13 +95,25 @@
           message: "libsecret's types could not be registered (GLib refused one)")
       }
       self.configuration = configuration
-      deadline = try CallDeadline(timeout: configuration.timeout)
+      budget = configuration.budget
+      // A keyring that timed out under this budget is not asked again.
+      let allowance = try budget?.begin()
+      started = otl_real_monotonic_nanoseconds()
+      do {
+        deadline = try CallDeadline(timeout: configuration.timeout, allowance: allowance)
+      } catch {
+        budget?.end(spentNanoseconds: 0, timedOut: nil)
+        throw error
+      }
       schema = otl_secret_schema_new(Self.schemaName)
       let limit = max(configuration.timeout.exactNanoseconds ?? .max, 1)
       let grace = Self.cancellationGrace.exactNanoseconds ?? 0
       let (twice, overflowed) = limit.multipliedReportingOverflow(by: 2)
       let (total, overflowedAgain) = twice.addingReportingOverflow(grace)
-      callLimitNanoseconds = overflowed || overflowedAgain ? .max : total
+      perCallLimitNanoseconds = overflowed || overflowedAgain ? .max : total
+      // Under a budget, no call waits past the allowance and the grace either.
+      let (budgetLimit, budgetOverflowed) = (allowance ?? .max).addingReportingOverflow(grace)
+      budgetLimitNanoseconds = budgetOverflowed ? .max : budgetLimit
       context = g_main_context_new()
       wake = otl_wake_source_new(Self.wakeInterval)
       g_source_attach(wake, context)
@@ -107,7 +129,12 @@
       g_main_context_pop_thread_default(context)
       g_main_context_unref(context)
       secret_schema_unref(schema)
-      deadline.finish()
+      let fired = deadline.finish()
+      if fired && timedOut == nil {
+        timedOut = "the watchdog cancelled a call after \(configuration.timeout) without an answer"
+      }
+      budget?.end(
+        spentNanoseconds: otl_real_monotonic_nanoseconds() &- started, timedOut: timedOut)
     }
 
     /// Starts an async libsecret call and iterates this session's context until it completes,
@@ -131,17 +158,23 @@
       _ step: String, write: Bool = false, _ start: (GAsyncReadyCallback, gpointer) -> Void
     ) throws(SecretServiceFault) -> OpaquePointer {
       let box = SecretServiceAsyncResult()
-      let started = otl_real_monotonic_nanoseconds()
+      let callStarted = otl_real_monotonic_nanoseconds()
       start(secretServiceAsyncReady, Unmanaged.passRetained(box).toOpaque())
       while box.result == nil {
         g_main_context_iteration(context, 1)
-        if box.result == nil, otl_real_monotonic_nanoseconds() &- started > callLimitNanoseconds {
+        let now = otl_real_monotonic_nanoseconds()
+        if box.result == nil,
+          now &- callStarted > perCallLimitNanoseconds || now &- started > budgetLimitNanoseconds
+        {
           g_cancellable_cancel(cancellable)
-          throw SecretServiceFault(
+          let fault = SecretServiceFault(
             reason: .timedOut, duringWrite: write,
-            message: "\(step): no answer within two call limits of \(configuration.timeout) and"
-              + " a grace of \(Self.cancellationGrace) (the cancellation was not delivered);"
-              + " the call was given up")
+            message: "\(step): no answer within two call limits of \(configuration.timeout)"
+              + (budget.map { " (or the \($0.total) budget)" } ?? "")
+              + " and a grace of \(Self.cancellationGrace) (the cancellation was not"
+              + " delivered); the call was given up")
+          timedOut = timedOut ?? fault.message
+          throw fault
         }
       }
       return box.take()
@@ -165,9 +198,11 @@
       _ error: UnsafeMutablePointer<GError>?, _ step: String, write: Bool = false,
       connecting: Bool = false
     ) -> SecretServiceFault {
-      SecretServiceFault.consuming(
+      let fault = SecretServiceFault.consuming(
         error, step: step, deadlineFired: deadline.hasFired, duringWrite: write,
         connecting: connecting)
+      if fault.reason == .timedOut, timedOut == nil { timedOut = fault.message }
+      return fault
     }
 
     private func connect(evenIfLocked: Bool) throws(SecretServiceFault) {
