@@ -578,39 +578,22 @@ extension DirectoryCacheStore {
     guard tags.count == header.tagsLength else {
       throw itemFailure(key, .unauthentic("truncated while it was read"))
     }
-    // Read into memory that becomes the payload's own storage, decrypted there: no zero fill
-    // first, no second buffer, no copy. Memory that does not become the payload is zeroed
-    // (a failed tag already zeroed it) and freed here.
-    let ciphertext = UnsafeMutableRawBufferPointer.allocate(
-      byteCount: header.payloadLength, alignment: 16)
-    var handedOver = false
-    defer {
-      if !handedOver {
-        Sodium.zero(ciphertext)
-        ciphertext.deallocate()
+    // Read into memory that becomes the payload's own storage and decrypted there.
+    let payload: Data?
+    do {
+      payload = try files.readPayload(
+        file.fd, count: header.payloadLength, offset: Int64(CacheSeal.itemHeaderSize), path: path
+      ) { ciphertext in
+        tags.withUnsafeBytes { tags in
+          CacheSeal.openPayloadInPlace(
+            ciphertext, tags: tags, header: header, key: key.rawValue, storeID: storeID,
+            keys: keys)
+        }
       }
-    }
-    let filled: Int
-    do throws(Errno) {
-      filled = try files.sys.preadAll(
-        file.fd, into: ciphertext, at: Int64(CacheSeal.itemHeaderSize))
     } catch {
-      throw unreadable(key, error)
+      throw failure(error, .itemUnreadable, key: key)
     }
-    guard filled == ciphertext.count,
-      tags.withUnsafeBytes({ tags in
-        CacheSeal.openPayloadInPlace(
-          ciphertext, tags: tags, header: header, key: key.rawValue, storeID: storeID,
-          keys: keys)
-      })
-    else { throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic)) }
-    handedOver = true
-    let payload =
-      ciphertext.baseAddress.map { base in
-        Data(
-          bytesNoCopy: base, count: ciphertext.count,
-          deallocator: .custom { pointer, _ in pointer.deallocate() })
-      } ?? Data()
+    guard let payload else { throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic)) }
     return (payload, header.entry)
   }
 
