@@ -43,7 +43,8 @@
     ///
     /// - Returns: The key.
     /// - Throws: `SealingKeyError`: `key_missing`, `key_ambiguous` (two secrets match),
-    ///   `key_wrong_size`, or `key_unavailable` with a `StoreUnusableReason`.
+    ///   `key_wrong_size`, `key_weak` (32 zero bytes), or `key_unavailable` with a
+    ///   `StoreUnusableReason`.
     /// - Complexity: One connection and one search (a few D-Bus round trips).
     public func loadKey() throws(SealingKeyError) -> SealingKey {
       try SecretServiceOperation.run(
@@ -135,6 +136,11 @@
           code: .wrongSize,
           reason:
             "the sealing key's secret holds \(secret.count) bytes, not \(SealingKey.byteCount)")
+      }
+      guard secret.contains(where: { $0 != 0 }) else {
+        throw SealingKeyError(
+          code: .weak,
+          reason: "the sealing key's secret is 32 zero bytes, not a key; none is used")
       }
       return try SealingKey(bytes: secret)
     }

@@ -151,7 +151,11 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     do {
       directory = try system.openDirectory(followingLinksIn: parent, [.readOnly, .nonBlocking])
     } catch  where error == .noSuchFileOrDirectory {
-      throw openFailure(error)
+      // The directory is what is missing: said so, not as the file's own ENOENT.
+      throw SealingKeyError(
+        code: .missing, errno: error.rawValue,
+        reason: "no key file at \(path): its directory \(parent) does not exist; only an online"
+          + " sign-in creates a key, in a directory that exists")
     } catch {
       throw SealingKeyError(
         code: .io, errno: error.rawValue,
@@ -190,6 +194,12 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
         throw SealingKeyError(
           code: .wrongSize,
           reason: "key file \(path) holds \(count) bytes, not \(SealingKey.byteCount)")
+      }
+      guard buffer.prefix(SealingKey.byteCount).contains(where: { $0 != 0 }) else {
+        throw SealingKeyError(
+          code: .weak,
+          reason: "key file \(path) holds 32 zero bytes, not a key; remove it and sign in online"
+            + " (which makes a random key)")
       }
       let key = try SealingKey(bytes: buffer.prefix(SealingKey.byteCount))
       let watch =

@@ -79,8 +79,9 @@ extension FileClockMarkStore {
       case .unsealed:
         throw StoreError(
           code: .sealMismatch,
-          message: "slot \(index) of \(Self.recordFileName) in \(directoryPath) is not sealed, "
-            + "but this store expects a seal; left alone until an online sign-in")
+          message: "slot \(index) of \(Self.recordFileName) in \(directoryPath) carries no seal"
+            + " (never sealed, or its seal was damaged), but this store expects one; left"
+            + " alone until an online sign-in")
       case .otherKey:
         throw StoreError(
           code: .sealMismatch,
