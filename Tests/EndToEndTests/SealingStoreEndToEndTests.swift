@@ -49,8 +49,9 @@ import Testing
 
   /// A sign-in that seals a store used without `--seal`, or re-seals one with another key,
   /// drops the old items it does not write again (they do not authenticate with its key), and
-  /// says so: the line counts them, `--json` lists their keys under `dropped` (present whenever
-  /// `--seal` is given, absent without it). A sign-in with the store's own key drops nothing.
+  /// says so: the line counts them, `--json` lists their keys under `dropped` and each with its
+  /// code and reason under `dropped_items` (present whenever `--seal` is given, absent without
+  /// it when nothing is dropped). A sign-in with the store's own key drops nothing.
   @Test func aSealingSignInSaysWhichOldItemsItDropped() throws {
     let s = try SealedStoreEndToEndTests.Scratch(binary)
     try s.signIn(["token": "plain", "profile": "plain", "other": "plain"], seal: "")
@@ -63,8 +64,8 @@ import Testing
     let same = try binary.run(["sign-in", "--store", s.store, "--seal", "file:\(s.key)", "--json"])
     #expect(same.exitCode == 0, "\(same.standardError)")
     #expect(
-      same.standardOutput.hasSuffix(#""written":[],"dropped":[]}"# + "\n"), "\(same.standardOutput)"
-    )
+      same.standardOutput.hasSuffix(#""written":[],"dropped":[],"dropped_items":[]}"# + "\n"),
+      "\(same.standardOutput)")
     let same2 = try binary.run(["sign-in", "--store", s.store, "--seal", "file:\(s.key)"])
     #expect(!same2.standardOutput.contains("dropped"), "\(same2.standardOutput)")
     // Re-sealed with another key: the one item the store held is dropped, by name.
@@ -75,7 +76,10 @@ import Testing
     ])
     #expect(other.exitCode == 0, "\(other.standardError)")
     #expect(
-      other.standardOutput.hasSuffix(#""written":["profile"],"dropped":["token"]}"# + "\n"),
+      other.standardOutput.hasSuffix(
+        #""written":["profile"],"dropped":["token"],"dropped_items":[{"key":"token","#
+          + #""code":"item_unauthentic","reason":"item token does not authenticate with this"#
+          + #" key"}]}"# + "\n"),
       "\(other.standardOutput)")
     let unsealed = try binary.run(["sign-in", "--store", s.store + "-plain", "--json"])
     #expect(unsealed.exitCode == 0 && !unsealed.standardOutput.contains("dropped"))

@@ -34,8 +34,14 @@ extension DirectoryCacheStore {
   ///   another user can write), `writeFailed` (an item over 1 GiB, `EFBIG`, before anything is
   ///   written; or a failed step, before or after the commit point as the reason says), a key
   ///   failure, `lockFailed`, `lockTimedOut`, `storeUnusable`.
-  /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
-  ///   index does not authenticate); n `fstatat`s, one `syncfs`, a constant number of `fsync`s.
+  /// Every old item the changes do not write again is judged as a read judges it (the secure
+  /// open, the size, every AEAD tag, the generation and store it is bound to: the checks of
+  /// ``sealedItem(_:_:generation:known:)``) and left out, removed and reported
+  /// (``SignInReport``) when a read would refuse it.
+  ///
+  /// - Complexity: O(total bytes carried + k) for k changed items: every old item carried is
+  ///   authenticated and decrypted once; n `fstatat`s, one `syncfs`, a constant number of
+  ///   `fsync`s.
   func sealedCommitSignIn(
     preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
@@ -124,7 +130,7 @@ extension DirectoryCacheStore {
       do throws(StoreFileError) {
         try stageSealed(
           changes, in: cache, named: name, generation: planned, storeID: storeID,
-          signIn: signIn, keys: keys)
+          signIn: signIn, keys: keys, judgingCarried: true)
       } catch {
         try? removeStaging(cache, name)
         try? files.remove(cache, Self.pendingName)
@@ -169,22 +175,24 @@ extension DirectoryCacheStore {
   /// name; a staging of the wrong type is replaced.
   func stageSealed(
     _ changes: CacheChanges, in cache: StoreDirectory, named name: String, generation: UInt64,
-    storeID: [UInt8], signIn: SignInID?, keys: SealKeys
+    storeID: [UInt8], signIn: SignInID?, keys: SealKeys, judgingCarried: Bool
   ) throws(StoreFileError) {
     var entries: [String: CacheSeal.Entry] = [:]
     if !changes.removesAll {
-      // What authenticates is carried; what does not is left out (and removed by the roll
-      // forward): the online sign-in replaces it. An `items/` that cannot be read fails the
-      // staging (an I/O error never drops the items it holds); a missing one, or something
-      // other than a directory in its place, holds nothing.
+      // What a read would serve is carried; what it would refuse is left out (and removed by
+      // the roll forward): the online sign-in replaces it. An `items/` that cannot be read
+      // fails the staging (an I/O error never drops the items it holds); a missing one, or
+      // something other than a directory in its place, holds nothing.
       do throws(StoreFileError) {
         let live = try files.openDirectory(cache, Self.itemsName, repairing: true)
         defer { files.close(live) }
-        let carried = try sealedCarriedEntries(cache, items: live, keys: keys, storeID: storeID)
-        entries = carried.entries
-        // What did not authenticate and is not written again is dropped: said to the caller.
         let written = Set(changes.entries.keys.map(\.rawValue))
-        SealedSignInReport.record(carried.discard.filter { !written.contains($0) })
+        let carried = try sealedCarriedEntries(
+          cache, items: live, keys: keys, storeID: storeID, judgingEach: judgingCarried,
+          rewritten: written)
+        entries = carried.entries
+        // What is dropped and not written again is said to the caller.
+        SignInReport.record(carried.dropped.filter { !written.contains($0.key) })
       } catch  where error.errno == .noSuchFileOrDirectory || error.isWrongType {}
     }
     let next = try files.openOrReplaceDirectory(cache, name)

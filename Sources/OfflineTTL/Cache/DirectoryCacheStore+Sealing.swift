@@ -493,20 +493,14 @@ extension DirectoryCacheStore {
     }
     guard let opened else {
       guard expected == nil else {
-        let error = StoreError(
-          code: .itemUnauthentic, key: key,
-          message: "item \(key) is in the sealed index but its file is missing")
+        let error = Self.listedButMissing(key)
         if locked { throw error }
         return .disagreement(error)
       }
       return .item(nil)
     }
     guard opened.entry == expected else {
-      let error = StoreError(
-        code: .itemUnauthentic, key: key,
-        message: "item \(key) is from generation \(opened.entry.generation), the index expects "
-          + "\(expected.map { "\($0.generation)" } ?? "none") (a copy from another commit); left alone"
-      )
+      let error = Self.entryMismatch(key, found: opened.entry, expected: expected)
       if locked { throw error }
       return .disagreement(error)
     }
@@ -632,24 +626,54 @@ extension DirectoryCacheStore {
   }
 
   /// The entries a sealed commit keeps: from the old index when it authenticates with this key
-  /// and store id (the clock mark may be a generation ahead: the session reset it); otherwise
-  /// every item file that authenticates, the others listed for removal (an unsealed store, a
-  /// store under another key, forged files, files of the wrong type or of another user: the
-  /// online session replaces what they held). Every file is opened by the secure open.
+  /// and store id (the clock mark may be a generation ahead: the session reset it), each item it
+  /// lists judged as a read judges it when `judgingEach` (a sign-in: the file, its tags, its
+  /// generation and store; ``judgeSealedItem(_:in:expected:storeID:keys:)``), and those a read
+  /// would refuse dropped; otherwise every item file that authenticates, the others dropped (an
+  /// unsealed store, a store under another key, forged files, files of the wrong type or of
+  /// another user: the online session replaces what they held). Every file is opened by the
+  /// secure open.
   ///
+  /// - Returns: The entries carried, and the old items dropped with why.
   /// - Throws: ``StoreFileError`` when `items/` cannot be listed or an item cannot be read (an
   ///   I/O error never drops a genuine item: it fails the commit).
-  /// - Complexity: O(index) when the old index authenticates, else O(total item bytes).
+  /// - Complexity: O(total item bytes) when judging each item or when the old index does not
+  ///   authenticate; else O(index).
   func sealedCarriedEntries(
-    _ cache: StoreDirectory, items: StoreDirectory, keys: SealKeys, storeID: [UInt8]
-  ) throws(StoreFileError) -> (entries: [String: CacheSeal.Entry], discard: [String]) {
+    _ cache: StoreDirectory, items: StoreDirectory, keys: SealKeys, storeID: [UInt8],
+    judgingEach: Bool, rewritten: Set<String>
+  ) throws(StoreFileError)
+    -> (entries: [String: CacheSeal.Entry], dropped: [SignInReport.Dropped])
+  {
     if let (header, index) = try? loadSealedIndex(cache, keys: keys, withBody: true),
       header.storeID == storeID
     {
-      return (index.entries, [])
+      guard judgingEach else { return (index.entries, []) }
+      var entries = index.entries
+      var dropped: [SignInReport.Dropped] = []
+      for (name, expected) in index.entries.sorted(by: { $0.key < $1.key })
+      where !rewritten.contains(name) {
+        let key = CacheItemKey(validated: name)
+        let judged = try judgeSealedItem(
+          key, in: cache, expected: expected, storeID: storeID, keys: keys)
+        if case .refused(let error) = judged {
+          entries[name] = nil
+          dropped.append(SignInReport.Dropped(key: name, refusal: error))
+        }
+      }
+      // A file the index does not list is refused by a read, and removed by the roll forward.
+      for name in try files.names(in: items)
+      where index.entries[name] == nil && !rewritten.contains(name)
+        && CacheItemKey.problem(with: name) == nil
+      {
+        dropped.append(
+          SignInReport.Dropped(
+            key: name, code: .itemUnauthentic, reason: "item \(name) is not in the sealed index"))
+      }
+      return (entries, dropped)
     }
     var entries: [String: CacheSeal.Entry] = [:]
-    var discard: [String] = []
+    var dropped: [SignInReport.Dropped] = []
     let refusals: [Errno] = [.permissionDenied, .notPermitted, .noDeviceOrAddress]
     for name in try files.names(in: items) {
       guard CacheItemKey.problem(with: name) == nil else { continue }
@@ -665,25 +689,31 @@ extension DirectoryCacheStore {
         where error.isWrongType || error.isInsecure
         || error.errno.map({ refusals.contains($0) }) == true
       {
-        discard.append(name)
+        let refusal = failure(error, .itemUnreadable, key: CacheItemKey(validated: name))
+        dropped.append(SignInReport.Dropped(key: name, refusal: refusal))
         continue
       }
       defer { files.close(file.fd) }
       guard file.status.size <= CacheSeal.maximumItemFileSize else {
-        discard.append(name)
+        let refusal = unreadable(CacheItemKey(validated: name), .fileTooLarge)
+        dropped.append(SignInReport.Dropped(key: name, refusal: refusal))
         continue
       }
       let bytes = try files.read(
         file.fd, count: Int(file.status.size), offset: 0, path: items.path(of: name))
-      if case .success(let opened) = CacheSeal.openItem(
-        bytes, key: name, storeID: storeID, keys: keys)
-      {
+      switch CacheSeal.openItem(bytes, key: name, storeID: storeID, keys: keys) {
+      case .success(let opened):
         entries[name] = opened.entry
-      } else {
-        discard.append(name)
+      case .failure(let problem):
+        let refusal = itemFailure(CacheItemKey(validated: name), problem)
+        dropped.append(
+          SignInReport.Dropped(
+            key: name, code: refusal.code,
+            reason: "item \(name) does not authenticate with this key",
+            unauthenticatedByKey: true))
       }
     }
-    return (entries, discard)
+    return (entries, dropped)
   }
 
   /// The sealed commit (a session's writes, deletions, sign-out, or the re-seal after a reset),
@@ -723,7 +753,7 @@ extension DirectoryCacheStore {
     do throws(StoreFileError) {
       try stageSealed(
         changes, in: cache, named: name, generation: binding.generation,
-        storeID: binding.storeID, signIn: binding.signInID, keys: keys)
+        storeID: binding.storeID, signIn: binding.signInID, keys: keys, judgingCarried: false)
     } catch {
       try? removeStaging(cache, name)
       try? files.remove(cache, Self.pendingName)

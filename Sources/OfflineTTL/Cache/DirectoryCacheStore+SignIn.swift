@@ -27,23 +27,30 @@ extension DirectoryCacheStore {
   /// the sign-in ends with its error, nothing staged or removed), reclaims any staging
   /// (a valid `next-<h>` with `h <= g` is committed and rolled forward; anything else, a
   /// `next-<h>` that is not a directory of this user included, is removed), asks `prepare` for
-  /// the changes (stamped there, under the lock), writes the whole new set to `next-<g+1>/` (the
-  /// changed items, an index of every key, the deleted keys), creates `pending`, makes all of it
+  /// the changes (stamped there, under the lock), judges every old item the changes do not
+  /// write again as a read would (``item(forKey:)``'s checks: a regular file of this user, its
+  /// size as its header says, its payload's CRC-32) and leaves out, deletes and reports
+  /// (``SignInReport``) each one a read would refuse, writes the whole new set to
+  /// `next-<g+1>/` (the changed items, an index of every key, the deleted keys), creates
+  /// `pending`, makes all of it
   /// durable with one `syncfs`, calls `commitPoint` (the mark reset),
   /// and rolls forward: renames the staged items into `items/`, unlinks deleted keys, syncs
   /// `items/`, repairs the live set (entries of `items/` that are not readable items of this
   /// user are removed; a `tmp/`, `items/` or `index` of the wrong type is replaced), writes the
-  /// index, removes `pending` and the staging. A sign-in without changes stages nothing and
-  /// repairs the live set after its commit point. When `commitPoint` returns `false` the
+  /// index, removes `pending` and the staging. A sign-in without changes stages nothing: it
+  /// judges the old items before its commit point and removes the refused ones with the repair
+  /// of the live set after it. When `commitPoint` returns `false` the
   /// staging and `pending` stay for the next sign-in to judge by the stored generation (the
   /// reset may have reached the disk although it failed).
   ///
   /// - Throws: ``StoreError``: `insecure_store` (a store directory, `cache/`, lock or staging
-  ///   another user can write; nothing is written), `writeFailed` (an item over 1 GiB, or a
-  ///   failed step, before or after the commit point as the reason says), `lockFailed`,
-  ///   `storeUnusable`.
-  /// - Complexity: O(n + k) for n stored and k changed items (the repair reads each item's
-  ///   28-byte header); one `syncfs` and a constant number of `fsync`s, not one per item.
+  ///   another user can write; nothing is written), `writeFailed` (an item over 1 GiB; a read
+  ///   of an old item that failed in a way that says nothing about the item, `EIO` or `ENOMEM`
+  ///   for instance, which never drops it; or a failed step, before or after the commit point
+  ///   as the reason says), `lockFailed`, `storeUnusable`.
+  /// - Complexity: O(total bytes carried + k) for k changed items: every old item carried is
+  ///   read whole once, in 64 KiB pieces; one `syncfs` and a constant number of `fsync`s, not
+  ///   one per item.
   public func commitSignIn(
     preparing prepare: () -> CacheChanges, storedGeneration: () throws(StoreError) -> UInt64?,
     commitPoint: () -> Bool
@@ -66,9 +73,20 @@ extension DirectoryCacheStore {
       // This sign-in's id: its staging carries it, and its mark reset records it.
       let signIn = SignInID.random()
       if changes.isEmpty {
+        // What a read would refuse is judged before the commit point (a failed read fails the
+        // sign-in with nothing written), and removed by the repair after it.
+        let dropped: [SignInReport.Dropped]
+        do throws(StoreFileError) {
+          dropped = try carriedSet(cache, rewritten: []).dropped
+        } catch {
+          throw signInFailure(
+            error, "cannot judge the items the sign-in carries",
+            then: "nothing of this sign-in was written")
+        }
+        SignInReport.record(dropped)
         guard SignInScope.$current.withValue(signIn, operation: commitPoint) else { return false }
         do throws(StoreFileError) {
-          try repairLiveSet(cache)
+          try repairLiveSet(cache, removing: dropped.map(\.key))
         } catch {
           throw signInFailure(
             error, "the sign-in is committed but the repair of its items failed",
@@ -174,26 +192,23 @@ extension DirectoryCacheStore {
   ) throws(StoreFileError) -> StagedSet {
     var catalog = CacheCatalog()
     var fromConsistentIndex = false
+    var deleted: [String] = []
     if !changes.removesAll {
-      if let indexed = readCatalog(cache) {
-        catalog = indexed
-        fromConsistentIndex = true
-      } else {
-        do {
-          // Unreadable items and entries that are not items stay out of the catalog; the roll
-          // forward removes them. An `items/` of this user left without the owner's bits by a
-          // umask gets them back (this is the online path).
-          catalog = try scanItems(cache, repairing: true)
-        } catch  where error.isWrongType {
-          // `items/` is not a directory: no item is readable; the roll forward replaces it.
-        }
-      }
+      // Only what a read would serve is carried: the rest is deleted by the roll forward, and
+      // said to the caller.
+      let carried = try carriedSet(
+        cache, rewritten: Set(changes.entries.keys.map(\.rawValue)))
+      catalog = carried.catalog
+      fromConsistentIndex = carried.fromConsistentIndex
+      deleted = carried.dropped.map(\.key)
+      SignInReport.record(carried.dropped)
+    } else {
+      SignInReport.record([])
     }
     let next = try files.openOrReplaceDirectory(cache, name)
     defer { files.close(next) }
     let items = try files.openDirectory(next, Self.itemsName, creating: true, repairing: true)
     defer { files.close(items) }
-    var deleted: [String] = []
     var written: [String] = []
     written.reserveCapacity(changes.entries.count)
     for (key, change) in changes.entries {
@@ -432,14 +447,21 @@ extension DirectoryCacheStore {
   /// agrees and no `pending` exists). Then the staging `leaving` (when given) and `pending` are
   /// removed, in that order: `pending` absent promises that no committed staging exists.
   ///
+  ///
+  /// - Parameter removing: Keys removed from `items/` first, whatever stands under them: the
+  ///   items the sign-in judged a read would refuse (``carriedSet(_:rewritten:)``).
   /// - Complexity: O(n) opens and 28-byte header reads.
-  func repairLiveSet(_ cache: StoreDirectory, leaving staging: String? = nil)
-    throws(StoreFileError)
-  {
+  func repairLiveSet(
+    _ cache: StoreDirectory, leaving staging: String? = nil, removing: [String] = []
+  ) throws(StoreFileError) {
     let tmp = try files.openOrReplaceDirectory(cache, Self.tmpName)
     defer { files.close(tmp) }
     for leftover in try files.names(in: tmp) { try files.remove(tmp, leftover) }
-    files.close(try files.openOrReplaceDirectory(cache, Self.itemsName))
+    let items = try files.openOrReplaceDirectory(cache, Self.itemsName)
+    do {
+      defer { files.close(items) }
+      for key in removing { try files.remove(items, key) }
+    }
     if let index = try? files.status(cache, Self.indexName), index.kind != .regular {
       try files.remove(cache, Self.indexName)
     }

@@ -36,40 +36,105 @@ extension DirectoryCacheStore {
     accept: (CacheItemHeader) throws -> Void,
     chunk: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> CacheItemHeader? {
-    let file: OpenedStoreFile
-    let path: String
-    let head: [UInt8]
+    let items: StoreDirectory
     do {
-      let items = try files.openDirectory(set, Self.itemsName)
-      defer { files.close(items) }
-      path = items.path(of: key.rawValue)
-      file = try files.openFile(items, key.rawValue, .readOnly)
+      items = try files.openDirectory(set, Self.itemsName)
     } catch {
       if error.errno == .noSuchFileOrDirectory { return nil }
       throw failure(error, .itemUnreadable, key: key)
     }
-    defer { files.close(file.fd) }
+    let checked: CheckedItemFile?
     do {
-      head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
-    } catch {
-      throw failure(error, .itemUnreadable, key: key)
+      defer { files.close(items) }
+      checked = try openCheckedItem(key, in: items)
     }
-    let header = try checkedItemHeader(key, head, fileSize: file.status.size)
+    guard let opened = checked else { return nil }
+    defer { files.close(opened.file.fd) }
+    let header = opened.header
     let length = Int(header.payloadLength)
     let served = CacheItemHeader(key: key, writtenAt: header.writtenAt, size: length)
     try accept(served)
     let buffer = UnsafeMutableRawBufferPointer.allocate(
       byteCount: Swift.max(1, Swift.min(chunkSize, length)), alignment: 16)
     defer { buffer.deallocate() }
-    let seed = CacheFormat.crc(head[0..<24])
-    let verified = try pass(file.fd, key, length: length, buffer: buffer, seed: seed) { _ in }
+    let seed = opened.checksumSeed
+    let verified = try pass(opened.file.fd, key, length: length, buffer: buffer, seed: seed) { _ in
+    }
     guard verified == header.checksum else { throw unreadable(key, "bad checksum") }
-    let again = try pass(file.fd, key, length: length, buffer: buffer, seed: seed, chunk: chunk)
+    let again = try pass(
+      opened.file.fd, key, length: length, buffer: buffer, seed: seed, chunk: chunk)
     guard again == header.checksum else {
       throw unreadable(
         key, "changed while it was read: the bytes handed out do not match its checksum")
     }
     return served
+  }
+
+  /// An unsealed item file opened and its header checked, before any payload byte is read.
+  struct CheckedItemFile {
+    /// The open item (the caller closes it), a regular file of this user nobody else may write.
+    let file: OpenedStoreFile
+    let header: CacheFormat.ItemHeader
+    /// The CRC-32 of the header's first 24 bytes, which the payload's checksum continues.
+    let checksumSeed: UInt32
+  }
+
+  /// Opens `<items>/<key>` as every read of an unsealed item does (without waiting or following
+  /// a link, checked on its descriptor) and checks its 28-byte header against the file's size
+  /// (``checkedItemHeader(_:_:fileSize:)``); `nil` when there is no such file.
+  ///
+  /// - Throws: ``CacheStoreError``: `not_a_regular_file`, `insecure_store`, `item_unreadable`,
+  ///   `key_required`.
+  /// - Complexity: O(1): one open, one `fstat`, one 28-byte read.
+  func openCheckedItem(_ key: CacheItemKey, in items: StoreDirectory) throws(CacheStoreError)
+    -> CheckedItemFile?
+  {
+    let file: OpenedStoreFile
+    do {
+      file = try files.openFile(items, key.rawValue, .readOnly)
+    } catch {
+      if error.errno == .noSuchFileOrDirectory { return nil }
+      throw failure(error, .itemUnreadable, key: key)
+    }
+    let head: [UInt8]
+    do {
+      head = try files.read(
+        file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: items.path(of: key.rawValue))
+    } catch {
+      files.close(file.fd)
+      throw failure(error, .itemUnreadable, key: key)
+    }
+    do {
+      let header = try checkedItemHeader(key, head, fileSize: file.status.size)
+      return CheckedItemFile(
+        file: file, header: header, checksumSeed: CacheFormat.crc(head[0..<24]))
+    } catch {
+      files.close(file.fd)
+      throw error
+    }
+  }
+
+  /// Reads the payload of a checked item once, in pieces of at most 64 KiB, and refuses it
+  /// when its CRC-32 is not the header's: the check of the streaming read's first pass.
+  ///
+  /// - Throws: ``CacheStoreError`` `item_unreadable` (bad checksum, cut short, a failed read).
+  /// - Complexity: O(payload size) time, O(64 KiB) memory.
+  func checkPayload(_ opened: CheckedItemFile, _ key: CacheItemKey) throws(CacheStoreError) {
+    let length = Int(opened.header.payloadLength)
+    let buffer = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: Swift.max(1, Swift.min(1 << 16, length)), alignment: 16)
+    defer { buffer.deallocate() }
+    let sum: UInt32
+    do {
+      sum = try pass(
+        opened.file.fd, key, length: length, buffer: buffer, seed: opened.checksumSeed
+      ) { _ in }
+    } catch let error as CacheStoreError {
+      throw error
+    } catch {
+      throw CacheStoreError(code: .itemUnreadable, key: key, message: "\(error)")
+    }
+    guard sum == opened.header.checksum else { throw unreadable(key, "bad checksum") }
   }
 
   /// Reads the payload once through `buffer`, handing each piece to `chunk`; returns the

@@ -20,11 +20,15 @@ enum SignIn: Subcommand {
       earlier than the old mark: the recovery after a fast clock was corrected), and writes
       every --put item stamped with that time, in one atomic step: after a crash the store holds
       the state before or after, never a mix. Concurrent sign-ins take turns; each succeeds.
-      Items not named are kept, except an item file that can no longer be read (corrupt, or
-      not a regular file), which is removed, and except when --seal seals a store that was
-      unsealed (or sealed with another key): its old items cannot be authenticated and are not
-      carried over; the confirmation then says how many were dropped (with --json, "dropped"
-      lists their keys; present whenever --seal is given).
+      Items not named are kept, except those a read would refuse: each is read and checked as
+      read checks it (a regular file of this user, the size its header or the index says, the
+      payload's checksum, or with --seal its authentication, generation and store), and an item
+      that fails (corrupt, cut short, unreadable, not a regular file, copied from elsewhere) is
+      removed; so is every old item when --seal seals a store that was unsealed (or sealed with
+      another key): they cannot be authenticated. The confirmation then names what was dropped
+      and why (with --json, "dropped" lists their keys and "dropped_items" gives each key with
+      the code and reason a read refuses it with; both present whenever --seal is given or an
+      item was dropped).
       Every file is read before anything is written.
       With --server-time (the time the app received over its authenticated connection, with
       --server-time-uncertainty for how far off it may be) the sign-in also anchors trusted
@@ -92,6 +96,35 @@ enum SignIn: Subcommand {
     return (key, path)
   }
 
+  /// The most dropped items the confirmation line names; the rest are counted.
+  static let namedDropLimit = 5
+
+  /// The confirmation's account of what the sign-in dropped, empty when nothing: the old items
+  /// its key cannot authenticate (counted, as a sealing sign-in always said), then the items a
+  /// read would refuse, each named with its code (the first ``namedDropLimit``, then how many
+  /// more).
+  ///
+  /// - Parameter dropped: The report's items, sorted by key.
+  /// - Returns: `""` or text starting with `", dropped "`.
+  static func droppedClause(_ dropped: [SignInReport.Dropped]) -> String {
+    var text = ""
+    let unauthenticated = dropped.filter(\.unauthenticatedByKey)
+    if !unauthenticated.isEmpty {
+      text +=
+        ", dropped \(unauthenticated.count) old item\(unauthenticated.count == 1 ? "" : "s")"
+        + " that this key cannot authenticate"
+    }
+    let refused = dropped.filter { !$0.unauthenticatedByKey }
+    if !refused.isEmpty {
+      let named = refused.prefix(namedDropLimit).map { "\($0.key) (\($0.code))" }
+      let more = refused.count - named.count
+      text +=
+        ", dropped \(refused.count) old item\(refused.count == 1 ? "" : "s") that a read would"
+        + " refuse: " + named.joined(separator: ", ") + (more > 0 ? " and \(more) more" : "")
+    }
+    return text
+  }
+
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let path = try arguments.requiredValue(.store)
     var backend = try StoreBackend.parse(arguments)
@@ -129,8 +162,8 @@ enum SignIn: Subcommand {
       bootClock: context.bootClock, tpmClock: tpm)
     let session: OnlineSession
     var writtenAt: WallClockInstant?
-    // A sealed sign-in says which old items it dropped (they do not authenticate with this key).
-    let report = SealedSignInReport()
+    // The sign-in says which old items it dropped (a read would refuse them) and why.
+    let report = SignInReport()
     do {
       // One atomic step: the reset and the items become visible together or not at all, and a
       // concurrent sign-in is serialized with this one, never a failure.
@@ -153,7 +186,7 @@ enum SignIn: Subcommand {
     } catch {
       throw CommandFailure(.ioError, "sign-in failed: \(error)")
     }
-    let dropped = report.droppedKeys
+    let dropped = report.dropped
     if arguments.flag(.json) {
       var object = JSONObject()
       object["store"] = .string(path)
@@ -161,9 +194,18 @@ enum SignIn: Subcommand {
       object.instant("mark", session.record.mark)
       object.instant("written_at", writtenAt)
       object["written"] = .array(items.map { .string($0.0.rawValue) })
-      if backend.seal != nil {
-        // Only when sealed: an unsealed sign-in's object is exactly as before.
-        object["dropped"] = .array(dropped.map { .string($0) })
+      if backend.seal != nil || !dropped.isEmpty {
+        // Only when sealed or when something was dropped: an unsealed sign-in over sound items
+        // prints exactly the object it printed before.
+        object["dropped"] = .array(dropped.map { .string($0.key) })
+        object["dropped_items"] = .array(
+          dropped.map { item in
+            var entry = JSONObject()
+            entry["key"] = .string(item.key)
+            entry["code"] = .string("\(item.code)")
+            entry["reason"] = .string(item.reason)
+            return .object(entry)
+          })
       }
       if anchor != nil || tpm != nil {
         // Only with trusted time: without it the object is exactly as before.
@@ -179,11 +221,7 @@ enum SignIn: Subcommand {
       if let writtenAt {
         line += ", wrote \(items.count) item\(items.count == 1 ? "" : "s") at \(writtenAt.rfc3339)"
       }
-      if !dropped.isEmpty {
-        line +=
-          ", dropped \(dropped.count) old item\(dropped.count == 1 ? "" : "s") that this key"
-          + " cannot authenticate"
-      }
+      line += Self.droppedClause(dropped)
       if let trusted = session.record.trustedTime?.effectiveNow {
         line += ", trusted time \(trusted.rfc3339)"
       }
