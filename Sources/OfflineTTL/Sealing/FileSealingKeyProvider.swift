@@ -305,9 +305,9 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// - Complexity: One lookup per path component of both paths, and one `open` and `fstat` per
   ///   directory from the key's up to the root.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {
-    let store = Self.resolved(directory)
+    let store = resolved(directory)
     let (keyParent, keyName) = Self.split(path)
-    let keyDirectory = Self.resolved(keyParent)
+    let keyDirectory = resolved(keyParent)
     let key = keyDirectory == "/" ? "/" + keyName : keyDirectory + "/" + keyName
     if key == store || key.hasPrefix(store == "/" ? "/" : store + "/")
       || keyDirectoryChainHolds(storeDirectory: directory)
@@ -512,8 +512,14 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
   }
 
-  private static func resolved(_ path: String) -> String {
-    let absolute = URL(fileURLWithPath: path.isEmpty ? "." : path).standardizedFileURL
-    return absolute.resolvingSymlinksInPath().path
+  /// `path` absolute with its symbolic links resolved, from the bytes of the working directory
+  /// and of the path (a name that is not UTF-8 stays itself: decoded with U+FFFD, two
+  /// directories could share one spelling and a key outside the store read as inside it): as
+  /// much as exists, `realpath(3)` of the whole path, else of its directory, else lexically.
+  private func resolved(_ path: String) -> String {
+    let path = path.isEmpty ? "." : path
+    if let real = try? system.realPath(path) { return real }
+    if let parent = try? AbsolutePath.resolvingLinks(path, system: system) { return parent }
+    return (try? AbsolutePath.lexical(path, system: system)) ?? path
   }
 }
