@@ -256,8 +256,9 @@ struct StoreBackend: Equatable {
   #endif
 
   /// The application id of the keyring store (and the `--seal secret-service` key) at an
-  /// absolute store path (its directories' symbolic links resolved): `offline-ttl-cli:<path>`, or, for a path that is not valid UTF-8
-  /// (a D-Bus attribute must be), `offline-ttl-cli-bytes:<path>` with every byte outside
+  /// absolute store path (its directories' symbolic links resolved): `offline-ttl-cli:<path>`,
+  /// or, for a path that is not valid UTF-8 (a D-Bus attribute must be),
+  /// `offline-ttl-cli-bytes:<path>` with every byte outside
   /// printable ASCII, and `%`, written `%XX` (uppercase hexadecimal). The two prefixes keep the
   /// two spellings apart, so two paths never share an id.
   ///

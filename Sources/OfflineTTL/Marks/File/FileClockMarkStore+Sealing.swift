@@ -215,8 +215,8 @@ extension FileClockMarkStore {
 
 extension StoreError {
   /// A store error for a sealing key that cannot be had: `key_unavailable`, with the key error's
-  /// code as ``StoreError/keyProblem`` (and in the message) and its keyring reason, if any; `lock_timed_out` for a key whose
-  /// creation lock another holder kept past its limit.
+  /// code as ``StoreError/keyProblem`` (and in the message) and its keyring reason, if any;
+  /// `lock_timed_out` for a key whose creation lock another holder kept past its limit.
   init(sealingKey error: SealingKeyError, provider: any SealingKeyProvider) {
     self.init(
       code: error.code == .lockTimedOut ? .lockTimedOut : .keyUnavailable, errno: error.errno,
