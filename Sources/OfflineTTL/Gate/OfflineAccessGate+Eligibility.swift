@@ -45,6 +45,12 @@ extension OfflineAccessGate {
   /// - Complexity: O(1) in the number of items with ``DirectoryCacheStore`` (its index), plus
   ///   one durable mark write when the mark rises by at least ``EligibilityPolicy/markResolution``.
   public func checkEligibility() -> OfflineAccessDecision {
+    if let sealingConflict {
+      // Neither store is read: the pair cannot be judged (``sealingConflict``).
+      return decision(
+        items: .failure(sealingConflict),
+        mark: .failed(sealingConflict, stored: nil, clocks.readForDecision()))
+    }
     // A sealed store's key is read once for the whole check (the summary and the observation),
     // and file stores over one directory check their shared change watch once for it. Stores
     // known to load no key skip the key scope.

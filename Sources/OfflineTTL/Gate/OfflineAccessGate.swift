@@ -69,6 +69,44 @@ public struct OfflineAccessGate: Sendable {
     self.policy = policy
     self.clocks = clocks
     self.mayLoadSealingKeys = Self.mayLoadSealingKeys(cache) || Self.mayLoadSealingKeys(marks)
+    self.sealingConflict = Self.sealingConflict(cache: cache, marks: marks)
+  }
+
+  /// The refusal of a pair of stores sealed differently, when this gate was given one: a
+  /// ``DirectoryCacheStore`` and a ``FileClockMarkStore`` of which only one is sealed, or that
+  /// are sealed by two providers that describe themselves differently (two key files, a key
+  /// file and a keyring key, two keyring keys). A sealed item index is bound to a mark record
+  /// sealed with the same key, so every check of such a gate would refuse `seal_mismatch`, and
+  /// no sign-in could cure it. Instead every operation of the gate refuses with this error,
+  /// code ``StoreError/Code/storesSealedDifferently``, before it reads or writes anything:
+  /// ``checkEligibility()`` (and ``openOffline()``, ``verifyItems(against:)``) answers `expired`
+  /// with reason `seal_mismatch` and this error as both stores' error, every
+  /// `beginOnlineSession` throws it as `cache_store_failed`, and ``recordObservation()`` throws
+  /// it. `nil` when the stores agree (both unsealed, or sealed by equal providers) and for
+  /// store types the gate cannot look into. Check it at startup to report a configuration
+  /// error early.
+  ///
+  /// - Complexity: O(1); computed once, at construction.
+  public let sealingConflict: StoreError?
+
+  /// See ``sealingConflict``.
+  private static func sealingConflict(cache: any CacheItemStore, marks: any ClockMarkStore)
+    -> StoreError?
+  {
+    guard let items = cache as? DirectoryCacheStore, let mark = marks as? FileClockMarkStore
+    else { return nil }
+    let itemSeal = items.sealing.map { "\($0)" }
+    let markSeal = mark.sealing.map { "\($0)" }
+    guard itemSeal != markSeal else { return nil }
+    func sealed(_ description: String?) -> String {
+      description.map { "sealed with the \($0)" } ?? "not sealed"
+    }
+    return StoreError(
+      code: .storesSealedDifferently,
+      message: "the item store in \(items.directory) is \(sealed(itemSeal)), but the clock-mark"
+        + " store in \(mark.directoryPath) is \(sealed(markSeal)): a sealed item index is bound"
+        + " to a mark record sealed with the same key, so give both stores the same provider"
+        + " (or neither); nothing was read or written")
   }
 
   /// Whether `store` may load a sealing key: `false` only for an unsealed store of the two types
@@ -132,16 +170,19 @@ public struct OfflineAccessGate: Sendable {
   /// `fdatasync`; from Swift concurrency use ``recordObservationAsync()``.
   @discardableResult
   public func recordObservation() throws(ClockMarkStoreError) -> ClockMarkTransition {
-    try marks.observe(
+    if let sealingConflict { throw sealingConflict }
+    return try marks.observe(
       resolution: policy.markResolution, readingClocks: { clocks.readForDecision() })
   }
 
   /// Starts an online session: call it only after the app's server sign-in succeeded. Resets
   /// the mark to the wall clock now (even below the old mark: the recovery after a fast clock
   /// was corrected), in a new generation, under the cache's writer lock so that no older
-  /// session's write can interleave. Items are kept. The sign-in also repairs the item store,
-  /// after its commit point (for ``DirectoryCacheStore``: entries that are not readable items
-  /// are removed and the index is rebuilt), so a sign-in without writes recovers the store too.
+  /// session's write can interleave. Items are kept, except those a read would refuse: the
+  /// sign-in also repairs the item store (for ``DirectoryCacheStore``: every item is judged as
+  /// a read judges it before the commit point, and after it the ones a read would refuse and
+  /// the entries that are not items are removed and the index is rebuilt), so a sign-in without
+  /// writes recovers the store too.
   ///
   /// The clocks are read under the mark store's lock (``Clocks/readForSignIn()`` handed to
   /// ``ClockMarkStore/resetAfterOnlineSignIn(readingClocks:)``), so the mark and floor it writes
@@ -178,7 +219,8 @@ public struct OfflineAccessGate: Sendable {
   ///   holds the new mark and ``OnlineSession/signInWrittenAt`` the items' `writtenAt`.
   /// - Throws: ``OnlineSessionError`` (`mark_store_failed`, `cache_store_failed`); when it is
   ///   thrown before the commit point, the previous mark, generation and items are intact.
-  /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  /// - Complexity: O(b + k) for b bytes of the old items carried (each is read once, judged as a
+  ///   read judges it) and k written items; a constant number of syncs.
   @discardableResult
   public func beginOnlineSession(writing items: some Sequence<(CacheItemKey, Data)>)
     throws(OnlineSessionError) -> OnlineSession
@@ -232,7 +274,8 @@ public struct OfflineAccessGate: Sendable {
   /// - Throws: ``OnlineSessionError``: `invalid_server_time` for a negative uncertainty,
   ///   `tpm_unavailable` when a configured TPM cannot be read (before or under the lock),
   ///   `mark_store_failed`, `cache_store_failed`; nothing is written then.
-  /// - Complexity: O(n + k) for n stored and k written items; a constant number of syncs.
+  /// - Complexity: O(b + k) for b bytes of the old items carried (each is read once, judged as a
+  ///   read judges it) and k written items; a constant number of syncs.
   @discardableResult
   public func beginOnlineSession(
     serverTime: WallClockInstant, uncertainty: Duration,
@@ -276,6 +319,7 @@ public struct OfflineAccessGate: Sendable {
     anchor: (WallClockInstant, Duration)?, writing items: [(CacheItemKey, Data)],
     stamp: WallClockInstant?
   ) throws(OnlineSessionError) -> OnlineSession {
+    if let sealingConflict { throw OnlineSessionError(cacheError: sealingConflict) }
     if let tpm = clocks.tpm {
       // Checked before anything is staged; a failure under the lock is refused by the mark
       // store's reset, which then writes nothing (so the items are not committed either).

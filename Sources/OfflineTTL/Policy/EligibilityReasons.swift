@@ -69,7 +69,8 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
 
   /// The reason a store failure adds when it is a problem of the sealing key or seal, which
   /// both stores of a sealed pair report alike (`key_unavailable`, `key_required`,
-  /// `seal_mismatch`), else `nil`.
+  /// `seal_mismatch`; and `seal_mismatch` for `stores_sealed_differently`, a pair sealed
+  /// differently), else `nil`.
   ///
   /// - Parameter code: The store error's code.
   /// - Returns: The reason, or `nil`.
@@ -77,7 +78,7 @@ public struct EligibilityReasons: OptionSet, Sendable, Hashable, CustomStringCon
     switch code {
     case .keyUnavailable: .keyUnavailable
     case .keyRequired: .keyRequired
-    case .sealMismatch: .sealMismatch
+    case .sealMismatch, .storesSealedDifferently: .sealMismatch
     default: nil
     }
   }

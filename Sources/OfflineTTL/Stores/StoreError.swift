@@ -45,6 +45,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
       case keyRequired = "key_required"
       case keyUnavailable = "key_unavailable"
       case clockUnreadable = "clock_unreadable"
+      case storesSealedDifferently = "stores_sealed_differently"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -114,6 +115,13 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A clock that an online sign-in's reset must record (a configured TPM) could not be read
     /// under the lock; nothing was written, and the previous record is intact.
     public static let clockUnreadable = Code(.clockUnreadable)
+    /// A gate was given an item store and a clock-mark store that are sealed differently (one
+    /// sealed and the other not, or two different key providers): a sealed item index is bound
+    /// to a mark record sealed with the same key, so no sign-in could make such a pair agree.
+    /// Every operation of that gate refuses with this code before it reads or writes anything
+    /// (``OfflineAccessGate/sealingConflict``); give both stores the same provider, or neither.
+    /// A configuration error, not damage: nothing in the store is wrong.
+    public static let storesSealedDifferently = Code(.storesSealedDifferently)
 
     /// The stable snake_case name, e.g. `write_failed`.
     public var description: String { backing.rawValue }
