@@ -213,6 +213,59 @@ import Testing
     }
   }
 
+  /// An item whose file has a second name (a hard link from outside the store, or from another
+  /// item of it) is refused by a read with `insecure_store`, and its advice holds both ways:
+  /// removing the other name makes it read again, untouched; a sign-in that does not write it
+  /// again drops it, reports it (without the read's advice) and leaves the other name's bytes
+  /// alone. Two items sharing one file are both dropped: neither name is the file's own.
+  @Test(arguments: [false, true])
+  func aHardLinkedItemReadsAgainWhenTheOtherNameGoesAndASignInDropsIt(_ sealed: Bool) throws {
+    let scene = try Scene(binary, sealed: sealed)
+    let label = sealed ? "sealed" : "unsealed"
+    try #require(try scene.signIn(["token": "the token", "keep": "kept"]).exitCode == 0)
+    let outside = scene.root.path + "/outside-name"
+    try #require(link(scene.token, outside) == 0)
+    let refused = try scene.read("token")
+    #expect(refused.exitCode == 74, "\(label): \(refused.standardError)")
+    #expect(
+      refused.standardError.contains("insecure_store")
+        && refused.standardError.contains("remove the other name")
+        && refused.standardError.contains("drops it"),
+      "\(label): \(refused.standardError)")
+    // The lossless way: the other name removed, the item reads as it was.
+    try #require(unlink(outside) == 0)
+    let again = try scene.read("token")
+    #expect(again.exitCode == 0 && again.standardOutput == "the token", "\(label)")
+    // The sign-in's way: dropped and named; the other name keeps its bytes.
+    try #require(link(scene.token, outside) == 0)
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: outside))
+    let signIn = try scene.signIn([:], json: true)
+    try #require(signIn.exitCode == 0, "\(label): \(signIn.standardError)")
+    let object = try signIn.jsonObject()
+    #expect(object["dropped"] as? [String] == ["token"], "\(label): \(signIn.standardOutput)")
+    let items = object["dropped_items"] as? [[String: Any]] ?? []
+    #expect(items.first?["code"] as? String == "insecure_store", "\(label)")
+    let reason = items.first?["reason"] as? String ?? ""
+    #expect(
+      reason.contains("2 names") && !reason.contains("drops it"), "\(label): \(reason)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: outside)) == bytes, "\(label)")
+    #expect(try scene.read("token").exitCode == 2, "\(label)")
+    #expect(try scene.read("keep").standardOutput == "kept", "\(label)")
+    #expect(try scene.verify().exitCode == 0, "\(label)")
+    // One file under two item names: both refused, both dropped, nothing else.
+    #expect(try scene.signIn(["a": "pa", "v": "pv"]).exitCode == 0)
+    let a = scene.store + "/cache/items/a"
+    let v = scene.store + "/cache/items/v"
+    try #require(unlink(v) == 0 && link(a, v) == 0)
+    let both = try scene.signIn([:], json: true)
+    try #require(both.exitCode == 0, "\(label): \(both.standardError)")
+    #expect(
+      try both.jsonObject()["dropped"] as? [String] == ["a", "v"],
+      "\(label): \(both.standardOutput)")
+    #expect(try scene.read("keep").standardOutput == "kept", "\(label)")
+    #expect(try scene.verify().exitCode == 0, "\(label)")
+  }
+
   /// The confirmation line names what it dropped and why, beside the wording of a sealing
   /// drop; a sign-in over sound items drops nothing and says nothing of it (and, unsealed, its
   /// JSON object has no `dropped` member, as before).

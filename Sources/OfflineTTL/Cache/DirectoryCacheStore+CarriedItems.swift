@@ -2,7 +2,7 @@
 /// sign-in does not write again is judged by the reader's own checks (the secure open, the
 /// header against the file's size, the payload's CRC-32, or a sealed item's AEAD tags, its
 /// generation and its store), and one a read would refuse is left out of the new set, removed
-/// from `items/` and reported (``SignInReport``).
+/// from `items/` and reported (`SignInReport` (SPI)).
 extension DirectoryCacheStore {
   /// How a read judges one stored item.
   enum ItemJudgement {

@@ -37,7 +37,7 @@ extension DirectoryCacheStore {
   /// Every old item the changes do not write again is judged as a read judges it (the secure
   /// open, the size, every AEAD tag, the generation and store it is bound to: the checks of
   /// ``sealedItem(_:_:generation:known:)``) and left out, removed and reported
-  /// (``SignInReport``) when a read would refuse it.
+  /// (`SignInReport` (SPI)) when a read would refuse it.
   ///
   /// - Complexity: O(total bytes carried + k) for k changed items: every old item carried is
   ///   authenticated and decrypted once; n `fstatat`s, one `syncfs`, a constant number of

@@ -30,7 +30,7 @@ extension DirectoryCacheStore {
   /// the changes (stamped there, under the lock), judges every old item the changes do not
   /// write again as a read would (``item(forKey:)``'s checks: a regular file of this user, its
   /// size as its header says, its payload's CRC-32) and leaves out, deletes and reports
-  /// (``SignInReport``) each one a read would refuse, writes the whole new set to
+  /// (`SignInReport` (SPI)) each one a read would refuse, writes the whole new set to
   /// `next-<g+1>/` (the changed items, an index of every key, the deleted keys), creates
   /// `pending`, makes all of it
   /// durable with one `syncfs`, calls `commitPoint` (the mark reset),

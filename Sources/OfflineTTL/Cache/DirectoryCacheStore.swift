@@ -334,7 +334,8 @@ public struct DirectoryCacheStore: CacheItemStore {
     case .hardLinked:
       return CacheStoreError(
         code: .insecureStore, key: key,
-        reason: error.description + StoreFileError.hardLinkAdvice)
+        reason: error.description
+          + (key == nil ? StoreFileError.hardLinkAdvice : StoreFileError.itemHardLinkAdvice))
     case .symbolicLink, .notRegularFile, .notDirectory:
       return CacheStoreError(
         code: code == .storeUnusable ? .storeUnusable : .notARegularFile, key: key,

@@ -36,10 +36,14 @@ public final class SignInReport: Sendable {
       self.unauthenticatedByKey = unauthenticatedByKey
     }
 
-    /// The item a read refused with `error`, its message without the read's "left alone".
+    /// The item a read refused with `error`, its message without the read's "left alone" (or
+    /// its advice for a hard-linked item, which this sign-in has just followed).
     init(key: String, refusal error: StoreError) {
       var reason = error.message
       if reason.hasSuffix("; left alone") { reason.removeLast("; left alone".count) }
+      if reason.hasSuffix(StoreFileError.itemHardLinkAdvice) {
+        reason.removeLast(StoreFileError.itemHardLinkAdvice.count)
+      }
       self.init(key: key, code: error.code, reason: reason)
     }
   }

@@ -87,6 +87,14 @@ public struct StoreFileError: Error, Sendable, Hashable, CustomStringConvertible
     "; sign in online (the store's name then gets a new file of its own and the other name keeps"
     + " its bytes), or remove the other name (find <mount point> -xdev -samefile <path> lists it)"
 
+  /// What a user does about a cache item whose file is ``Problem/hardLinked(linkCount:)``:
+  /// removing the other name keeps the item (it reads again); an online sign-in that does not
+  /// write the item again drops it (a read refuses it), and the other name keeps its bytes.
+  public static let itemHardLinkAdvice =
+    "; remove the other name (find <mount point> -xdev -samefile <path> lists it) and the item"
+    + " reads again; an online sign-in that does not write it again drops it (the other name"
+    + " keeps its bytes)"
+
   /// A sentence naming the path and the cause, e.g. `"/s/cache/items/k is a FIFO, not a regular
   /// file"`.
   public var description: String {
