@@ -130,8 +130,9 @@ let package = Package(
     .executableTarget(
       name: "offline-ttl-bench",
       dependencies: [
-        // CSodium: the sealed read's cipher floor (libsodium alone, in memory).
-        "OfflineTTL", "OfflineTTLTestDoubles", "CSodium",
+        // CSodium: the sealed read's cipher floor (libsodium alone, in memory); CZlib: the
+        // unsealed read's CRC-32 floor.
+        "OfflineTTL", "OfflineTTLTestDoubles", "CSodium", "CZlib",
         .target(name: "OfflineTTLSecretService", condition: .when(traits: ["SecretService"])),
         .target(name: "OfflineTTLTPM", condition: .when(traits: ["TPM"])),
       ],

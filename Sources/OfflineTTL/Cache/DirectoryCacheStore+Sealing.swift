@@ -572,28 +572,23 @@ extension DirectoryCacheStore {
     guard tags.count == header.tagsLength else {
       throw itemFailure(key, .unauthentic("truncated while it was read"))
     }
-    // Read into the payload's own storage and decrypted there: no second buffer, no copy.
-    var payload = Data(count: header.payloadLength)
-    let opened = payload.withUnsafeMutableBytes { ciphertext -> Result<Bool, Errno> in
-      do throws(Errno) {
-        let filled = try files.sys.preadAll(
-          file.fd, into: ciphertext, at: Int64(CacheSeal.itemHeaderSize))
-        guard filled == ciphertext.count else { return .success(false) }
-      } catch {
-        return .failure(error)
-      }
-      return .success(
+    // Read into memory that becomes the payload's own storage and decrypted there.
+    let payload: Data?
+    do {
+      payload = try files.readPayload(
+        file.fd, count: header.payloadLength, offset: Int64(CacheSeal.itemHeaderSize), path: path
+      ) { ciphertext in
         tags.withUnsafeBytes { tags in
           CacheSeal.openPayloadInPlace(
             ciphertext, tags: tags, header: header, key: key.rawValue, storeID: storeID,
             keys: keys)
-        })
+        }
+      }
+    } catch {
+      throw failure(error, .itemUnreadable, key: key)
     }
-    switch opened {
-    case .failure(let error): throw unreadable(key, error)
-    case .success(false): throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic))
-    case .success(true): return (payload, header.entry)
-    }
+    guard let payload else { throw itemFailure(key, .unauthentic(CacheSeal.notAuthentic)) }
+    return (payload, header.entry)
   }
 
   /// The store error for a sealed item that does not open.

@@ -233,14 +233,15 @@ public struct DirectoryCacheStore: CacheItemStore {
       let path = items.path(of: key.rawValue)
       let head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
       let header = try checkedItemHeader(key, head, fileSize: file.status.size)
-      let payload = try files.read(
-        file.fd, count: Int(header.payloadLength), offset: Int64(CacheFormat.itemHeaderSize),
-        path: path)
-      let sum = CacheFormat.crc(payload[...], seed: CacheFormat.crc(head[0..<24]))
-      guard UInt64(payload.count) == header.payloadLength, sum == header.checksum else {
-        throw unreadable(key, "truncated or bad checksum")
-      }
-      return CacheItem(key: key, payload: Data(payload), writtenAt: header.writtenAt)
+      // Read into memory that becomes the payload's own storage, its CRC-32 checked there.
+      let seed = CacheFormat.crc(head[0..<24])
+      guard
+        let payload = try files.readPayload(
+          file.fd, count: Int(header.payloadLength), offset: Int64(CacheFormat.itemHeaderSize),
+          path: path,
+          accepting: { CacheFormat.crc(UnsafeRawBufferPointer($0), seed: seed) == header.checksum })
+      else { throw unreadable(key, "truncated or bad checksum") }
+      return CacheItem(key: key, payload: payload, writtenAt: header.writtenAt)
     } catch let error as StoreFileError {
       if error.errno == .noSuchFileOrDirectory { return nil }
       throw failure(error, .itemUnreadable, key: key)

@@ -121,6 +121,43 @@ struct CacheFiles: Sendable {
     return buffer
   }
 
+  /// Reads exactly `count` bytes from `offset` into new memory and hands them to `accept`, which
+  /// checks them (and may change them in place: a sealed item decrypts there). When it accepts,
+  /// that memory becomes the returned `Data`'s own storage: no zero fill first, no second
+  /// buffer, no copy, one allocation. Otherwise, and when the file held fewer bytes, the memory
+  /// is zeroed and freed. The caller has checked `count` against the file's size and the
+  /// format's maximum.
+  ///
+  /// - Returns: The bytes, or `nil` when the file held fewer than `count` from `offset` or
+  ///   `accept` returned `false`.
+  /// - Throws: ``StoreFileError`` when `pread` fails.
+  /// - Complexity: O(`count`): one `pread` (more only when the kernel returns less), then
+  ///   `accept`.
+  func readPayload(
+    _ fd: FileDescriptor, count: Int, offset: Int64, path: String,
+    accepting accept: (UnsafeMutableRawBufferPointer) -> Bool
+  ) throws(StoreFileError) -> Data? {
+    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+    var handedOver = false
+    defer {
+      if !handedOver {
+        Sodium.zero(memory)
+        memory.deallocate()
+      }
+    }
+    let filled = try run(path) { () throws(Errno) in
+      try sys.preadAll(fd, into: memory, at: offset)
+    }
+    guard filled == count, accept(memory) else { return nil }
+    handedOver = true
+    guard let base = memory.baseAddress, count > 0 else {
+      memory.deallocate()
+      return Data()
+    }
+    return Data(
+      bytesNoCopy: base, count: count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+  }
+
   /// `fstatat` without following: what stands under `name`.
   func status(_ parent: StoreDirectory, _ name: String) throws(StoreFileError) -> FileStatus {
     try run(parent.path(of: name)) { () throws(Errno) in try sys.fstatat(parent.fd, name) }

@@ -61,10 +61,7 @@ extension FileClockMarkStore {
   func observeSealed(resolution: Duration, readingClocks clocks: () -> ClockObservation)
     throws(StoreError) -> ClockMarkTransition
   {
-    if resolution > .zero, let keys = try? sealKeys(creating: false),
-      let files = keptHandles(allowingSealed: true), let hint = validatedKeptRecord(files),
-      let storeID = sealedMemo.storeID(of: hint.record, sequence: hint.sequence, keys: keys)
-    {
+    if resolution > .zero, let (hint, storeID) = keptSealedRecord() {
       let observation = clocks()
       let next = hint.record.observing(observation)
       if hint.record.machineRefusal(for: observation) == nil,
@@ -78,5 +75,23 @@ extension FileClockMarkStore {
     let transition = try observeUnderLock(resolution: resolution, readingClocks: clocks)
     noteOperation()
     return transition
+  }
+
+  /// The record a sealed store's kept read verified (`validatedKeptRecord(_:)`, on the kept
+  /// descriptors) with the store id its seals name, when the key that verified it is this
+  /// operation's key (``SealedMarkMemo``); `nil` sends the caller to the full locked path,
+  /// which reports whatever is wrong: the first operation of a store value, a key that cannot
+  /// be had or was replaced, a check or a seal that fails, a writer holding the lock.
+  /// Shared by the observation without a write (`observeSealed`) and ``read()``.
+  ///
+  /// - Complexity: With the watch and no change: one `poll`, one `geteuid`, and the key's own
+  ///   check (``SealingKeyScope``). After a change: `lstat`, 2 `fstatat`, 2 `flock`, one `pread`
+  ///   and two MACs.
+  func keptSealedRecord() -> (hint: RecordHint, storeID: [UInt8])? {
+    guard let keys = try? sealKeys(creating: false),
+      let files = keptHandles(allowingSealed: true), let hint = validatedKeptRecord(files),
+      let storeID = sealedMemo.storeID(of: hint.record, sequence: hint.sequence, keys: keys)
+    else { return nil }
+    return (hint, storeID)
   }
 }

@@ -175,10 +175,11 @@ public struct FileClockMarkStore: ClockMarkStorage {
 
   /// The current record, under a shared lock, writing nothing.
   ///
-  /// From the second operation of a store value on, an unsealed store reads through descriptors
-  /// it keeps open, checked at every call, without waiting for the lock (`keptOpenRecord()`);
-  /// while a writer holds the lock, or when a check fails, it waits for the shared lock as
-  /// before, at most ``lockTimeout``.
+  /// From the second operation of a store value on, the store reads through descriptors it
+  /// keeps open, checked at every call, without waiting for the lock (`keptOpenRecord()`; a
+  /// sealed store only a record whose seals this operation's key verified,
+  /// `keptSealedRecord()`); while a writer holds the lock, or when a check fails, it waits for
+  /// the shared lock as before, at most ``lockTimeout``.
   ///
   /// When another holder keeps the lock past ``lockTimeout``, the record is read without the
   /// lock (the same checks, the newest slot that passes its checksum; a write in flight leaves
@@ -216,7 +217,8 @@ public struct FileClockMarkStore: ClockMarkStorage {
   /// ``read()``; with `withoutTheLockPastItsLimit` false, a lock held past ``lockTimeout`` is
   /// thrown (`lock_timed_out`) rather than read around.
   func read(withoutTheLockPastItsLimit fallback: Bool) throws(StoreError) -> ClockMarkRecord {
-    if let record = keptOpenRecord() { return record }
+    if sealing == nil, let record = keptOpenRecord() { return record }
+    if sealing != nil, let (hint, _) = keptSealedRecord() { return hint.record }
     let record: ClockMarkRecord
     do {
       record = try withLockedDirectory(creating: false, lock: .shared) {
