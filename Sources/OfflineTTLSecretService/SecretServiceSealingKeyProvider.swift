@@ -43,7 +43,8 @@
     ///
     /// - Returns: The key.
     /// - Throws: `SealingKeyError`: `key_missing`, `key_ambiguous` (two secrets match),
-    ///   `key_wrong_size`, or `key_unavailable` with a `StoreUnusableReason`.
+    ///   `key_wrong_size`, `key_weak` (32 zero bytes), or `key_unavailable` with a
+    ///   `StoreUnusableReason`.
     /// - Complexity: One connection and one search (a few D-Bus round trips).
     public func loadKey() throws(SealingKeyError) -> SealingKey {
       try SecretServiceOperation.run(
@@ -81,13 +82,40 @@
       }
     }
 
-    private func find(_ session: SecretServiceSession) throws(SealingKeyError) -> SealingKey? {
-      // libsecret takes C strings: `a\0b` would find (or make) the key `a`.
+    /// Deletes the key from the keyring: every secret carrying its attributes (a duplicate
+    /// included), under the same lock file as ``loadOrCreateKey()``. A store sealed with it can
+    /// no longer be read offline; only a sign-in seals it again, with a new key. For a key whose
+    /// store is gone (a temporary store, as `offline-ttl demo` makes).
+    ///
+    /// - Returns: How many secrets were deleted (0 when there was no key).
+    /// - Throws: `SealingKeyError`: `key_unavailable` with a `StoreUnusableReason`, `key_io`
+    ///   or `key_lock_timed_out` for the lock file.
+    /// - Complexity: One connection, one search and one call per secret deleted.
+    @discardableResult
+    public func deleteKey() throws(SealingKeyError) -> Int {
+      try checkName()
+      return try SecretServiceOperation.run(
+        configuration, lock: Self.kind, fault: Self.mapped, lockFailure: Self.lockFailure
+      ) { session throws(SealingKeyError) in
+        try SecretServiceOperation.perform(Self.mapped) { () throws(SecretServiceFault) in
+          let found = try session.find(kind: Self.kind, key: name, loadSecrets: false)
+          for item in found { try session.delete(item.item) }
+          return found.count
+        }
+      }
+    }
+
+    private func checkName() throws(SealingKeyError) {
+      // libsecret takes C strings: `a\0b` would find (or make, or delete) the key `a`.
       guard !name.utf8.contains(0) else {
         throw SealingKeyError(
           code: .io,
           reason: "the sealing key's name holds NUL; the keyring would see only its start")
       }
+    }
+
+    private func find(_ session: SecretServiceSession) throws(SealingKeyError) -> SealingKey? {
+      try checkName()
       let found = try SecretServiceOperation.perform(Self.mapped) {
         () throws(SecretServiceFault) in try session.find(kind: Self.kind, key: name)
       }
@@ -108,6 +136,11 @@
           code: .wrongSize,
           reason:
             "the sealing key's secret holds \(secret.count) bytes, not \(SealingKey.byteCount)")
+      }
+      guard secret.contains(where: { $0 != 0 }) else {
+        throw SealingKeyError(
+          code: .weak,
+          reason: "the sealing key's secret is 32 zero bytes, not a key; none is used")
       }
       return try SealingKey(bytes: secret)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 #if canImport(Glibc)
@@ -47,5 +48,41 @@ import Testing
     #expect(Scene.snapshot(scene.store).keys.sorted() == before.keys.sorted())
     let read = try binary.run(scene.read("token"))
     #expect(read.exitCode == 0 && read.standardOutput == Scene.tokenPayload)
+  }
+
+  /// A working directory whose name is not UTF-8 (`w` and the byte 0xFF) and, beside it, the
+  /// directory `w` U+FFFD, whose name is that byte decoded with a replacement character: the
+  /// store `s` in the first and a key file in `s` of the second are two places, and a sign-in
+  /// seals the store with that key. Decoded with U+FFFD, the two store paths were one spelling
+  /// and the key read as inside the store (`key_inside_store`, exit 74).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/sh"), "needs /bin/sh"))
+  func aKeyBesideAStoreWhosePathIsNotUTF8IsNotInsideIt() throws {
+    let binary = try BinaryRunner()
+    let scratch = try TemporaryStoreDirectory(prefix: "offline-ttl-utf8-key")
+    defer { scratch.remove() }
+    let lookalike = scratch.path + "/w\u{FFFD}"
+    try FileManager.default.createDirectory(
+      atPath: lookalike + "/s", withIntermediateDirectories: true,
+      attributes: [.posixPermissions: 0o700])
+    try Data("payload".utf8).write(to: URL(fileURLWithPath: scratch.path + "/token"))
+    // Runs the tool in `<scratch>/w\377` (made 0700 first).
+    let launcher = [
+      "/bin/sh", "-c",
+      #"d=$(printf 'w\377') && cd "$SCRATCH" && mkdir -p -m 700 "$d" && cd "$d" && exec "$@""#,
+      "sh",
+    ]
+    let seal = ["--seal", "file:" + lookalike + "/s/k"]
+    let signIn = try binary.run(
+      ["sign-in", "--store", "s", "--put", "token=" + scratch.path + "/token"] + seal,
+      environment: ["SCRATCH": scratch.path], launcher: launcher)
+    #expect(signIn.exitCode == 0, "\(signIn.standardError)")
+    let read = try binary.run(
+      ["read", "--store", "s", "--max-age", "1d", "token"] + seal,
+      environment: ["SCRATCH": scratch.path], launcher: launcher)
+    #expect(read.exitCode == 0, "\(read.standardError)")
+    #expect(read.standardOutput == "payload")
+    // The key is where it was named, and the store directory is the one named by the bytes.
+    #expect(FileManager.default.fileExists(atPath: lookalike + "/s/k"))
+    #expect(!FileManager.default.fileExists(atPath: lookalike + "/s/cache"))
   }
 }

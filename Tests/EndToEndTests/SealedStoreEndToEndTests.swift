@@ -348,6 +348,16 @@ import Testing
       #expect(object["reasons"] as? [String] == [key.reason], "\(key.seal)")
       #expect(object["key_error"] as? String == key.error, "\(key.seal)")
       #expect(object["mark_error"] is NSNull && object["item_error"] is NSNull, "\(key.seal)")
+      // The key's own problem, typed: the code after `key_unavailable: `, none for the others.
+      let problem =
+        key.reason == "key_unavailable"
+        ? key.error.dropFirst("key_unavailable: ".count).prefix { $0 != " " } : nil
+      #expect(
+        object["key_error_code"] as? String == problem.map(String.init),
+        "\(key.seal): \(json.standardOutput)")
+      if let problem {
+        #expect(problem.hasPrefix("key_") && problem != "key_unavailable", "\(problem)")
+      }
       #expect(try s.snapshot() == before, "\(key.seal): bytes changed")
     }
     #expect(!FileManager.default.fileExists(atPath: missing), "the offline path created a key")

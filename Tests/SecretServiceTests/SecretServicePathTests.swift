@@ -138,6 +138,39 @@
       #expect(locks.count == 1 && locks[0].hasSuffix(".marks.lock"), "\(locks)")
     }
 
+    @Test func aStoreReachedThroughASymbolicLinkIsOneStoreWithOneKey() throws {
+      // `link` -> `real`: the sealed store and the keyring store signed in through the link are
+      // found by their real path (before, the key was missing there and a sign-in re-sealed,
+      // dropping the items), and the other way round.
+      let scratch = try SecretServiceTestSupport.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(atPath: scratch) }
+      try FileManager.default.createDirectory(
+        atPath: scratch + "/real", withIntermediateDirectories: false,
+        attributes: [.posixPermissions: 0o700])
+      try FileManager.default.createSymbolicLink(
+        atPath: scratch + "/link", withDestinationPath: "real")
+      try Data("secret-token".utf8).write(to: URL(fileURLWithPath: scratch + "/token.txt"))
+      let tool = SecretServiceTestSupport.product("offline-ttl")
+      for options in [["--seal", "secret-service"], ["--backend", "secret-service"]] {
+        for (writer, reader) in [("link", "real"), ("real", "link/.")] {
+          let store = "/" + options[0].dropFirst(2) + "-" + writer
+          let signIn = try SecretServiceTestSupport.run(
+            tool,
+            [
+              "sign-in", "--store", scratch + "/" + writer + store, "--put",
+              "token=" + scratch + "/token.txt",
+            ] + options)
+          #expect(signIn.status == 0, "\(options) \(writer): \(signIn.standardError)")
+          let read = try SecretServiceTestSupport.run(
+            tool,
+            ["read", "--store", scratch + "/" + reader + store, "--max-age", "1d", "token"]
+              + options)
+          #expect(read.status == 0, "\(options) \(reader): \(read.standardError)")
+          #expect(read.standardOutput == "secret-token", "\(options) \(reader)")
+        }
+      }
+    }
+
     @Test func anApplicationIDWithNULIsRefused() {
       // libsecret takes C strings: `a\0b` would be the attribute `a`, another id's secrets.
       #expect(throws: InvalidValueError.self) {

@@ -64,6 +64,23 @@
       }
     }
 
+    @Test func aDeletedKeyIsMissingAndOnlyItsOwnIsDeleted() throws {
+      let provider = try makeProvider()
+      let neighbour = SecretServiceSealingKeyProvider(
+        configuration: provider.configuration, name: "neighbour")
+      _ = try provider.loadOrCreateKey()
+      let kept = try neighbour.loadOrCreateKey()
+      #expect(try provider.deleteKey() == 1)
+      do {
+        _ = try provider.loadKey()
+        Issue.record("loaded a deleted key")
+      } catch {
+        #expect(error.code == .missing)
+      }
+      #expect(try provider.deleteKey() == 0)
+      #expect(try neighbour.loadKey().description == kept.description)
+    }
+
     @Test func noSessionBusIsTypedAndQuick() throws {
       let lockDirectory = try SecretServiceTestSupport.temporaryDirectory()
       for command in ["key-load", "key-create"] {

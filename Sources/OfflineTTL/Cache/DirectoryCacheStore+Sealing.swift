@@ -108,8 +108,8 @@ extension DirectoryCacheStore {
     case .unsealed:
       return StoreError(
         code: .sealMismatch,
-        message: "the item index in \(directory) is not sealed, but this store expects a seal; "
-          + "left alone until an online sign-in")
+        message: "the item index in \(directory) carries no seal (never sealed, or its seal was"
+          + " damaged), but this store expects one; left alone until an online sign-in")
     case .otherKey:
       return StoreError(
         code: .sealMismatch,
@@ -597,7 +597,8 @@ extension DirectoryCacheStore {
     case .unsealed:
       return StoreError(
         code: .sealMismatch, key: key,
-        message: "item \(key) is not sealed, but this store expects a seal; left alone")
+        message: "item \(key) carries no seal (never sealed, or its seal was damaged), but this"
+          + " store expects one; left alone")
     case .otherKey, .unauthentic:
       return StoreError(
         code: .itemUnauthentic, key: key,

@@ -36,4 +36,34 @@ package enum AbsolutePath {
     }
     return "/" + kept.joined(separator: "/")
   }
+
+  /// `path` made absolute with every symbolic link, `.` and `..` among its directories resolved
+  /// (`realpath(3)` of the directory that holds its last name), and its last name kept as it is:
+  /// one directory has one such spelling however it is reached, through links or not. The last
+  /// name is not resolved: a store whose own name is a symbolic link is refused where it is
+  /// opened, and resolving it would name the link's target instead. A last name of `.` or `..`
+  /// is resolved with the rest.
+  ///
+  /// - Parameters:
+  ///   - path: A path, relative or absolute; escapes allowed.
+  ///   - system: The seam that resolves it.
+  /// - Returns: An absolute path with no symbolic link, `.` or `..` before its last name.
+  /// - Throws: ``Errno`` from ``Syscalls/realPath(_:)``: `ENOENT` when a directory on the way
+  ///   does not exist, `ENOTDIR`, `EACCES`, `ELOOP`.
+  /// - Complexity: One lookup per component, and per symbolic link met.
+  package static func resolvingLinks(_ path: String, system: Syscalls = Syscalls()) throws(Errno)
+    -> String
+  {
+    var bytes = Array(path.utf8)
+    while bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+    let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
+    let last = String(decoding: bytes[(slash.map { $0 + 1 } ?? 0)...], as: UTF8.self)
+    guard !last.isEmpty, last != ".", last != ".." else {
+      return try system.realPath(path.isEmpty ? "." : path)
+    }
+    let parent =
+      slash.map { $0 == 0 ? "/" : String(decoding: bytes[..<$0], as: UTF8.self) } ?? "."
+    let directory = try system.realPath(parent)
+    return (directory == "/" ? "" : directory) + "/" + last
+  }
 }

@@ -151,7 +151,11 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     do {
       directory = try system.openDirectory(followingLinksIn: parent, [.readOnly, .nonBlocking])
     } catch  where error == .noSuchFileOrDirectory {
-      throw openFailure(error)
+      // The directory is what is missing: said so, not as the file's own ENOENT.
+      throw SealingKeyError(
+        code: .missing, errno: error.rawValue,
+        reason: "no key file at \(path): its directory \(parent) does not exist; only an online"
+          + " sign-in creates a key, in a directory that exists")
     } catch {
       throw SealingKeyError(
         code: .io, errno: error.rawValue,
@@ -190,6 +194,12 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
         throw SealingKeyError(
           code: .wrongSize,
           reason: "key file \(path) holds \(count) bytes, not \(SealingKey.byteCount)")
+      }
+      guard buffer.prefix(SealingKey.byteCount).contains(where: { $0 != 0 }) else {
+        throw SealingKeyError(
+          code: .weak,
+          reason: "key file \(path) holds 32 zero bytes, not a key; remove it and sign in online"
+            + " (which makes a random key)")
       }
       let key = try SealingKey(bytes: buffer.prefix(SealingKey.byteCount))
       let watch =
@@ -295,9 +305,9 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
   /// - Complexity: One lookup per path component of both paths, and one `open` and `fstat` per
   ///   directory from the key's up to the root.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {
-    let store = Self.resolved(directory)
+    let store = resolved(directory)
     let (keyParent, keyName) = Self.split(path)
-    let keyDirectory = Self.resolved(keyParent)
+    let keyDirectory = resolved(keyParent)
     let key = keyDirectory == "/" ? "/" + keyName : keyDirectory + "/" + keyName
     if key == store || key.hasPrefix(store == "/" ? "/" : store + "/")
       || keyDirectoryChainHolds(storeDirectory: directory)
@@ -502,8 +512,14 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
   }
 
-  private static func resolved(_ path: String) -> String {
-    let absolute = URL(fileURLWithPath: path.isEmpty ? "." : path).standardizedFileURL
-    return absolute.resolvingSymlinksInPath().path
+  /// `path` absolute with its symbolic links resolved, from the bytes of the working directory
+  /// and of the path (a name that is not UTF-8 stays itself: decoded with U+FFFD, two
+  /// directories could share one spelling and a key outside the store read as inside it): as
+  /// much as exists, `realpath(3)` of the whole path, else of its directory, else lexically.
+  private func resolved(_ path: String) -> String {
+    let path = path.isEmpty ? "." : path
+    if let real = try? system.realPath(path) { return real }
+    if let parent = try? AbsolutePath.resolvingLinks(path, system: system) { return parent }
+    return (try? AbsolutePath.lexical(path, system: system)) ?? path
   }
 }

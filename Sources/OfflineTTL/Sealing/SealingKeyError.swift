@@ -19,6 +19,7 @@ public struct SealingKeyError: Error, Sendable, Hashable, CustomStringConvertibl
       case ambiguous = "key_ambiguous"
       case io = "key_io"
       case lockTimedOut = "key_lock_timed_out"
+      case weak = "key_weak"
     }
     let backing: Backing
     init(_ backing: Backing) { self.backing = backing }
@@ -55,6 +56,10 @@ public struct SealingKeyError: Error, Sendable, Hashable, CustomStringConvertibl
     /// directory's `flock`, ``FileSealingKeyProvider/lockTimeout``) past its time limit; no key
     /// was read or created. A store reports it as ``StoreError/Code/lockTimedOut``.
     public static let lockTimedOut = Code(.lockTimedOut)
+    /// The key's 32 bytes are all zero: a file or secret that was never filled with a key (a
+    /// zeroed or preallocated file), not one that ``SealingKeyProvider/loadOrCreateKey()`` made.
+    /// It is refused rather than used, since anyone can guess it.
+    public static let weak = Code(.weak)
 
     /// The stable snake_case name, e.g. `key_wrong_size`.
     public var description: String { backing.rawValue }

@@ -135,6 +135,11 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// could not be used; usually with ``Code/storeUnusable``, or ``Code/writeFailed`` when a write
   /// failed or timed out.
   public let unusableReason: StoreUnusableReason?
+  /// For ``Code/keyUnavailable`` (and ``Code/lockTimedOut`` while a key was being made), which
+  /// problem the sealing key has: `key_missing`, `key_wrong_size`, `key_insecure_mode`,
+  /// `key_wrong_owner`, … (``SealingKeyError/code``), so that a program can tell them apart
+  /// without reading ``message``. `nil` for every other error.
+  public let keyProblem: SealingKeyError.Code?
   /// The cache item concerned, when one is (``Code/itemUnreadable``, a failed item write).
   public let key: CacheItemKey?
   /// The operating system's error number, when one caused this (`ENOSPC`, `EIO`, `EROFS`, ...).
@@ -150,14 +155,17 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   ///   - key: The cache item concerned, if any.
   ///   - errno: The operating system's error number, if any.
   ///   - unusableReason: Why an outside service could not be used, if that is the cause.
+  ///   - keyProblem: For a sealing key that cannot be had, its ``SealingKeyError/code``.
   ///   - message: A sentence for people.
   public init(
     code: Code, unreadableReason: UnreadableReason? = nil, key: CacheItemKey? = nil,
-    errno: Int32? = nil, unusableReason: StoreUnusableReason? = nil, message: String
+    errno: Int32? = nil, unusableReason: StoreUnusableReason? = nil,
+    keyProblem: SealingKeyError.Code? = nil, message: String
   ) {
     self.code = code
     self.unreadableReason = unreadableReason
     self.unusableReason = unusableReason
+    self.keyProblem = keyProblem
     self.key = key
     self.errno = errno
     self.message = message
@@ -176,6 +184,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   public static func == (lhs: StoreError, rhs: StoreError) -> Bool {
     lhs.code == rhs.code && lhs.unreadableReason == rhs.unreadableReason
       && lhs.unusableReason == rhs.unusableReason && lhs.key == rhs.key && lhs.errno == rhs.errno
+      && lhs.keyProblem == rhs.keyProblem
   }
 
   /// Hashes the code and the structured detail, not the message.
@@ -185,5 +194,6 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     hasher.combine(unusableReason)
     hasher.combine(key)
     hasher.combine(errno)
+    hasher.combine(keyProblem)
   }
 }

@@ -196,6 +196,21 @@ struct StoreBackend: Equatable {
     }
   }
 
+  /// Deletes a keyring sealing key (`--seal secret-service`) from the keyring; a key file is
+  /// left alone (its path is the user's).
+  ///
+  /// - Parameter provider: The provider ``sealing(at:)`` made.
+  /// - Returns: Whether a keyring key was deleted; `false` for a key file, no key, or a keyring
+  ///   that cannot be used now.
+  static func deleteKeyringKey(_ provider: any SealingKeyProvider) -> Bool {
+    #if SecretService
+      guard let keyring = provider as? SecretServiceSealingKeyProvider else { return false }
+      return ((try? keyring.deleteKey()) ?? 0) > 0
+    #else
+      return false
+    #endif
+  }
+
   /// The sealing key's provider for `--seal`, or `nil`.
   func sealing(at path: String) throws(CommandFailure) -> (any SealingKeyProvider)? {
     switch seal {
@@ -219,7 +234,10 @@ struct StoreBackend: Equatable {
     {
       let absolute: String
       do {
-        absolute = try AbsolutePath.lexical(path)
+        // The store's directory with its symbolic links resolved, so that one store has one
+        // id (and one key) however its path is spelt; a directory that does not exist yet
+        // (nothing can be stored under it) keeps the path as written, made absolute.
+        absolute = try (try? AbsolutePath.resolvingLinks(path)) ?? AbsolutePath.lexical(path)
       } catch {
         throw CommandFailure(
           .ioError, "secret-service: cannot read the working directory for \(path): \(error)")
@@ -238,8 +256,9 @@ struct StoreBackend: Equatable {
   #endif
 
   /// The application id of the keyring store (and the `--seal secret-service` key) at an
-  /// absolute store path: `offline-ttl-cli:<path>`, or, for a path that is not valid UTF-8
-  /// (a D-Bus attribute must be), `offline-ttl-cli-bytes:<path>` with every byte outside
+  /// absolute store path (its directories' symbolic links resolved): `offline-ttl-cli:<path>`,
+  /// or, for a path that is not valid UTF-8 (a D-Bus attribute must be),
+  /// `offline-ttl-cli-bytes:<path>` with every byte outside
   /// printable ASCII, and `%`, written `%XX` (uppercase hexadecimal). The two prefixes keep the
   /// two spellings apart, so two paths never share an id.
   ///

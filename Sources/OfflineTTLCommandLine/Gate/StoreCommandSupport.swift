@@ -343,9 +343,19 @@ enum StoreCommandSupport {
     object["mark_error"] = .null
     object["item_error"] = .null
     for (name, error) in storeErrors(decision) { object[name] = .string(error.description) }
+    addKeyErrorCode(&object, storeErrors(decision).map(\.error))
     addFloor(&object, decision)
     addTrustedTime(&object, decision)
     return object
+  }
+
+  /// Adds `key_error_code`, the sealing key's own problem (`key_missing`, `key_wrong_size`,
+  /// `key_insecure_mode`, …: `StoreError.keyProblem`) of the first of `errors` that has one;
+  /// nothing when none has (the key is not at fault).
+  static func addKeyErrorCode(_ object: inout JSONObject, _ errors: [StoreError]) {
+    if let problem = errors.lazy.compactMap(\.keyProblem).first {
+      object["key_error_code"] = .string(problem.description)
+    }
   }
 
   /// Adds a duration as `key` (text with units) and `key_ns` (integer nanoseconds).

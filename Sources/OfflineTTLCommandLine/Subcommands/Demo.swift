@@ -39,7 +39,9 @@ enum Demo: Subcommand {
       carries time across reboots; here it only sees the seconds the demo really takes), and a
       last line gives the TPM reading recorded with the mark.
       With --seal the header names the key and says whether the demo created it, and each JSON
-      object adds sealed_with and key_created.
+      object adds sealed_with and key_created. A keyring key (--seal secret-service) is named
+      by the temporary store, so it is deleted with it at the end (kept with --keep); a key
+      file stays.
       """,
     exitStatus: [
       (0, "the story went as described."),
@@ -109,6 +111,11 @@ enum Demo: Subcommand {
     let clock = ManualWallClock(start)
     let bootClock = ManualBootClock(bootID: DemoStory.bootID, sinceBoot: DemoStory.startUptime)
     let sealing = try StoreBackend(kind: .file, seal: seal).sealing(at: path)
+    // A keyring key is named by this temporary store's path: it goes with the store (and stays
+    // with it under --keep). A key file is left: its path is the user's.
+    defer {
+      if !arguments.flag(.keep), let sealing { _ = StoreBackend.deleteKeyringKey(sealing) }
+    }
     var sealedWith: DemoStory.Seal?
     if let sealing {
       // The key before the story (and its table): a key that cannot be had or made (a key

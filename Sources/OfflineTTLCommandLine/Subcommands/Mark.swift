@@ -182,7 +182,7 @@ enum Mark: Subcommand {
       } catch {
         throw StoreError(
           code: error.code == .lockTimedOut ? .lockTimedOut : .keyUnavailable,
-          errno: error.errno, unusableReason: error.unusableReason,
+          errno: error.errno, unusableReason: error.unusableReason, keyProblem: error.code,
           message: "\(error.code) (\(sealing)): \(error.reason); mark reset never makes or"
             + " changes a key (only sign-in does): give the key the store was sealed with")
       }

@@ -190,7 +190,8 @@ enum Read: Subcommand {
   /// The JSON object of a read refused after the open: the reader's decision with `status`
   /// `expired`, `reasons` the refusal's own reasons (every one the recheck or the item check
   /// found), `read_error` its code and `read_error_reason` its sentence; for an item store
-  /// failure `item_error` and `item_error_code`, for a mark store failure `mark_error`.
+  /// failure `item_error` and `item_error_code`, for a mark store failure `mark_error`, and for
+  /// a sealing key's problem `key_error_code`.
   static func refusalObject(
     _ error: OfflineReadError, decision: OfflineAccessDecision, key: CacheItemKey,
     maxAge: Duration
@@ -205,6 +206,8 @@ enum Read: Subcommand {
       object["item_error_code"] = .string("\(cacheError.code)")
     }
     if let markError = error.markError { object["mark_error"] = .string(markError.description) }
+    StoreCommandSupport.addKeyErrorCode(
+      &object, [error.cacheError, error.markError].compactMap { $0 })
     object["key"] = .string(key.rawValue)
     return object
   }

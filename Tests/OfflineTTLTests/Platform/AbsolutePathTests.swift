@@ -1,4 +1,5 @@
 import Foundation
+import OfflineTTLTesting
 import Testing
 
 @_spi(Testing) @_spi(SystemCalls) @testable import OfflineTTL
@@ -46,5 +47,26 @@ import Testing
     let valid = Array("/run/\u{FFFD}/x".utf8)
     #expect(FileSystemName.path(fromBytes: valid) == "/run/\u{FFFD}/x")
     #expect(!FileSystemName.holdsEscape(FileSystemName.path(fromBytes: valid)))
+  }
+
+  @Test func aPathThroughASymbolicLinkResolvesToTheRealDirectoryAndKeepsItsLastName() throws {
+    let scratch = try TemporaryStoreDirectory()
+    defer { scratch.remove() }
+    let root = try Syscalls().realPath(scratch.path)
+    try FileManager.default.createDirectory(
+      atPath: root + "/real/inner", withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: "real")
+    try FileManager.default.createSymbolicLink(
+      atPath: root + "/real/last", withDestinationPath: "inner")
+    #expect(try AbsolutePath.resolvingLinks(root + "/link/store") == root + "/real/store")
+    #expect(try AbsolutePath.resolvingLinks(root + "/link/store/") == root + "/real/store")
+    #expect(try AbsolutePath.resolvingLinks(root + "/link/inner/../s") == root + "/real/s")
+    #expect(try AbsolutePath.resolvingLinks(root + "/link/.") == root + "/real")
+    // The last name is kept, even when it is a link (the store refuses one where it opens it).
+    #expect(try AbsolutePath.resolvingLinks(root + "/link/last") == root + "/real/last")
+    #expect(throws: Errno.noSuchFileOrDirectory) {
+      try AbsolutePath.resolvingLinks(root + "/missing/store")
+    }
+    #expect(try AbsolutePath.resolvingLinks("/") == "/")
   }
 }

@@ -141,6 +141,32 @@ import Testing
     #expect(code { try provider.loadOrCreateKey() } == .io)
   }
 
+  @Test func aMissingDirectoryIsSaidToBeMissing() {
+    let provider = FileSealingKeyProvider(path: directory + "/no/such/key")
+    do {
+      _ = try provider.loadKey()
+      Issue.record("loaded a key from a directory that does not exist")
+    } catch {
+      #expect(error.code == .missing)
+      #expect(
+        error.reason.contains("its directory \(directory)/no/such does not exist"), "\(error)")
+    }
+  }
+
+  @Test func aKeyFileOfZeroBytesIsWeakAndKept() throws {
+    let path = try write([UInt8](repeating: 0, count: 32))
+    let provider = FileSealingKeyProvider(path: path)
+    #expect(code { try provider.loadKey() } == .weak)
+    // The online path does not replace it: it is the caller's file.
+    #expect(code { try provider.loadOrCreateKey() } == .weak)
+    #expect(FileManager.default.contents(atPath: path) == Data(count: 32))
+    #expect(SealingKeyError.Code.weak.description == "key_weak")
+    // One byte that is not zero is a key (its strength is the maker's business).
+    var bytes = [UInt8](repeating: 0, count: 32)
+    bytes[31] = 1
+    #expect(try FileSealingKeyProvider(path: try write(bytes, to: "one")).loadKey().bytes == bytes)
+  }
+
   @Test func concurrentCreatorsEndWithOneKey() async throws {
     let provider = FileSealingKeyProvider(path: directory + "/key")
     let checks = await withTaskGroup(of: [UInt8]?.self) { group in

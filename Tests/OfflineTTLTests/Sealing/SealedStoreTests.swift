@@ -532,6 +532,37 @@ import Testing
     try recovers(f)
   }
 
+  /// Which problem the key has is a typed field of the store error, not only words.
+  @Test func theKeyProblemIsTyped() throws {
+    let f = try Fixture()
+    defer { f.root.remove() }
+    try f.signIn(["token": "sealed"])
+    let key = try Data(contentsOf: URL(fileURLWithPath: f.keyPath))
+    let problems: [(SealingKeyError.Code, () throws -> Void)] = [
+      (.missing, { try FileManager.default.removeItem(atPath: f.keyPath) }),
+      (
+        .wrongSize,
+        {
+          try key.prefix(31).write(to: URL(fileURLWithPath: f.keyPath))
+          chmod(f.keyPath, 0o600)
+        }
+      ),
+      (.insecureMode, { chmod(f.keyPath, 0o644) }),
+    ]
+    for (code, damage) in problems {
+      try? FileManager.default.removeItem(atPath: f.keyPath)
+      try key.write(to: URL(fileURLWithPath: f.keyPath))
+      chmod(f.keyPath, 0o600)
+      try damage()
+      let decision = try f.gate().checkEligibility()
+      #expect(decision.markError?.code == .keyUnavailable, "\(code)")
+      #expect(decision.markError?.keyProblem == code, "\(String(describing: decision.markError))")
+      #expect(decision.cacheError?.keyProblem == code, "\(code)")
+    }
+    // Not a key problem: no key problem.
+    #expect(StoreError(code: .unreadable, message: "x").keyProblem == nil)
+  }
+
   @Test func theWholeScenarioExpireRollBackTwiceAndRecover() throws {
     let f = try Fixture()
     defer { f.root.remove() }

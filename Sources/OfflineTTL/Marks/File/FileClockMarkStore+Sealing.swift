@@ -79,8 +79,9 @@ extension FileClockMarkStore {
       case .unsealed:
         throw StoreError(
           code: .sealMismatch,
-          message: "slot \(index) of \(Self.recordFileName) in \(directoryPath) is not sealed, "
-            + "but this store expects a seal; left alone until an online sign-in")
+          message: "slot \(index) of \(Self.recordFileName) in \(directoryPath) carries no seal"
+            + " (never sealed, or its seal was damaged), but this store expects one; left"
+            + " alone until an online sign-in")
       case .otherKey:
         throw StoreError(
           code: .sealMismatch,
@@ -214,12 +215,12 @@ extension FileClockMarkStore {
 
 extension StoreError {
   /// A store error for a sealing key that cannot be had: `key_unavailable`, with the key error's
-  /// code in the message and its keyring reason, if any; `lock_timed_out` for a key whose
-  /// creation lock another holder kept past its limit.
+  /// code as ``StoreError/keyProblem`` (and in the message) and its keyring reason, if any;
+  /// `lock_timed_out` for a key whose creation lock another holder kept past its limit.
   init(sealingKey error: SealingKeyError, provider: any SealingKeyProvider) {
     self.init(
       code: error.code == .lockTimedOut ? .lockTimedOut : .keyUnavailable, errno: error.errno,
-      unusableReason: error.unusableReason,
+      unusableReason: error.unusableReason, keyProblem: error.code,
       message: "\(error.code) (\(provider)): \(error.reason)")
   }
 }
