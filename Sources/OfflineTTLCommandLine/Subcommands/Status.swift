@@ -35,8 +35,10 @@ enum Status: Subcommand {
       tpm_unavailable when the TPM is not the recorded one or cannot be read (tpm_error then
       says why: tpm_timed_out when it did not answer within --tpm-timeout).
       A staging the mark record does not commit (left by a sign-in killed before its commit
-      point, or a copy put back) is never read; it is listed (stale_staging: lines,
-      "stale_stagings" in JSON) until the next sign-in removes it.
+      point, or a copy put back) is never read; it is listed until the next sign-in removes it
+      (stale_staging: lines, the first 3 by name and then how many more; in JSON
+      "stale_stagings" with those names and "stale_staging_count"). However many there are,
+      status opens at most 16 of them.
       Both outputs end by naming the protections the decision applied: mark_rule and
       boot_clock_floor (active, off, unavailable, or superseded while a server anchor decides),
       server_anchor (holding, none, lost) and tpm_clock (in_use, not_configured, unavailable).
@@ -60,6 +62,9 @@ enum Status: Subcommand {
       ),
     ])
 
+  /// The most stale stagings `status` names; the rest are counted.
+  static let namedStaleStagings = 3
+
   static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> ExitCode {
     let (gate, maxAge, path) = try StoreCommandSupport.gate(arguments, context: context)
     let checked = gate.checkEligibility()
@@ -68,7 +73,10 @@ enum Status: Subcommand {
     let decision = verification?.decision ?? checked
     // Stagings the mark record does not commit (a killed sign-in's, or a copy put back): never
     // read; reported so that a leftover is visible before the next sign-in removes it.
-    let stale = ((gate.cache as? DirectoryCacheStore).flatMap { try? $0.staleStagings() }) ?? []
+    let stale =
+      (gate.cache as? DirectoryCacheStore).flatMap {
+        try? $0.staleStagings(naming: Self.namedStaleStagings)
+      } ?? (count: 0, names: [])
     // The index reads fresh but an item disagrees with it: not fresh, in the text, the JSON
     // and the exit status alike.
     let disagrees =
@@ -95,7 +103,10 @@ enum Status: Subcommand {
           })
         object["verify"] = .object(verify)
       }
-      if !stale.isEmpty { object["stale_stagings"] = .array(stale.map { .string($0) }) }
+      if stale.count > 0 {
+        object["stale_stagings"] = .array(stale.names.map { .string($0) })
+        object["stale_staging_count"] = .integer(Int64(stale.count))
+      }
       object["protections"] = protections(decision.protections)
       context.standardOutput.writeLine(object.text)
     } else {
@@ -121,10 +132,15 @@ enum Status: Subcommand {
           + "\(verification.disagreeing.count) disagree\n"
         for item in verification.disagreeing { text += "disagrees: \(item)\n" }
       }
-      for name in stale {
+      for name in stale.names {
         text +=
           "stale_staging: cache/\(name) (no committed sign-in's: never read; the next sign-in"
           + " removes it)\n"
+      }
+      if stale.count > stale.names.count {
+        text +=
+          "stale_staging: \(stale.count - stale.names.count) more (\(stale.count) in all: never"
+          + " read; the next sign-in removes them)\n"
       }
       context.standardOutput.write(text)
       context.standardOutput.writeLine(protectionsLine(decision.protections))
