@@ -22,9 +22,15 @@ public final class OnlineSession: Sendable {
   public let signInWrittenAt: WallClockInstant?
 
   /// The item store's failure after the sign-in's commit point, when it had one: the sign-in
-  /// is committed (the mark was reset, readers see the new item set through its staging), but
-  /// finishing it (the roll forward) failed, and the next sign-in or session commit finishes it.
-  /// `nil` when the sign-in finished. Nothing needs to be retried; report it, as a warning.
+  /// is committed (the mark was reset). `nil` when the sign-in finished.
+  ///
+  /// - A store that stages its sign-ins (``DirectoryCacheStore``): readers see the new item set
+  ///   through its staging, and the next sign-in or session commit finishes the roll forward.
+  ///   Nothing needs to be retried; report it, as a warning.
+  /// - A store that cannot stage (the default `commitSignIn`, which writes after the commit
+  ///   point; the Secret Service store): the sign-in's items may not all have been written,
+  ///   and each may hold its new value, its old one or none. Sign in again with every item
+  ///   (the command line exits 74, `sign_in_incomplete`).
   public let unfinishedRollForward: StoreError?
 
   init(

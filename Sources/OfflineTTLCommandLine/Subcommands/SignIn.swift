@@ -43,7 +43,8 @@ enum SignIn: Subcommand {
         0,
         "signed in: the mark was reset and the items written, and the confirmation printed"
           + " (when finishing the sign-in failed after it was committed, a warning on stderr"
-          + " says so: readers see the new items, and the next sign-in finishes it)."
+          + " says so: readers see the new items, and the next sign-in finishes it; with"
+          + " --backend secret-service such a failure is exit 74 instead)."
       ),
       (
         3,
@@ -60,7 +61,10 @@ enum SignIn: Subcommand {
           + " (insecure_store), the --seal key cannot be used or made (key_unavailable with the"
           + " key's own code, e.g. key_insecure_mode, key_wrong_size, key_io; or lock_timed_out:"
           + " key_lock_timed_out), an input file cannot be read, or the --tpm TPM cannot be read"
-          + " (with the reason)."
+          + " (with the reason). With --backend secret-service, also: the mark was reset but"
+          + " writing the items to the keyring failed (sign_in_incomplete on stderr; the keyring"
+          + " cannot stage them, so each item may hold its new value, its old one or none: sign"
+          + " in again with every --put)."
       ),
       (
         75,
@@ -185,6 +189,18 @@ enum SignIn: Subcommand {
       throw UsageError("--server-time-uncertainty: \(error.reason)")
     } catch {
       throw CommandFailure(.ioError, "sign-in failed: \(error)")
+    }
+    if let unfinished = session.unfinishedRollForward, backend.kind == .secretService {
+      // The keyring store cannot stage: it writes the items after the mark reset (the commit
+      // point), so a failure there is not a roll forward that readers already see and the next
+      // sign-in finishes, but items that were never written. Nothing claims them.
+      throw CommandFailure(
+        .ioError,
+        "sign_in_incomplete: the clock mark was reset (generation \(session.generation), mark"
+          + " \(session.record.mark.rfc3339)) but writing the items to the keyring failed:"
+          + " \(unfinished); the keyring store writes them after the reset and cannot stage them,"
+          + " so each of \(items.count) item\(items.count == 1 ? "" : "s") may hold its new value,"
+          + " its old one or none: sign in again with every --put")
     }
     let dropped = report.dropped
     if arguments.flag(.json) {
