@@ -669,7 +669,6 @@ extension DirectoryCacheStore {
     }
     var entries: [String: CacheSeal.Entry] = [:]
     var dropped: [SignInReport.Dropped] = []
-    let refusals: [Errno] = [.permissionDenied, .notPermitted, .noDeviceOrAddress]
     for name in try files.names(in: items) {
       guard CacheItemKey.problem(with: name) == nil else { continue }
       // Only what was read and does not authenticate (or is no private file at all) is
@@ -682,7 +681,7 @@ extension DirectoryCacheStore {
         continue
       } catch
         where error.isWrongType || error.isInsecure
-        || error.errno.map({ refusals.contains($0) }) == true
+        || error.errno.map({ Self.refusingErrnos.contains($0) }) == true
       {
         let refusal = failure(error, .itemUnreadable, key: CacheItemKey(validated: name))
         dropped.append(SignInReport.Dropped(key: name, refusal: refusal))

@@ -36,19 +36,7 @@ extension DirectoryCacheStore {
     accept: (CacheItemHeader) throws -> Void,
     chunk: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> CacheItemHeader? {
-    let items: StoreDirectory
-    do {
-      items = try files.openDirectory(set, Self.itemsName)
-    } catch {
-      if error.errno == .noSuchFileOrDirectory { return nil }
-      throw failure(error, .itemUnreadable, key: key)
-    }
-    let checked: CheckedItemFile?
-    do {
-      defer { files.close(items) }
-      checked = try openCheckedItem(key, in: items)
-    }
-    guard let opened = checked else { return nil }
+    guard let opened = try openCheckedItem(key, inSet: set) else { return nil }
     defer { files.close(opened.file.fd) }
     let header = opened.header
     let length = Int(header.payloadLength)
@@ -74,9 +62,32 @@ extension DirectoryCacheStore {
   struct CheckedItemFile {
     /// The open item (the caller closes it), a regular file of this user nobody else may write.
     let file: OpenedStoreFile
+    /// Its path, for errors.
+    let path: String
     let header: CacheFormat.ItemHeader
     /// The CRC-32 of the header's first 24 bytes, which the payload's checksum continues.
     let checksumSeed: UInt32
+  }
+
+  /// ``openCheckedItem(_:in:)`` in `<set>/items/`, where `set` is `cache/` (the live set) or a
+  /// sign-in's staging directory; `nil` when `items/` or the item is not there. The whole and
+  /// the streamed read of one item both open it here.
+  ///
+  /// - Throws: As ``openCheckedItem(_:in:)``; `items/` that cannot be opened is
+  ///   `item_unreadable` (`not_a_regular_file`, `insecure_store` by its problem).
+  /// - Complexity: O(1): two opens, one `fstat`, one 28-byte read.
+  func openCheckedItem(_ key: CacheItemKey, inSet set: StoreDirectory) throws(CacheStoreError)
+    -> CheckedItemFile?
+  {
+    let items: StoreDirectory
+    do {
+      items = try files.openDirectory(set, Self.itemsName)
+    } catch {
+      if error.errno == .noSuchFileOrDirectory { return nil }
+      throw failure(error, .itemUnreadable, key: key)
+    }
+    defer { files.close(items) }
+    return try openCheckedItem(key, in: items)
   }
 
   /// Opens `<items>/<key>` as every read of an unsealed item does (without waiting or following
@@ -96,10 +107,10 @@ extension DirectoryCacheStore {
       if error.errno == .noSuchFileOrDirectory { return nil }
       throw failure(error, .itemUnreadable, key: key)
     }
+    let path = items.path(of: key.rawValue)
     let head: [UInt8]
     do {
-      head = try files.read(
-        file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: items.path(of: key.rawValue))
+      head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
     } catch {
       files.close(file.fd)
       throw failure(error, .itemUnreadable, key: key)
@@ -107,7 +118,7 @@ extension DirectoryCacheStore {
     do {
       let header = try checkedItemHeader(key, head, fileSize: file.status.size)
       return CheckedItemFile(
-        file: file, header: header, checksumSeed: CacheFormat.crc(head[0..<24]))
+        file: file, path: path, header: header, checksumSeed: CacheFormat.crc(head[0..<24]))
     } catch {
       files.close(file.fd)
       throw error

@@ -225,31 +225,23 @@ public struct DirectoryCacheStore: CacheItemStore {
   func readItem(_ key: CacheItemKey, inSet set: StoreDirectory) throws(CacheStoreError)
     -> CacheItem?
   {
+    guard let opened = try openCheckedItem(key, inSet: set) else { return nil }
+    defer { files.close(opened.file.fd) }
+    let header = opened.header
+    // Read into memory that becomes the payload's own storage, its CRC-32 checked there.
+    let payload: Data?
     do {
-      let items = try files.openDirectory(set, Self.itemsName)
-      defer { files.close(items) }
-      let file = try files.openFile(items, key.rawValue, .readOnly)
-      defer { files.close(file.fd) }
-      let path = items.path(of: key.rawValue)
-      let head = try files.read(file.fd, count: CacheFormat.itemHeaderSize, offset: 0, path: path)
-      let header = try checkedItemHeader(key, head, fileSize: file.status.size)
-      // Read into memory that becomes the payload's own storage, its CRC-32 checked there.
-      let seed = CacheFormat.crc(head[0..<24])
-      guard
-        let payload = try files.readPayload(
-          file.fd, count: Int(header.payloadLength), offset: Int64(CacheFormat.itemHeaderSize),
-          path: path,
-          accepting: { CacheFormat.crc(UnsafeRawBufferPointer($0), seed: seed) == header.checksum })
-      else { throw unreadable(key, "truncated or bad checksum") }
-      return CacheItem(key: key, payload: payload, writtenAt: header.writtenAt)
-    } catch let error as StoreFileError {
-      if error.errno == .noSuchFileOrDirectory { return nil }
-      throw failure(error, .itemUnreadable, key: key)
-    } catch let error as CacheStoreError {
-      throw error
+      payload = try files.readPayload(
+        opened.file.fd, count: Int(header.payloadLength),
+        offset: Int64(CacheFormat.itemHeaderSize), path: opened.path
+      ) {
+        CacheFormat.crc(UnsafeRawBufferPointer($0), seed: opened.checksumSeed) == header.checksum
+      }
     } catch {
-      throw CacheStoreError(code: .itemUnreadable, key: key, reason: "\(error)")
+      throw failure(error, .itemUnreadable, key: key)
     }
+    guard let payload else { throw unreadable(key, "truncated or bad checksum") }
+    return CacheItem(key: key, payload: payload, writtenAt: header.writtenAt)
   }
 
   /// See ``CacheItemStore/keys()``. Lists the items directory (names that are not valid keys,
