@@ -346,32 +346,10 @@
     func find(kind: String, key: String?, loadSecrets: Bool = true) throws(SecretServiceFault)
       -> [SecretServiceFoundItem]
     {
-      guard let service, let collectionPath else { preconditionFailure("not connected") }
-      let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
-      defer { g_hash_table_unref(attributes) }
-      var error: UnsafeMutablePointer<GError>?
-      // The service-wide search, filtered to the default collection below:
-      // secret_collection_search_sync leaks one reply GVariant per call in libsecret 0.20.5
-      // (measured with valgrind; see docs/secret-service.md).
-      let gotPaths = try awaitResult("searching the Secret Service") { [schema] in
-        secret_service_search_for_dbus_paths(service, schema, attributes, cancellable, $0, $1)
-      }
-      var unlockedPaths: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-      var lockedPaths: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-      let searched = secret_service_search_for_dbus_paths_finish(
-        service, gotPaths, &unlockedPaths, &lockedPaths, &error)
-      g_object_unref(UnsafeMutableRawPointer(gotPaths))
-      defer {
-        g_strfreev(unlockedPaths)
-        g_strfreev(lockedPaths)
-      }
-      if searched == 0 || error != nil { throw fault(error, "searching the Secret Service") }
-      deadline.progressed()
-      let prefix = collectionPath + "/"
-      let paths = (Self.strings(unlockedPaths) + Self.strings(lockedPaths)).filter {
-        $0.hasPrefix(prefix)
-      }
+      guard let service else { preconditionFailure("not connected") }
+      let paths = try searchPaths(kind: kind, key: key)
       guard !paths.isEmpty else { return [] }
+      var error: UnsafeMutablePointer<GError>?
 
       let gotItems = try awaitResults("loading the found secrets", count: paths.count) {
         index, callback, data in
@@ -416,6 +394,39 @@
         SecretServiceFoundItem(
           item: item, key: Self.attribute(item, "key"),
           secret: loadSecrets ? Self.secret(item) : nil)
+      }
+    }
+
+    /// The object paths of this application's secrets in the default collection with `kind`
+    /// (`nil`: any) and `key` (`nil`: any), locked or not, without loading them.
+    ///
+    /// - Complexity: One D-Bus search.
+    /// - Throws: `SecretServiceFault` when the search fails or is given up on.
+    func searchPaths(kind: String?, key: String?) throws(SecretServiceFault) -> [String] {
+      guard let service, let collectionPath else { preconditionFailure("not connected") }
+      let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
+      defer { g_hash_table_unref(attributes) }
+      var error: UnsafeMutablePointer<GError>?
+      // The service-wide search, filtered to the default collection below:
+      // secret_collection_search_sync leaks one reply GVariant per call in libsecret 0.20.5
+      // (measured with valgrind; see docs/secret-service.md).
+      let gotPaths = try awaitResult("searching the Secret Service") { [schema] in
+        secret_service_search_for_dbus_paths(service, schema, attributes, cancellable, $0, $1)
+      }
+      var unlockedPaths: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+      var lockedPaths: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+      let searched = secret_service_search_for_dbus_paths_finish(
+        service, gotPaths, &unlockedPaths, &lockedPaths, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotPaths))
+      defer {
+        g_strfreev(unlockedPaths)
+        g_strfreev(lockedPaths)
+      }
+      if searched == 0 || error != nil { throw fault(error, "searching the Secret Service") }
+      deadline.progressed()
+      let prefix = collectionPath + "/"
+      return (Self.strings(unlockedPaths) + Self.strings(lockedPaths)).filter {
+        $0.hasPrefix(prefix)
       }
     }
 
