@@ -358,6 +358,7 @@
       }
       var list: UnsafeMutablePointer<GList>?
       var failure: UnsafeMutablePointer<GError>?
+      var unexplained = false
       for got in gotItems {
         var itemError: UnsafeMutablePointer<GError>?
         let item = secret_item_new_for_dbus_path_finish(got, &itemError)
@@ -365,14 +366,18 @@
         if let item { list = g_list_append(list, UnsafeMutableRawPointer(item)) }
         if let itemError {
           if failure == nil { failure = itemError } else { g_error_free(itemError) }
-        } else if item == nil, failure == nil {
-          failure = g_error_new_literal(
-            g_quark_from_static_string("offline-ttl"), 0, "an item could not be loaded")
+        } else if item == nil {
+          unexplained = true
         }
       }
       // The session releases the items when it ends.
       if let list { lists.append(list) }
       if let failure { throw fault(failure, "loading the found secrets") }
+      if unexplained {
+        throw SecretServiceFault(
+          reason: .serviceFailed, duringWrite: false,
+          message: "loading the found secrets: an item was not loaded, with no error")
+      }
       deadline.progressed()
 
       var items: [UnsafeMutablePointer<SecretItem>] = []
