@@ -11,13 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-// The attribute table {application, kind[, key]}; strings are copied. Free with
-// g_hash_table_unref. A NULL key leaves the `key` attribute out (a search over every key).
+// The attribute table {application[, kind[, key]]}; strings are copied. Free with
+// g_hash_table_unref. A NULL kind or key leaves that attribute out (a search over every one).
 static inline GHashTable *otl_secret_attributes_new(const char *application, const char *kind,
                                                     const char *key) {
   GHashTable *table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   g_hash_table_insert(table, g_strdup("application"), g_strdup(application));
-  g_hash_table_insert(table, g_strdup("kind"), g_strdup(kind));
+  if (kind != NULL) g_hash_table_insert(table, g_strdup("kind"), g_strdup(kind));
   if (key != NULL) g_hash_table_insert(table, g_strdup("key"), g_strdup(key));
   return table;
 }
@@ -61,6 +61,21 @@ static inline void otl_object_list_free(GList *list) { g_list_free_full(list, g_
 // The D-Bus object path of a libsecret object (a SecretItem or SecretCollection proxy).
 static inline const char *otl_object_path(gpointer proxy) {
   return g_dbus_proxy_get_object_path(G_DBUS_PROXY(proxy));
+}
+
+// The D-Bus connection a libsecret proxy (the SecretService) talks over (not a new reference).
+static inline GDBusConnection *otl_proxy_connection(gpointer proxy) {
+  return g_dbus_proxy_get_connection(G_DBUS_PROXY(proxy));
+}
+
+// Finishes g_bus_get and, on the shared connection it returns, turns off exit-on-close (GIO's
+// default for a message bus connection: raise(SIGTERM) when the bus goes away). Called in the
+// call's own callback, so no "closed" emission already queued on the context can run first.
+static inline GDBusConnection *otl_bus_get_finish_keeping_process(GAsyncResult *result,
+                                                                  GError **error) {
+  GDBusConnection *connection = g_bus_get_finish(result, error);
+  if (connection != NULL) g_dbus_connection_set_exit_on_close(connection, FALSE);
+  return connection;
 }
 
 // The D-Bus properties of a new item: its label and attributes {xdg:schema, application, kind,
