@@ -64,49 +64,78 @@ public struct OfflineAccessGate: Sendable {
     cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
     clocks: Clocks
   ) {
+    let (conflict, sharing) = Self.sealing(cache: cache, marks: marks)
     self.cache = cache
-    self.marks = marks
+    self.marks = sharing ?? marks
     self.policy = policy
     self.clocks = clocks
     self.mayLoadSealingKeys = Self.mayLoadSealingKeys(cache) || Self.mayLoadSealingKeys(marks)
-    self.sealingConflict = Self.sealingConflict(cache: cache, marks: marks)
+    self.sealingConflict = conflict
   }
 
   /// The refusal of a pair of stores sealed differently, when this gate was given one: a
   /// ``DirectoryCacheStore`` and a ``FileClockMarkStore`` of which only one is sealed, or that
-  /// are sealed by two providers that describe themselves differently (two key files, a key
-  /// file and a keyring key, two keyring keys). A sealed item index is bound to a mark record
-  /// sealed with the same key, so every check of such a gate would refuse `seal_mismatch`, and
-  /// no sign-in could cure it. Instead every operation of the gate refuses with this error,
-  /// code ``StoreError/Code/storesSealedDifferently``, before it reads or writes anything:
+  /// are sealed by providers of two different keys (two key files, a key file and a keyring
+  /// key, two keyring keys), as their ``SealingKeyProvider/keyIdentity()`` says when the gate is
+  /// made. Two providers of one key spelt differently are alike: `keys/k`, `keys/./k`,
+  /// `keys//k` and a path through a symbolic link to the same directory name one key file, and
+  /// two keyring providers with the same application id and key name one secret. A sealed item
+  /// index is bound to a mark record sealed with the same key, so every check of a pair sealed
+  /// differently would refuse `seal_mismatch`, and no sign-in could cure it. Instead every
+  /// operation of the gate refuses with this error, code
+  /// ``StoreError/Code/storesSealedDifferently``, before it reads or writes anything:
   /// ``checkEligibility()`` (and ``openOffline()``, ``verifyItems(against:)``) answers `expired`
   /// with reason `seal_mismatch` and this error as both stores' error, every
   /// `beginOnlineSession` throws it as `cache_store_failed`, and ``recordObservation()`` throws
-  /// it. `nil` when the stores agree (both unsealed, or sealed by equal providers) and for
+  /// it. `nil` when the stores agree (both unsealed, or sealed by providers of one key) and for
   /// store types the gate cannot look into. Check it at startup to report a configuration
   /// error early.
   ///
-  /// - Complexity: O(1); computed once, at construction.
+  /// When the two providers name one key in different words, the gate's ``marks`` is the given
+  /// mark store set to share the item store's key within each operation (a sign-in seals its
+  /// items and the mark reset of its commit point with one key, and a check verifies both with
+  /// one key, even if the key file is replaced meanwhile); its ``FileClockMarkStore/sealing``
+  /// is still the provider it was given.
+  ///
+  /// - Complexity: Computed once, at construction: one ``SealingKeyProvider/keyIdentity()`` per
+  ///   sealed store (for a key file, one `realpath(3)` of its directory).
   public let sealingConflict: StoreError?
 
-  /// See ``sealingConflict``.
-  private static func sealingConflict(cache: any CacheItemStore, marks: any ClockMarkStore)
-    -> StoreError?
+  /// The refusal of `cache` and `marks` sealed differently (see ``sealingConflict``), and, for
+  /// two providers of one key that describe themselves differently, `marks` set to share the
+  /// item store's key in an operation's scope (`nil` when nothing is to be shared).
+  private static func sealing(cache: any CacheItemStore, marks: any ClockMarkStore)
+    -> (conflict: StoreError?, sharing: FileClockMarkStore?)
   {
     guard let items = cache as? DirectoryCacheStore, let mark = marks as? FileClockMarkStore
-    else { return nil }
-    let itemSeal = items.sealing.map { "\($0)" }
-    let markSeal = mark.sealing.map { "\($0)" }
-    guard itemSeal != markSeal else { return nil }
-    func sealed(_ description: String?) -> String {
-      description.map { "sealed with the \($0)" } ?? "not sealed"
+    else { return (nil, nil) }
+    switch (items.sealing, mark.sealing) {
+    case (nil, nil):
+      return (nil, nil)
+    case (let itemSeal?, let markSeal?) where itemSeal.keyIdentity() == markSeal.keyIdentity():
+      guard "\(itemSeal)" != "\(markSeal)" else { return (nil, nil) }
+      // One key named two ways: the mark store's scope name is built from the item store's
+      // provider, so that both stores of one directory keep one key per operation (the scope
+      // names a key by its provider's description and the store directory).
+      var sharing = mark
+      sharing.sealingScopeName = SealingKeyScope.Name(itemSeal, directory: mark.directoryPath)
+      return (nil, sharing)
+    default:
+      func sealed(_ provider: (any SealingKeyProvider)?) -> String {
+        guard let provider else { return "not sealed" }
+        let identity = provider.keyIdentity()
+        let shown = "\(provider)"
+        return "sealed with the \(shown)"
+          + (identity.description == shown ? "" : " (\(identity))")
+      }
+      let conflict = StoreError(
+        code: .storesSealedDifferently,
+        message: "the item store in \(items.directory) is \(sealed(items.sealing)), but the"
+          + " clock-mark store in \(mark.directoryPath) is \(sealed(mark.sealing)): a sealed item"
+          + " index is bound to a mark record sealed with the same key, so give both stores the"
+          + " same provider (or neither); nothing was read or written")
+      return (conflict, nil)
     }
-    return StoreError(
-      code: .storesSealedDifferently,
-      message: "the item store in \(items.directory) is \(sealed(itemSeal)), but the clock-mark"
-        + " store in \(mark.directoryPath) is \(sealed(markSeal)): a sealed item index is bound"
-        + " to a mark record sealed with the same key, so give both stores the same provider"
-        + " (or neither); nothing was read or written")
   }
 
   /// Whether `store` may load a sealing key: `false` only for an unsealed store of the two types
