@@ -32,7 +32,8 @@ import Foundation
 /// (shared by the item and mark stores of that directory), of the 128 a user may hold by
 /// default; where none can be had the stores read their files again at every check.
 /// No offline path (``checkEligibility()``, ``openOffline()``, ``recordObservation()``,
-/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (<doc:Rules#Never-delete-on-expiry>).
+/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item
+/// (<doc:Rules#Never-delete-on-expiry>).
 public struct OfflineAccessGate: Sendable {
   /// Where the items live.
   public let cache: any CacheItemStore
@@ -173,8 +174,9 @@ public struct OfflineAccessGate: Sendable {
       clocks: Clocks(wall: clock, boot: bootClock, tpm: tpmClock))
   }
 
-  /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
-  /// made earlier (a login screen's) is never reused.
+  /// Re-evaluates now and, when fresh, opens the cache read-only
+  /// (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision made earlier (a login screen's) is
+  /// never reused.
   ///
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`
   ///   with the decision.
@@ -225,7 +227,8 @@ public struct OfflineAccessGate: Sendable {
   /// A session writes only while it is the newest: when another process (or another gate)
   /// signs in after it, its later writes throw `superseded` and write nothing. Where several
   /// copies of an app may sign in at once, sign in and write in one step with
-  /// ``beginOnlineSession(writing:)``, which never fails for losing that race.
+  /// ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``, which never fails for losing
+  /// that race.
   ///
   /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
   /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
@@ -255,6 +258,26 @@ public struct OfflineAccessGate: Sendable {
     throws(OnlineSessionError) -> OnlineSession
   {
     try beginOnlineSession(anchor: nil, writing: Array(items), stamp: nil)
+  }
+
+  /// Signs in and writes an array of items in one atomic step: the same as the variant that
+  /// takes any sequence (``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``). This
+  /// overload lets an array literal with string-literal keys be written in place,
+  /// `gate.beginOnlineSession(writing: [("token", data)])`, where the sequence alone would read
+  /// the literal as an array of `(String, Data)`.
+  ///
+  /// - Parameter items: Keys and bytes, stamped as the sequence variant stamps them (the wall
+  ///   clock read under the cache's writer lock); a later duplicate key wins; items not named
+  ///   are kept.
+  /// - Returns: The session; ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
+  /// - Throws: ``OnlineSessionError``, as the sequence variant.
+  /// - Complexity: As the sequence variant: O(b + k) for b bytes of old items carried and k
+  ///   written items; a constant number of syncs.
+  @discardableResult
+  public func beginOnlineSession(writing items: [(CacheItemKey, Data)])
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    try beginOnlineSession(anchor: nil, writing: items, stamp: nil)
   }
 
   /// Starts an online session anchored at a server time: the time the app obtained over its
@@ -288,8 +311,8 @@ public struct OfflineAccessGate: Sendable {
   }
 
   /// Signs in anchored at a server time and writes items, in one atomic step: as
-  /// ``beginOnlineSession(writing:)`` (the mark reset, the anchor and the new items become
-  /// visible together or not at all), with the anchor of
+  /// ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)`` (the mark reset, the anchor
+  /// and the new items become visible together or not at all), with the anchor of
   /// ``beginOnlineSession(serverTime:uncertainty:)``.
   ///
   /// - Parameters:
@@ -318,6 +341,28 @@ public struct OfflineAccessGate: Sendable {
     let stamp = serverTime.saturatingAdvanced(by: .zero - uncertainty - TrustedTime.fixedAllowance)
     return try beginOnlineSession(
       anchor: (serverTime, uncertainty), writing: Array(items), stamp: stamp)
+  }
+
+  /// Signs in anchored at a server time and writes an array of items, in one atomic step: the
+  /// same as the variant that takes any sequence
+  /// (``beginOnlineSession(serverTime:uncertainty:writing:)-(_,_,Sequence<(CacheItemKey,Data)>)``).
+  /// This overload lets an array literal with string-literal keys be written in place (`writing:
+  /// [("token", data)]`).
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time.
+  ///   - uncertainty: How far off it may be; zero or more.
+  ///   - items: Keys and bytes, all stamped with the trusted time at the anchor
+  ///     (`serverTime − uncertainty − 2 s`); a later duplicate key wins; items not named are
+  ///     kept.
+  /// - Returns: The session; ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
+  /// - Throws: ``OnlineSessionError``, as the sequence variant.
+  /// - Complexity: As the sequence variant.
+  @discardableResult
+  public func beginOnlineSession(
+    serverTime: WallClockInstant, uncertainty: Duration, writing items: [(CacheItemKey, Data)]
+  ) throws(OnlineSessionError) -> OnlineSession {
+    try beginOnlineSession(serverTime: serverTime, uncertainty: uncertainty, writing: items[...])
   }
 
   /// The time an online session stamps on the items it writes: the wall clock, or, in a session
