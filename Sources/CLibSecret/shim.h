@@ -63,6 +63,21 @@ static inline const char *otl_object_path(gpointer proxy) {
   return g_dbus_proxy_get_object_path(G_DBUS_PROXY(proxy));
 }
 
+// The D-Bus connection a libsecret proxy (the SecretService) talks over (not a new reference).
+static inline GDBusConnection *otl_proxy_connection(gpointer proxy) {
+  return g_dbus_proxy_get_connection(G_DBUS_PROXY(proxy));
+}
+
+// Finishes g_bus_get and, on the shared connection it returns, turns off exit-on-close (GIO's
+// default for a message bus connection: raise(SIGTERM) when the bus goes away). Called in the
+// call's own callback, so no "closed" emission already queued on the context can run first.
+static inline GDBusConnection *otl_bus_get_finish_keeping_process(GAsyncResult *result,
+                                                                  GError **error) {
+  GDBusConnection *connection = g_bus_get_finish(result, error);
+  if (connection != NULL) g_dbus_connection_set_exit_on_close(connection, FALSE);
+  return connection;
+}
+
 // The D-Bus properties of a new item: its label and attributes {xdg:schema, application, kind,
 // key}. Free with g_hash_table_unref.
 static inline GHashTable *otl_item_properties_new(const char *label, const char *schema,

@@ -153,9 +153,9 @@ extension DirectoryCacheStore {
     resolved: ResolvedSealKeys.Resolved?, joining keyWatch: KeyFileWatch?
   ) -> SealedKeptSummary? {
     kept.state.withLock { state -> SealedKeptSummary? in
-      guard case .kept(let files) = state,
-        let view = files.watch?.view(sys, joining: keyWatch), view.isKeptDirectory,
-        let validated = files.sealedValidated, validated.changes == view.changes,
+      guard let (watch, validated) = state.sealedReuse,
+        let view = watch.view(sys, joining: keyWatch), view.isKeptDirectory,
+        validated.changes == view.changes,
         view.user == validated.checked.user,
         let keys = SealingKeyScope.keys(named: name, ifNoneKept: { resolved?.keysIfUnchanged }),
         validated.checked.keys.isSame(as: keys)
@@ -200,5 +200,19 @@ extension DirectoryCacheStore {
         summary: header.summary,
         binding: MarkBinding(generation: header.generation, storeID: header.storeID),
         user: sys.effectiveUserID(), keys: keys))
+  }
+}
+
+extension KeptState where Kept == KeptCacheDescriptors {
+  /// The kept set's watch and the summary its last full sealed check served, read through a
+  /// borrow of the set: a repeated check copies these two, not the whole descriptor set (its
+  /// paths, statuses and summaries, a dozen reference counts).
+  var sealedReuse:
+    (watch: SharedStoreWatch, validated: (checked: SealedKeptSummary, changes: UInt64))?
+  {
+    guard case .kept(let files) = self, let watch = files.watch,
+      let validated = files.sealedValidated
+    else { return nil }
+    return (watch, validated)
   }
 }

@@ -110,7 +110,12 @@ enum Demo: Subcommand {
     }
     let clock = ManualWallClock(start)
     let bootClock = ManualBootClock(bootID: DemoStory.bootID, sinceBoot: DemoStory.startUptime)
-    let sealing = try StoreBackend(kind: .file, seal: seal).sealing(at: path)
+    // One keyring budget for the whole demo, as for every other command: the key's load or
+    // creation, every step of the story and the key's clean-up share it, and a keyring that
+    // did not answer is not asked again (the clean-up included).
+    var backend = StoreBackend(kind: .file, seal: seal)
+    backend.startKeyringBudget()
+    let sealing = try backend.sealing(at: path)
     // A keyring key is named by this temporary store's path: it goes with the store (and stays
     // with it under --keep). A key file is left: its path is the user's.
     defer {

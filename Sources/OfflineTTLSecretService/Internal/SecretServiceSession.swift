@@ -54,6 +54,9 @@
     private let deadline: CallDeadline
     private let schema: UnsafeMutablePointer<SecretSchema>
     private var service: UnsafeMutablePointer<SecretService>?
+    /// The shared session-bus connection, held for the session's lifetime with exit-on-close
+    /// turned off (see ``connect(evenIfLocked:)``).
+    private var bus: OpaquePointer?
     /// The default collection's object path. Its proxy is released as soon as its lock state is
     /// known: items are created by path (see `otl_item_properties_new` in the shim).
     private var collectionPath: String?
@@ -123,6 +126,7 @@
     deinit {
       for list in lists { otl_object_list_free(list) }
       if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
+      if let bus { g_object_unref(UnsafeMutableRawPointer(bus)) }
       while g_main_context_iteration(context, 0) != 0 {}
       g_source_destroy(wake)
       g_source_unref(wake)
@@ -151,19 +155,60 @@
     /// - Parameters:
     ///   - step: What the call does, for the fault's message.
     ///   - write: Whether the call writes (its fault is then a failed write).
+    ///   - whenReady: Runs inside the call's callback with its result, before the context
+    ///     dispatches anything else (`nil`: nothing).
     ///   - start: Starts the call with the given callback and user data.
     /// - Returns: The `GAsyncResult` (a new reference: unref it after the `_finish` call).
     /// - Throws: `SecretServiceFault` `timed_out` when the call was given up on.
     private func awaitResult(
-      _ step: String, write: Bool = false, _ start: (GAsyncReadyCallback, gpointer) -> Void
+      _ step: String, write: Bool = false, whenReady: ((OpaquePointer) -> Void)? = nil,
+      _ start: (GAsyncReadyCallback, gpointer) -> Void
     ) throws(SecretServiceFault) -> OpaquePointer {
-      let box = SecretServiceAsyncResult()
+      try awaitResults(step, write: write, count: 1, whenReady: whenReady) { _, callback, data in
+        start(callback, data)
+      }[0]
+    }
+
+    /// Starts `count` async libsecret calls at once, each with its own callback and `GTask`,
+    /// and iterates this session's context until every one completed, under the time limits
+    /// of ``awaitResult(_:write:whenReady:_:)`` (measured from the first call's start).
+    ///
+    /// - Parameters:
+    ///   - step: What the calls do, for the fault's message.
+    ///   - write: Whether the calls write.
+    ///   - count: How many calls; positive.
+    ///   - whenReady: Runs inside each call's callback with its result (`nil`: nothing).
+    ///   - start: Starts call `index` (from 0) with the given callback and user data.
+    /// - Returns: The `GAsyncResult`s in call order (new references: unref each after its
+    ///   `_finish` call).
+    /// - Throws: `SecretServiceFault` `timed_out` when the calls were given up on.
+    /// - Complexity: O(`count`) per iteration of the context.
+    private func awaitResults(
+      _ step: String, write: Bool = false, count: Int,
+      whenReady: ((OpaquePointer) -> Void)? = nil,
+      _ start: (Int, GAsyncReadyCallback, gpointer) -> Void
+    ) throws(SecretServiceFault) -> [OpaquePointer] {
       let callStarted = otl_real_monotonic_nanoseconds()
-      start(secretServiceAsyncReady, Unmanaged.passRetained(box).toOpaque())
-      while box.result == nil {
+      // No call starts once the budget's allowance is spent: the watchdog that cancels calls at
+      // that point runs on its own thread, and calls that answer before it is scheduled would
+      // run past the budget (a budget of 1 ns read a store on a loaded machine).
+      if callStarted >= deadline.hardDeadline {
+        g_cancellable_cancel(cancellable)
+        let fault = SecretServiceFault(
+          reason: .timedOut, duringWrite: write,
+          message: "\(step): the \(budget.map { "\($0.total) " } ?? "")budget was spent before"
+            + " the call; it was not made")
+        timedOut = timedOut ?? fault.message
+        throw fault
+      }
+      let boxes = (0..<count).map { _ in SecretServiceAsyncResult(whenReady: whenReady) }
+      for (index, box) in boxes.enumerated() {
+        start(index, secretServiceAsyncReady, Unmanaged.passRetained(box).toOpaque())
+      }
+      while boxes.contains(where: { $0.result == nil }) {
         g_main_context_iteration(context, 1)
         let now = otl_real_monotonic_nanoseconds()
-        if box.result == nil,
+        if boxes.contains(where: { $0.result == nil }),
           now &- callStarted > perCallLimitNanoseconds || now &- started > budgetLimitNanoseconds
         {
           g_cancellable_cancel(cancellable)
@@ -177,7 +222,7 @@
           throw fault
         }
       }
-      return box.take()
+      return boxes.map { $0.take() }
     }
 
     /// Connects to the default collection and runs `body` with the session.
@@ -207,18 +252,21 @@
 
     private func connect(evenIfLocked: Bool) throws(SecretServiceFault) {
       var error: UnsafeMutablePointer<GError>?
-      // The bus first, to tell "no session bus" from "no provider". The shared connection must
-      // not kill the process when the bus goes away (GLib's default for g_bus_get).
-      let gotBus = try awaitResult("connecting to the session bus") {
+      // The bus first, to tell "no session bus" from "no provider". GIO gives every bus
+      // connection exit-on-close: when the bus goes away (a restart, a broken socket) it raises
+      // SIGTERM and kills the process. The shared connection is finished and its exit-on-close
+      // turned off inside the call's own callback, and the session holds it to its end: libsecret
+      // takes the same shared connection for the service (GIO keeps it only while someone holds
+      // it, and a new one would have exit-on-close again).
+      let taken = SecretServiceBusConnection()
+      let gotBus = try awaitResult("connecting to the session bus", whenReady: taken.finish) {
         g_bus_get(G_BUS_TYPE_SESSION, cancellable, $0, $1)
       }
-      let connection = g_bus_get_finish(gotBus, &error)
       g_object_unref(UnsafeMutableRawPointer(gotBus))
-      guard let bus = connection else {
-        throw fault(error, "connecting to the session bus", connecting: true)
+      guard let connection = taken.take() else {
+        throw fault(taken.takeError(), "connecting to the session bus", connecting: true)
       }
-      g_dbus_connection_set_exit_on_close(bus, 0)
-      g_object_unref(UnsafeMutableRawPointer(bus))
+      bus = connection
       deadline.progressed()
 
       let gotService = try awaitResult("opening the Secret Service") {
@@ -228,6 +276,11 @@
       g_object_unref(UnsafeMutableRawPointer(gotService))
       guard let service else {
         throw fault(error, "opening the Secret Service")
+      }
+      // The service libsecret keeps for the process may sit on another connection (made while
+      // no session held this one): that one must not kill the process either.
+      if let serviceBus = otl_proxy_connection(UnsafeMutableRawPointer(service)) {
+        g_dbus_connection_set_exit_on_close(serviceBus, 0)
       }
       deadline.progressed()
       let gotCollection = try awaitResult("finding the default collection") {
@@ -275,11 +328,21 @@
 
     /// The secrets of this application with `kind` (and `key`, when given), with their values.
     ///
-    /// - Complexity: One D-Bus search plus one call fetching every match's secret.
+    /// Three steps, each checked: the search (object paths, locked and unlocked), one item
+    /// proxy per match in the default collection (loaded at once, each call its own task), and
+    /// one call fetching every unlocked match's secret. Not libsecret's `secret_service_search`:
+    /// when two or more of its item loads fail (a cancelled or broken connection), it completes
+    /// its task once per failure (GLib's `'!task->ever_returned'` CRITICAL, an abort under
+    /// `G_DEBUG=fatal-criticals`), and it reports a failed secret fetch as success, each item
+    /// then looking locked.
+    ///
+    /// - Complexity: One D-Bus search, one call per match (concurrent) and one call fetching
+    ///   every match's secret.
     /// - Parameters:
     ///   - kind: The `kind` attribute.
     ///   - key: The `key` attribute, or `nil` for every key.
     ///   - loadSecrets: Whether to fetch the values too (otherwise every `secret` is `nil`).
+    /// - Throws: `SecretServiceFault` when a step fails or is given up on.
     func find(kind: String, key: String?, loadSecrets: Bool = true) throws(SecretServiceFault)
       -> [SecretServiceFoundItem]
     {
@@ -287,35 +350,87 @@
       let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
       defer { g_hash_table_unref(attributes) }
       var error: UnsafeMutablePointer<GError>?
-      let flags = SecretSearchFlags(
-        rawValue: SECRET_SEARCH_ALL.rawValue
-          | (loadSecrets ? SECRET_SEARCH_LOAD_SECRETS.rawValue : 0))
       // The service-wide search, filtered to the default collection below:
       // secret_collection_search_sync leaks one reply GVariant per call in libsecret 0.20.5
       // (measured with valgrind; see docs/secret-service.md).
-      let gotList = try awaitResult("searching the Secret Service") { [schema] in
-        secret_service_search(service, schema, attributes, flags, cancellable, $0, $1)
+      let gotPaths = try awaitResult("searching the Secret Service") { [schema] in
+        secret_service_search_for_dbus_paths(service, schema, attributes, cancellable, $0, $1)
       }
-      let list = secret_service_search_finish(service, gotList, &error)
-      g_object_unref(UnsafeMutableRawPointer(gotList))
-      if error != nil { throw fault(error, "searching the Secret Service") }
+      var unlockedPaths: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+      var lockedPaths: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+      let searched = secret_service_search_for_dbus_paths_finish(
+        service, gotPaths, &unlockedPaths, &lockedPaths, &error)
+      g_object_unref(UnsafeMutableRawPointer(gotPaths))
+      defer {
+        g_strfreev(unlockedPaths)
+        g_strfreev(lockedPaths)
+      }
+      if searched == 0 || error != nil { throw fault(error, "searching the Secret Service") }
       deadline.progressed()
       let prefix = collectionPath + "/"
-      guard let list else { return [] }
-      lists.append(list)
-      var found: [SecretServiceFoundItem] = []
-      var node: UnsafeMutablePointer<GList>? = list
-      while let current = node {
-        let item = current.pointee.data.assumingMemoryBound(to: SecretItem.self)
-        node = current.pointee.next
-        guard String(cString: otl_object_path(UnsafeMutableRawPointer(item))).hasPrefix(prefix)
-        else { continue }
-        found.append(
-          SecretServiceFoundItem(
-            item: item, key: Self.attribute(item, "key"),
-            secret: loadSecrets ? Self.secret(item) : nil))
+      let paths = (Self.strings(unlockedPaths) + Self.strings(lockedPaths)).filter {
+        $0.hasPrefix(prefix)
       }
-      return found
+      guard !paths.isEmpty else { return [] }
+
+      let gotItems = try awaitResults("loading the found secrets", count: paths.count) {
+        index, callback, data in
+        secret_item_new_for_dbus_path(
+          service, paths[index], SECRET_ITEM_NONE, cancellable, callback, data)
+      }
+      var list: UnsafeMutablePointer<GList>?
+      var failure: UnsafeMutablePointer<GError>?
+      for got in gotItems {
+        var itemError: UnsafeMutablePointer<GError>?
+        let item = secret_item_new_for_dbus_path_finish(got, &itemError)
+        g_object_unref(UnsafeMutableRawPointer(got))
+        if let item { list = g_list_append(list, UnsafeMutableRawPointer(item)) }
+        if let itemError {
+          if failure == nil { failure = itemError } else { g_error_free(itemError) }
+        } else if item == nil, failure == nil {
+          failure = g_error_new_literal(
+            g_quark_from_static_string("offline-ttl"), 0, "an item could not be loaded")
+        }
+      }
+      // The session releases the items when it ends.
+      if let list { lists.append(list) }
+      if let failure { throw fault(failure, "loading the found secrets") }
+      deadline.progressed()
+
+      var items: [UnsafeMutablePointer<SecretItem>] = []
+      var node = list
+      while let current = node {
+        items.append(current.pointee.data.assumingMemoryBound(to: SecretItem.self))
+        node = current.pointee.next
+      }
+      if loadSecrets, items.contains(where: { secret_item_get_locked($0) == 0 }) {
+        let gotSecrets = try awaitResult("fetching the found secrets") {
+          secret_item_load_secrets(list, cancellable, $0, $1)
+        }
+        let loaded = secret_item_load_secrets_finish(gotSecrets, &error)
+        g_object_unref(UnsafeMutableRawPointer(gotSecrets))
+        if loaded == 0 || error != nil { throw fault(error, "fetching the found secrets") }
+        deadline.progressed()
+      }
+      return items.map { item in
+        SecretServiceFoundItem(
+          item: item, key: Self.attribute(item, "key"),
+          secret: loadSecrets ? Self.secret(item) : nil)
+      }
+    }
+
+    /// The strings of a `NULL`-terminated C string array (none for `NULL`).
+    private static func strings(_ array: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?)
+      -> [String]
+    {
+      guard let array else { return [] }
+      var result: [String] = []
+      var index = 0
+      while let string = array[index] {
+        result.append(String(cString: string))
+        index += 1
+      }
+      return result
     }
 
     /// Replaces the secret of an existing item (one D-Bus call; the provider swaps it whole).
@@ -425,6 +540,10 @@
   /// ``take()``: a call given up on that completes later releases it with the box.
   private final class SecretServiceAsyncResult {
     var result: OpaquePointer?
+    /// Runs in the callback with the result, before it is kept.
+    let whenReady: ((OpaquePointer) -> Void)?
+
+    init(whenReady: ((OpaquePointer) -> Void)?) { self.whenReady = whenReady }
 
     /// The result; its reference passes to the caller.
     func take() -> OpaquePointer {
@@ -439,6 +558,39 @@
   private let secretServiceAsyncReady: GAsyncReadyCallback = { _, result, userData in
     guard let userData else { return }
     let box = Unmanaged<SecretServiceAsyncResult>.fromOpaque(userData).takeRetainedValue()
+    guard let result else { return }
+    box.whenReady?(result)
     box.result = OpaquePointer(g_object_ref(UnsafeMutableRawPointer(result)))
+  }
+
+  /// What `g_bus_get` completed with, finished inside its callback (see
+  /// `otl_bus_get_finish_keeping_process`): the shared connection, exit-on-close off, or the
+  /// error. Whatever is not taken is released with it.
+  private final class SecretServiceBusConnection {
+    private var connection: OpaquePointer?
+    private var error: UnsafeMutablePointer<GError>?
+
+    /// Finishes the call (once).
+    func finish(_ result: OpaquePointer) {
+      guard connection == nil, error == nil else { return }
+      connection = otl_bus_get_finish_keeping_process(result, &error)
+    }
+
+    /// The connection (its reference passes to the caller), or `nil` when the call failed.
+    func take() -> OpaquePointer? {
+      defer { connection = nil }
+      return connection
+    }
+
+    /// The error (its ownership passes to the caller), or `nil`.
+    func takeError() -> UnsafeMutablePointer<GError>? {
+      defer { error = nil }
+      return error
+    }
+
+    deinit {
+      if let connection { g_object_unref(UnsafeMutableRawPointer(connection)) }
+      if let error { g_error_free(error) }
+    }
   }
 #endif

@@ -129,6 +129,9 @@ import Testing
     // Many short-lived names (swept from the table) leave the live one intact.
     for index in 0..<1_000 { _ = SealingKeyScope.Name(provider, directory: "/many/\(index)") }
     #expect(a == SealingKeyScope.Name(provider, directory: "/a"))
+    #expect(a.token === SealingKeyScope.Name(provider, directory: "/a").token)
+    // The sweeps kept the table near the names alive (other tests' stores hold a few).
+    #expect(SealingKeyScope.Token.tableCount < 500)
     #expect(a.text.hasSuffix("\u{0}/a"))
   }
 

@@ -58,6 +58,11 @@ enum SealingKeyScope {
   }
 
   /// The one token of a name's text while any name of that text lives.
+  ///
+  /// The table holds its tokens strongly and sweeps out those only it holds, as it grows. A
+  /// table of weak references would give every token a side table, and every copy of a name a
+  /// retain and a release through it (the slow path of Swift's reference counting: a quarter
+  /// of a sealed repeated check's time went to reference counting).
   final class Token: Sendable {
     let text: String
 
@@ -65,25 +70,31 @@ enum SealingKeyScope {
       self.text = text
     }
 
-    private struct Weak: @unchecked Sendable {
-      // Read and written only under `table`'s lock.
-      weak var token: Token?
-    }
+    /// The tokens by text, and how many entries the table may hold before those no name holds
+    /// any more are swept out.
+    private static let table = Mutex<(tokens: [String: Token], sweepAt: Int)>(([:], 64))
 
-    /// The live tokens by text, and how many entries the table may hold before the dead
-    /// ones are swept out.
-    private static let table = Mutex<(tokens: [String: Weak], sweepAt: Int)>(([:], 64))
+    /// Entries in the table: the tokens names hold, and those none holds since the last sweep.
+    static var tableCount: Int { table.withLock { $0.tokens.count } }
 
-    /// The live token of `text`, or a new one.
+    /// The token of `text`, or a new one.
+    ///
+    /// - Complexity: O(1) lookups; a sweep, O(entries), when the table has doubled since the
+    ///   last one.
     static func interned(_ text: String) -> Token {
       table.withLock { table -> Token in
-        if let live = table.tokens[text]?.token { return live }
+        if let live = table.tokens[text] { return live }
         if table.tokens.count >= table.sweepAt {
-          table.tokens = table.tokens.filter { $0.value.token != nil }
+          for held in Array(table.tokens.keys) {
+            // Moved out of the table, the token is uniquely referenced when no name holds
+            // it; then no other thread can copy it either (a copy needs a reference).
+            var token = table.tokens.removeValue(forKey: held)!
+            if !isKnownUniquelyReferenced(&token) { table.tokens[held] = token }
+          }
           table.sweepAt = Swift.max(64, 2 * table.tokens.count)
         }
         let token = Token(text)
-        table.tokens[text] = Weak(token: token)
+        table.tokens[text] = token
         return token
       }
     }
