@@ -11,13 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-// The attribute table {application, kind[, key]}; strings are copied. Free with
-// g_hash_table_unref. A NULL key leaves the `key` attribute out (a search over every key).
+// The attribute table {application[, kind[, key]]}; strings are copied. Free with
+// g_hash_table_unref. A NULL kind or key leaves that attribute out (a search over every one).
 static inline GHashTable *otl_secret_attributes_new(const char *application, const char *kind,
                                                     const char *key) {
   GHashTable *table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   g_hash_table_insert(table, g_strdup("application"), g_strdup(application));
-  g_hash_table_insert(table, g_strdup("kind"), g_strdup(kind));
+  if (kind != NULL) g_hash_table_insert(table, g_strdup("kind"), g_strdup(kind));
   if (key != NULL) g_hash_table_insert(table, g_strdup("key"), g_strdup(key));
   return table;
 }

@@ -171,6 +171,69 @@
       }
     }
 
+    /// Before 0.4.0 a store's secrets were named by its path made absolute lexically. Left here
+    /// as such a version left them: stores signed in at `old/<name>` while `old` was a real
+    /// directory, which then became `real` with `old` a link to it. Through `old/<name>` the
+    /// commands find the secrets under that name (its real path's name holds none) and a
+    /// sign-in keeps them (a sealed store is not re-sealed, dropping its items); `x/../<name>`,
+    /// with `x` a link into another directory, names another store and never takes the secrets
+    /// of the store at `<name>`.
+    @Test func aStoreNamedByItsLinkedSpellingBeforeIsStillFoundThroughIt() throws {
+      let scratch = try SecretServiceTestSupport.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(atPath: scratch) }
+      let manager = FileManager.default
+      let private0700: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
+      try manager.createDirectory(
+        atPath: scratch + "/old", withIntermediateDirectories: false,
+        attributes: private0700)
+      try manager.createDirectory(
+        atPath: scratch + "/elsewhere/inner", withIntermediateDirectories: true,
+        attributes: private0700)
+      try manager.createSymbolicLink(atPath: scratch + "/x", withDestinationPath: "elsewhere/inner")
+      for version in ["one", "two"] {
+        try Data("token-\(version)".utf8).write(to: URL(fileURLWithPath: scratch + "/" + version))
+      }
+      let tool = SecretServiceTestSupport.product("offline-ttl")
+      let choices = [["--seal", "secret-service"], ["--backend", "secret-service"]]
+      func store(_ options: [String]) -> String { String(options[0].dropFirst(2)) }
+      for options in choices {
+        let signIn = try SecretServiceTestSupport.run(
+          tool,
+          ["sign-in", "--store", scratch + "/old/" + store(options), "--put", "t=\(scratch)/one"]
+            + options)
+        try #require(signIn.status == 0, "\(options): \(signIn.standardError)")
+        // Another store at `<name>`, named by its real path.
+        let other = try SecretServiceTestSupport.run(
+          tool,
+          ["sign-in", "--store", scratch + "/" + store(options), "--put", "t=\(scratch)/two"]
+            + options)
+        try #require(other.status == 0, "\(options): \(other.standardError)")
+        try manager.createDirectory(
+          atPath: scratch + "/elsewhere/" + store(options), withIntermediateDirectories: false,
+          attributes: private0700)
+      }
+      try manager.moveItem(atPath: scratch + "/old", toPath: scratch + "/real")
+      try manager.createSymbolicLink(atPath: scratch + "/old", withDestinationPath: "real")
+      for options in choices {
+        func read(_ path: String) throws -> SecretServiceTestSupport.Output {
+          try SecretServiceTestSupport.run(
+            tool, ["read", "--store", path, "--max-age", "1d", "t"] + options)
+        }
+        let linked = scratch + "/old/" + store(options)
+        let found = try read(linked)
+        #expect(found.status == 0, "\(options): \(found.standardError)")
+        #expect(found.standardOutput == "token-one", "\(options)")
+        let again = try SecretServiceTestSupport.run(
+          tool, ["sign-in", "--store", linked, "--put", "t=\(scratch)/two"] + options)
+        #expect(again.status == 0, "\(options): \(again.standardError)")
+        #expect(!again.standardOutput.contains("dropped"), "\(options): \(again.standardOutput)")
+        #expect(try read(linked).standardOutput == "token-two", "\(options)")
+        let elsewhere = try read(scratch + "/x/../" + store(options))
+        #expect(elsewhere.status != 0, "\(options): \(elsewhere.standardOutput)")
+        #expect(!elsewhere.standardOutput.contains("token"), "\(options)")
+      }
+    }
+
     @Test func anApplicationIDWithNULIsRefused() {
       // libsecret takes C strings: `a\0b` would be the attribute `a`, another id's secrets.
       #expect(throws: InvalidValueError.self) {

@@ -248,10 +248,37 @@ struct StoreBackend: Equatable {
           applicationID: Self.applicationID(storePath: absolute), lockDirectory: absolute,
           lockTimeout: max(lockTimeout, .nanoseconds(1)))
         configuration.budget = keyringBudget
-        return configuration
+        return Self.underFormerName(configuration, path: path, resolved: absolute)
       } catch {
         throw CommandFailure(.ioError, "secret-service: \(error.reason)")
       }
+    }
+
+    /// The configuration under the store's name from before 0.4.0, when its secrets are there.
+    ///
+    /// Before 0.4.0 the application id was the path as given made absolute lexically (only its
+    /// `.` and `..` removed): a store used through a linked directory kept its secrets under
+    /// that spelling, which its real path no longer finds. When the real path's id holds no
+    /// secret, and the spelling given names this very store (the lexical path resolves to the
+    /// same real path: `x/../s` with `x` a link names another store, never this one), the
+    /// secrets under the lexical id are this store's: the command uses that id. Nothing is
+    /// created, moved or deleted to decide; a keyring that cannot be asked keeps the real id
+    /// (and the command then reports it).
+    ///
+    /// - Complexity: Nothing for a path spelt as it resolves; otherwise two keyring searches
+    ///   under the command's budget.
+    private static func underFormerName(
+      _ configuration: SecretServiceStoreConfiguration, path: String, resolved: String
+    ) -> SecretServiceStoreConfiguration {
+      guard let lexical = try? AbsolutePath.lexical(path), lexical != resolved,
+        (try? AbsolutePath.resolvingLinks(lexical)) == resolved
+      else { return configuration }
+      var former = configuration
+      former.applicationID = applicationID(storePath: lexical)
+      guard (try? SecretServiceKeyring.holdsSecrets(configuration: configuration)) == false,
+        (try? SecretServiceKeyring.holdsSecrets(configuration: former)) == true
+      else { return configuration }
+      return former
     }
   #endif
 

@@ -346,6 +346,68 @@
     func find(kind: String, key: String?, loadSecrets: Bool = true) throws(SecretServiceFault)
       -> [SecretServiceFoundItem]
     {
+      guard let service else { preconditionFailure("not connected") }
+      let paths = try searchPaths(kind: kind, key: key)
+      guard !paths.isEmpty else { return [] }
+      var error: UnsafeMutablePointer<GError>?
+
+      let gotItems = try awaitResults("loading the found secrets", count: paths.count) {
+        index, callback, data in
+        secret_item_new_for_dbus_path(
+          service, paths[index], SECRET_ITEM_NONE, cancellable, callback, data)
+      }
+      var list: UnsafeMutablePointer<GList>?
+      var failure: UnsafeMutablePointer<GError>?
+      var unexplained = false
+      for got in gotItems {
+        var itemError: UnsafeMutablePointer<GError>?
+        let item = secret_item_new_for_dbus_path_finish(got, &itemError)
+        g_object_unref(UnsafeMutableRawPointer(got))
+        if let item { list = g_list_append(list, UnsafeMutableRawPointer(item)) }
+        if let itemError {
+          if failure == nil { failure = itemError } else { g_error_free(itemError) }
+        } else if item == nil {
+          unexplained = true
+        }
+      }
+      // The session releases the items when it ends.
+      if let list { lists.append(list) }
+      if let failure { throw fault(failure, "loading the found secrets") }
+      if unexplained {
+        throw SecretServiceFault(
+          reason: .serviceFailed, duringWrite: false,
+          message: "loading the found secrets: an item was not loaded, with no error")
+      }
+      deadline.progressed()
+
+      var items: [UnsafeMutablePointer<SecretItem>] = []
+      var node = list
+      while let current = node {
+        items.append(current.pointee.data.assumingMemoryBound(to: SecretItem.self))
+        node = current.pointee.next
+      }
+      if loadSecrets, items.contains(where: { secret_item_get_locked($0) == 0 }) {
+        let gotSecrets = try awaitResult("fetching the found secrets") {
+          secret_item_load_secrets(list, cancellable, $0, $1)
+        }
+        let loaded = secret_item_load_secrets_finish(gotSecrets, &error)
+        g_object_unref(UnsafeMutableRawPointer(gotSecrets))
+        if loaded == 0 || error != nil { throw fault(error, "fetching the found secrets") }
+        deadline.progressed()
+      }
+      return items.map { item in
+        SecretServiceFoundItem(
+          item: item, key: Self.attribute(item, "key"),
+          secret: loadSecrets ? Self.secret(item) : nil)
+      }
+    }
+
+    /// The object paths of this application's secrets in the default collection with `kind`
+    /// (`nil`: any) and `key` (`nil`: any), locked or not, without loading them.
+    ///
+    /// - Complexity: One D-Bus search.
+    /// - Throws: `SecretServiceFault` when the search fails or is given up on.
+    func searchPaths(kind: String?, key: String?) throws(SecretServiceFault) -> [String] {
       guard let service, let collectionPath else { preconditionFailure("not connected") }
       let attributes = otl_secret_attributes_new(configuration.applicationID, kind, key)
       defer { g_hash_table_unref(attributes) }
@@ -368,54 +430,8 @@
       if searched == 0 || error != nil { throw fault(error, "searching the Secret Service") }
       deadline.progressed()
       let prefix = collectionPath + "/"
-      let paths = (Self.strings(unlockedPaths) + Self.strings(lockedPaths)).filter {
+      return (Self.strings(unlockedPaths) + Self.strings(lockedPaths)).filter {
         $0.hasPrefix(prefix)
-      }
-      guard !paths.isEmpty else { return [] }
-
-      let gotItems = try awaitResults("loading the found secrets", count: paths.count) {
-        index, callback, data in
-        secret_item_new_for_dbus_path(
-          service, paths[index], SECRET_ITEM_NONE, cancellable, callback, data)
-      }
-      var list: UnsafeMutablePointer<GList>?
-      var failure: UnsafeMutablePointer<GError>?
-      for got in gotItems {
-        var itemError: UnsafeMutablePointer<GError>?
-        let item = secret_item_new_for_dbus_path_finish(got, &itemError)
-        g_object_unref(UnsafeMutableRawPointer(got))
-        if let item { list = g_list_append(list, UnsafeMutableRawPointer(item)) }
-        if let itemError {
-          if failure == nil { failure = itemError } else { g_error_free(itemError) }
-        } else if item == nil, failure == nil {
-          failure = g_error_new_literal(
-            g_quark_from_static_string("offline-ttl"), 0, "an item could not be loaded")
-        }
-      }
-      // The session releases the items when it ends.
-      if let list { lists.append(list) }
-      if let failure { throw fault(failure, "loading the found secrets") }
-      deadline.progressed()
-
-      var items: [UnsafeMutablePointer<SecretItem>] = []
-      var node = list
-      while let current = node {
-        items.append(current.pointee.data.assumingMemoryBound(to: SecretItem.self))
-        node = current.pointee.next
-      }
-      if loadSecrets, items.contains(where: { secret_item_get_locked($0) == 0 }) {
-        let gotSecrets = try awaitResult("fetching the found secrets") {
-          secret_item_load_secrets(list, cancellable, $0, $1)
-        }
-        let loaded = secret_item_load_secrets_finish(gotSecrets, &error)
-        g_object_unref(UnsafeMutableRawPointer(gotSecrets))
-        if loaded == 0 || error != nil { throw fault(error, "fetching the found secrets") }
-        deadline.progressed()
-      }
-      return items.map { item in
-        SecretServiceFoundItem(
-          item: item, key: Self.attribute(item, "key"),
-          secret: loadSecrets ? Self.secret(item) : nil)
       }
     }
 
