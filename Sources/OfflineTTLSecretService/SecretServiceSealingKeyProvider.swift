@@ -39,6 +39,17 @@
       "Secret Service key \(configuration.applicationID)/\(name)"
     }
 
+    /// `Secret Service key` with two parts, the application id and the name: the attributes the
+    /// key's secret is found by (the lock directory, the prompt policy and the time limits do not
+    /// change which secret that is). Compared part by part, so no application id and name run
+    /// into each other. The command-line tool's application id names the store directory with
+    /// its symbolic links resolved, so every spelling of one store has one key.
+    ///
+    /// - Returns: The identity; no I/O.
+    public func keyIdentity() -> SealingKeyIdentity {
+      SealingKeyIdentity(kind: "Secret Service key", parts: [configuration.applicationID, name])
+    }
+
     /// The stored key.
     ///
     /// - Returns: The key.

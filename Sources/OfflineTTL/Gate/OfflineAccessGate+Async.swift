@@ -72,18 +72,19 @@ extension OfflineAccessGate {
     }
   }
 
-  /// ``beginOnlineSession(writing:)`` without blocking a thread of the cooperative pool: signs
-  /// in and writes items in one atomic step, the store work (`flock`, `fdatasync`) on a
-  /// dedicated dispatch queue while the caller is suspended. Call it only after the app's server
-  /// sign-in succeeded.
+  /// ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)`` without blocking a thread of
+  /// the cooperative pool: signs in and writes items in one atomic step, the store work (`flock`,
+  /// `fdatasync`) on a dedicated dispatch queue while the caller is suspended. Call it only after
+  /// the app's server sign-in succeeded.
   ///
-  /// - Parameter items: Keys and bytes, stamped as ``beginOnlineSession(writing:)`` stamps them
-  ///   (the wall clock read under the cache's writer lock); a later duplicate key wins. Items
-  ///   not named are kept.
-  /// - Returns: As ``beginOnlineSession(writing:)``: the session, whose
-  ///   ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
-  /// - Throws: As ``beginOnlineSession(writing:)``.
-  /// - Complexity: As ``beginOnlineSession(writing:)``, plus one hop to a dispatch queue and back.
+  /// - Parameter items: Keys and bytes, stamped as
+  ///   ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)`` stamps them (the wall clock
+  ///   read under the cache's writer lock); a later duplicate key wins. Items not named are kept.
+  /// - Returns: As ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``: the session,
+  ///   whose ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
+  /// - Throws: As ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``.
+  /// - Complexity: As ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``, plus one
+  ///   hop to a dispatch queue and back.
   @discardableResult
   public func beginOnlineSessionAsync(writing items: [(CacheItemKey, Data)])
     async
@@ -113,21 +114,25 @@ extension OfflineAccessGate {
     }
   }
 
-  /// ``beginOnlineSession(serverTime:uncertainty:writing:)`` without blocking a thread of the
-  /// cooperative pool: signs in anchored at a server time and writes items in one atomic step,
-  /// the store work (`flock`, `fdatasync`) on a dedicated dispatch queue while the caller is
-  /// suspended. Call it only after the app's server sign-in succeeded.
+  /// ``beginOnlineSession(serverTime:uncertainty:writing:)-(_,_,Sequence<(CacheItemKey,Data)>)``
+  /// without blocking a thread of the cooperative pool: signs in anchored at a server time and
+  /// writes items in one atomic step, the store work (`flock`, `fdatasync`) on a dedicated dispatch
+  /// queue while the caller is suspended. Call it only after the app's server sign-in succeeded.
   ///
   /// - Parameters:
   ///   - serverTime: The server's time, from the app's authenticated connection.
   ///   - uncertainty: How far off it may be; zero or more.
-  ///   - items: Keys and bytes, stamped as ``beginOnlineSession(serverTime:uncertainty:writing:)``
+  ///   - items: Keys and bytes, stamped as
+  ///     ``beginOnlineSession(serverTime:uncertainty:writing:)-(_,_,Sequence<(CacheItemKey,Data)>)``
   ///     stamps them (`serverTime − uncertainty − 2 s`); a later duplicate key wins. Items not
   ///     named are kept.
-  /// - Returns: As ``beginOnlineSession(serverTime:uncertainty:writing:)``.
-  /// - Throws: As ``beginOnlineSession(serverTime:uncertainty:writing:)``.
-  /// - Complexity: As ``beginOnlineSession(serverTime:uncertainty:writing:)``, plus one hop to a
-  ///   dispatch queue and back.
+  /// - Returns: As
+  ///   ``beginOnlineSession(serverTime:uncertainty:writing:)-(_,_,Sequence<(CacheItemKey,Data)>)``.
+  /// - Throws: As
+  ///   ``beginOnlineSession(serverTime:uncertainty:writing:)-(_,_,Sequence<(CacheItemKey,Data)>)``.
+  /// - Complexity: As
+  ///   ``beginOnlineSession(serverTime:uncertainty:writing:)-(_,_,Sequence<(CacheItemKey,Data)>)``,
+  ///   plus one hop to a dispatch queue and back.
   @discardableResult
   public func beginOnlineSessionAsync(
     serverTime: WallClockInstant, uncertainty: Duration, writing items: [(CacheItemKey, Data)]
@@ -162,11 +167,12 @@ extension OfflineCacheReader {
 }
 
 extension OnlineSession {
-  /// ``write(contentsOf:)`` without blocking a thread of the cooperative pool.
+  /// ``write(contentsOf:)-(Sequence<(CacheItemKey,Data)>)`` without blocking a thread of the
+  /// cooperative pool.
   ///
   /// - Parameter items: Keys and bytes; a later duplicate key wins.
-  /// - Returns: As ``write(contentsOf:)``.
-  /// - Throws: As ``write(contentsOf:)``.
+  /// - Returns: As ``write(contentsOf:)-(Sequence<(CacheItemKey,Data)>)``.
+  /// - Throws: As ``write(contentsOf:)-(Sequence<(CacheItemKey,Data)>)``.
   @discardableResult
   public func writeAsync(contentsOf items: [(CacheItemKey, Data)]) async throws(OnlineSessionError)
     -> WallClockInstant

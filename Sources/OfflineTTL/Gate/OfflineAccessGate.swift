@@ -32,7 +32,8 @@ import Foundation
 /// (shared by the item and mark stores of that directory), of the 128 a user may hold by
 /// default; where none can be had the stores read their files again at every check.
 /// No offline path (``checkEligibility()``, ``openOffline()``, ``recordObservation()``,
-/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item (<doc:Rules#Never-delete-on-expiry>).
+/// ``OfflineCacheReader``) deletes, rewrites or re-stamps an item
+/// (<doc:Rules#Never-delete-on-expiry>).
 public struct OfflineAccessGate: Sendable {
   /// Where the items live.
   public let cache: any CacheItemStore
@@ -64,49 +65,78 @@ public struct OfflineAccessGate: Sendable {
     cache: any CacheItemStore, marks: any ClockMarkStore, policy: EligibilityPolicy,
     clocks: Clocks
   ) {
+    let (conflict, sharing) = Self.sealing(cache: cache, marks: marks)
     self.cache = cache
-    self.marks = marks
+    self.marks = sharing ?? marks
     self.policy = policy
     self.clocks = clocks
     self.mayLoadSealingKeys = Self.mayLoadSealingKeys(cache) || Self.mayLoadSealingKeys(marks)
-    self.sealingConflict = Self.sealingConflict(cache: cache, marks: marks)
+    self.sealingConflict = conflict
   }
 
   /// The refusal of a pair of stores sealed differently, when this gate was given one: a
   /// ``DirectoryCacheStore`` and a ``FileClockMarkStore`` of which only one is sealed, or that
-  /// are sealed by two providers that describe themselves differently (two key files, a key
-  /// file and a keyring key, two keyring keys). A sealed item index is bound to a mark record
-  /// sealed with the same key, so every check of such a gate would refuse `seal_mismatch`, and
-  /// no sign-in could cure it. Instead every operation of the gate refuses with this error,
-  /// code ``StoreError/Code/storesSealedDifferently``, before it reads or writes anything:
+  /// are sealed by providers of two different keys (two key files, a key file and a keyring
+  /// key, two keyring keys), as their ``SealingKeyProvider/keyIdentity()`` says when the gate is
+  /// made. Two providers of one key spelt differently are alike: `keys/k`, `keys/./k`,
+  /// `keys//k` and a path through a symbolic link to the same directory name one key file, and
+  /// two keyring providers with the same application id and key name one secret. A sealed item
+  /// index is bound to a mark record sealed with the same key, so every check of a pair sealed
+  /// differently would refuse `seal_mismatch`, and no sign-in could cure it. Instead every
+  /// operation of the gate refuses with this error, code
+  /// ``StoreError/Code/storesSealedDifferently``, before it reads or writes anything:
   /// ``checkEligibility()`` (and ``openOffline()``, ``verifyItems(against:)``) answers `expired`
   /// with reason `seal_mismatch` and this error as both stores' error, every
   /// `beginOnlineSession` throws it as `cache_store_failed`, and ``recordObservation()`` throws
-  /// it. `nil` when the stores agree (both unsealed, or sealed by equal providers) and for
+  /// it. `nil` when the stores agree (both unsealed, or sealed by providers of one key) and for
   /// store types the gate cannot look into. Check it at startup to report a configuration
   /// error early.
   ///
-  /// - Complexity: O(1); computed once, at construction.
+  /// When the two providers name one key in different words, the gate's ``marks`` is the given
+  /// mark store set to share the item store's key within each operation (a sign-in seals its
+  /// items and the mark reset of its commit point with one key, and a check verifies both with
+  /// one key, even if the key file is replaced meanwhile); its ``FileClockMarkStore/sealing``
+  /// is still the provider it was given.
+  ///
+  /// - Complexity: Computed once, at construction: one ``SealingKeyProvider/keyIdentity()`` per
+  ///   sealed store (for a key file, one `realpath(3)` of its directory).
   public let sealingConflict: StoreError?
 
-  /// See ``sealingConflict``.
-  private static func sealingConflict(cache: any CacheItemStore, marks: any ClockMarkStore)
-    -> StoreError?
+  /// The refusal of `cache` and `marks` sealed differently (see ``sealingConflict``), and, for
+  /// two providers of one key that describe themselves differently, `marks` set to share the
+  /// item store's key in an operation's scope (`nil` when nothing is to be shared).
+  private static func sealing(cache: any CacheItemStore, marks: any ClockMarkStore)
+    -> (conflict: StoreError?, sharing: FileClockMarkStore?)
   {
     guard let items = cache as? DirectoryCacheStore, let mark = marks as? FileClockMarkStore
-    else { return nil }
-    let itemSeal = items.sealing.map { "\($0)" }
-    let markSeal = mark.sealing.map { "\($0)" }
-    guard itemSeal != markSeal else { return nil }
-    func sealed(_ description: String?) -> String {
-      description.map { "sealed with the \($0)" } ?? "not sealed"
+    else { return (nil, nil) }
+    switch (items.sealing, mark.sealing) {
+    case (nil, nil):
+      return (nil, nil)
+    case (let itemSeal?, let markSeal?) where itemSeal.keyIdentity() == markSeal.keyIdentity():
+      guard "\(itemSeal)" != "\(markSeal)" else { return (nil, nil) }
+      // One key named two ways: the mark store's scope name is built from the item store's
+      // provider, so that both stores of one directory keep one key per operation (the scope
+      // names a key by its provider's description and the store directory).
+      var sharing = mark
+      sharing.sealingScopeName = SealingKeyScope.Name(itemSeal, directory: mark.directoryPath)
+      return (nil, sharing)
+    default:
+      func sealed(_ provider: (any SealingKeyProvider)?) -> String {
+        guard let provider else { return "not sealed" }
+        let identity = provider.keyIdentity()
+        let shown = "\(provider)"
+        return "sealed with the \(shown)"
+          + (identity.description == shown ? "" : " (\(identity))")
+      }
+      let conflict = StoreError(
+        code: .storesSealedDifferently,
+        message: "the item store in \(items.directory) is \(sealed(items.sealing)), but the"
+          + " clock-mark store in \(mark.directoryPath) is \(sealed(mark.sealing)): a sealed item"
+          + " index is bound to a mark record sealed with the same key, so give both stores the"
+          + " same provider (or neither); nothing was read or written")
+      return (conflict, nil)
     }
-    return StoreError(
-      code: .storesSealedDifferently,
-      message: "the item store in \(items.directory) is \(sealed(itemSeal)), but the clock-mark"
-        + " store in \(mark.directoryPath) is \(sealed(markSeal)): a sealed item index is bound"
-        + " to a mark record sealed with the same key, so give both stores the same provider"
-        + " (or neither); nothing was read or written")
   }
 
   /// Whether `store` may load a sealing key: `false` only for an unsealed store of the two types
@@ -144,8 +174,9 @@ public struct OfflineAccessGate: Sendable {
       clocks: Clocks(wall: clock, boot: bootClock, tpm: tpmClock))
   }
 
-  /// Re-evaluates now and, when fresh, opens the cache read-only (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision
-  /// made earlier (a login screen's) is never reused.
+  /// Re-evaluates now and, when fresh, opens the cache read-only
+  /// (<doc:Rules#Recheck-at-open-and-at-each-read>). A decision made earlier (a login screen's) is
+  /// never reused.
   ///
   /// - Returns: `.opened` with a reader bounded by this decision's deadline, or `.refused`
   ///   with the decision.
@@ -196,7 +227,8 @@ public struct OfflineAccessGate: Sendable {
   /// A session writes only while it is the newest: when another process (or another gate)
   /// signs in after it, its later writes throw `superseded` and write nothing. Where several
   /// copies of an app may sign in at once, sign in and write in one step with
-  /// ``beginOnlineSession(writing:)``, which never fails for losing that race.
+  /// ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``, which never fails for losing
+  /// that race.
   ///
   /// Blocks the calling thread on `flock` (the cache's writer lock, then the mark's) and
   /// `fdatasync`; from Swift concurrency use ``beginOnlineSessionAsync()``.
@@ -226,6 +258,26 @@ public struct OfflineAccessGate: Sendable {
     throws(OnlineSessionError) -> OnlineSession
   {
     try beginOnlineSession(anchor: nil, writing: Array(items), stamp: nil)
+  }
+
+  /// Signs in and writes an array of items in one atomic step: the same as the variant that
+  /// takes any sequence (``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``). This
+  /// overload lets an array literal with string-literal keys be written in place,
+  /// `gate.beginOnlineSession(writing: [("token", data)])`, where the sequence alone would read
+  /// the literal as an array of `(String, Data)`.
+  ///
+  /// - Parameter items: Keys and bytes, stamped as the sequence variant stamps them (the wall
+  ///   clock read under the cache's writer lock); a later duplicate key wins; items not named
+  ///   are kept.
+  /// - Returns: The session; ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
+  /// - Throws: ``OnlineSessionError``, as the sequence variant.
+  /// - Complexity: As the sequence variant: O(b + k) for b bytes of old items carried and k
+  ///   written items; a constant number of syncs.
+  @discardableResult
+  public func beginOnlineSession(writing items: [(CacheItemKey, Data)])
+    throws(OnlineSessionError) -> OnlineSession
+  {
+    try beginOnlineSession(anchor: nil, writing: items, stamp: nil)
   }
 
   /// Starts an online session anchored at a server time: the time the app obtained over its
@@ -259,8 +311,8 @@ public struct OfflineAccessGate: Sendable {
   }
 
   /// Signs in anchored at a server time and writes items, in one atomic step: as
-  /// ``beginOnlineSession(writing:)`` (the mark reset, the anchor and the new items become
-  /// visible together or not at all), with the anchor of
+  /// ``beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)`` (the mark reset, the anchor
+  /// and the new items become visible together or not at all), with the anchor of
   /// ``beginOnlineSession(serverTime:uncertainty:)``.
   ///
   /// - Parameters:
@@ -289,6 +341,28 @@ public struct OfflineAccessGate: Sendable {
     let stamp = serverTime.saturatingAdvanced(by: .zero - uncertainty - TrustedTime.fixedAllowance)
     return try beginOnlineSession(
       anchor: (serverTime, uncertainty), writing: Array(items), stamp: stamp)
+  }
+
+  /// Signs in anchored at a server time and writes an array of items, in one atomic step: the
+  /// same as the variant that takes any sequence
+  /// (``beginOnlineSession(serverTime:uncertainty:writing:)-(_,_,Sequence<(CacheItemKey,Data)>)``).
+  /// This overload lets an array literal with string-literal keys be written in place (`writing:
+  /// [("token", data)]`).
+  ///
+  /// - Parameters:
+  ///   - serverTime: The server's time.
+  ///   - uncertainty: How far off it may be; zero or more.
+  ///   - items: Keys and bytes, all stamped with the trusted time at the anchor
+  ///     (`serverTime − uncertainty − 2 s`); a later duplicate key wins; items not named are
+  ///     kept.
+  /// - Returns: The session; ``OnlineSession/signInWrittenAt`` holds the items' `writtenAt`.
+  /// - Throws: ``OnlineSessionError``, as the sequence variant.
+  /// - Complexity: As the sequence variant.
+  @discardableResult
+  public func beginOnlineSession(
+    serverTime: WallClockInstant, uncertainty: Duration, writing items: [(CacheItemKey, Data)]
+  ) throws(OnlineSessionError) -> OnlineSession {
+    try beginOnlineSession(serverTime: serverTime, uncertainty: uncertainty, writing: items[...])
   }
 
   /// The time an online session stamps on the items it writes: the wall clock, or, in a session

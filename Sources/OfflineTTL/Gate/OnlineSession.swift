@@ -5,8 +5,8 @@ import Synchronization
 /// successful server sign-in (<doc:Rules#Never-delete-on-expiry>).
 ///
 /// Writes are stamped with the wall clock read under the store's writer lock and applied as one
-/// durable commit per call (``write(contentsOf:)`` writes any number of items with a constant
-/// number of syncs). Each
+/// durable commit per call (``write(contentsOf:)-(Sequence<(CacheItemKey,Data)>)`` writes any
+/// number of items with a constant number of syncs). Each
 /// commit checks, under the store's writer lock, that this session is open and that no newer
 /// online session has begun (the stored generation is still this session's); otherwise it
 /// refuses and writes nothing. ``signOut()`` removes every item but keeps the clock mark and its
@@ -18,7 +18,8 @@ public final class OnlineSession: Sendable {
   private let closed = Mutex(false)
 
   /// The `writtenAt` of the items the sign-in itself wrote
-  /// (``OfflineAccessGate/beginOnlineSession(writing:)``), or `nil` when it wrote none.
+  /// (``OfflineAccessGate/beginOnlineSession(writing:)-(Sequence<(CacheItemKey,Data)>)``), or `nil`
+  /// when it wrote none.
   public let signInWrittenAt: WallClockInstant?
 
   /// The item store's failure after the sign-in's commit point, when it had one: the sign-in
@@ -100,6 +101,22 @@ public final class OnlineSession: Sendable {
       preconditionFailure("the store applied a commit without preparing it")
     }
     return now
+  }
+
+  /// Writes (or replaces) an array of items in one durable commit: the same as the variant that
+  /// takes any sequence (``write(contentsOf:)-(Sequence<(CacheItemKey,Data)>)``). This overload
+  /// lets an array literal with string-literal keys be written in place (`session.write(contentsOf:
+  /// [("token", data)])`).
+  ///
+  /// - Parameter items: Keys and bytes; a later duplicate key wins.
+  /// - Returns: The `writtenAt` recorded.
+  /// - Throws: ``OnlineSessionError``, as the sequence variant.
+  /// - Complexity: As the sequence variant: O(n + k); a constant number of syncs.
+  @discardableResult
+  public func write(contentsOf items: [(CacheItemKey, Data)]) throws(OnlineSessionError)
+    -> WallClockInstant
+  {
+    try write(contentsOf: items[...])
   }
 
   /// Deletes one item (a missing one is not an error).

@@ -78,8 +78,28 @@ public struct FileSealingKeyProvider: SealingKeyProvider {
     self.memory = KeyMemory(settle: settle)
   }
 
-  /// `key file <path>`.
+  /// `key file <path>`, the path as given.
   public var description: String { "key file \(path)" }
+
+  /// `key file` with one part, the key file's absolute path with its directory resolved as
+  /// `realpath(3)` resolves it (symbolic links, `.`, `..` and repeated `/`) and its last name
+  /// kept as it is (a load never follows it): `keys/k` (in the working directory),
+  /// `<dir>/keys/k`, `<dir>/keys/./k`, `<dir>/keys//k` and a path through a symbolic link to
+  /// `keys` name one key. A directory that does not exist now is made absolute lexically (`.`
+  /// and empty components removed, each `..` removing the name before it). A path ending in
+  /// `/` names no key file (every load refuses it) and keeps its `/`. One directory mounted at
+  /// two places has two identities (`realpath(3)` does not see bind mounts).
+  ///
+  /// - Returns: The identity, resolved now against the working directory.
+  /// - Complexity: One `realpath(3)` of the key's directory (one lookup per component), and
+  ///   `getcwd(3)` for a relative path.
+  public func keyIdentity() -> SealingKeyIdentity {
+    let absolute =
+      (try? AbsolutePath.resolvingLinks(path, system: system))
+      ?? (try? AbsolutePath.lexical(path, system: system)) ?? path
+    let slash = path.hasSuffix("/") && !absolute.hasSuffix("/") ? "/" : ""
+    return SealingKeyIdentity(kind: "key file", parts: [absolute + slash])
+  }
 
   /// Reads and checks the key file.
   ///

@@ -46,9 +46,28 @@ public protocol SealingKeyProvider: Sendable, CustomStringConvertible {
   /// - Returns: The key.
   /// - Throws: ``SealingKeyError``, as the two calls.
   func loadKey(forStoreAt directory: String) throws(SealingKeyError) -> SealingKey
+
+  /// What names the key this provider loads: two providers whose identities are equal load one
+  /// key, however each was configured or spelt. ``OfflineAccessGate`` compares its two stores'
+  /// providers with it (``OfflineAccessGate/sealingConflict``).
+  ///
+  /// A provider answers from its configuration and, where that names a place in the file
+  /// system, from that place as it is now (a key file's directory with its symbolic links
+  /// resolved); it never loads or creates the key.
+  ///
+  /// - Returns: The identity; the default is the provider's `description` as the only part,
+  ///   so that a provider of another kind is alike only to one that describes itself alike.
+  /// - Complexity: O(1) in the number of keys; a provider may resolve a path (one lookup per
+  ///   component).
+  func keyIdentity() -> SealingKeyIdentity
 }
 
 extension SealingKeyProvider {
+  /// The default: the kind `provider` with `description` as its only part.
+  public func keyIdentity() -> SealingKeyIdentity {
+    SealingKeyIdentity(kind: "provider", parts: [description])
+  }
+
   /// Keys kept outside the file system (a keyring) are never inside a store: nothing to check.
   public func checkKeptOutside(storeDirectory directory: String) throws(SealingKeyError) {}
 

@@ -116,9 +116,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// under the lock; nothing was written, and the previous record is intact.
     public static let clockUnreadable = Code(.clockUnreadable)
     /// A gate was given an item store and a clock-mark store that are sealed differently (one
-    /// sealed and the other not, or two different key providers): a sealed item index is bound
-    /// to a mark record sealed with the same key, so no sign-in could make such a pair agree.
-    /// Every operation of that gate refuses with this code before it reads or writes anything
+    /// sealed and the other not, or providers of two different keys, as
+    /// ``SealingKeyProvider/keyIdentity()`` says): a sealed item index is bound to a mark record
+    /// sealed with the same key, so no sign-in could make such a pair agree. Every operation of
+    /// that gate refuses with this code before it reads or writes anything
     /// (``OfflineAccessGate/sealingConflict``); give both stores the same provider, or neither.
     /// A configuration error, not damage: nothing in the store is wrong.
     public static let storesSealedDifferently = Code(.storesSealedDifferently)

@@ -4,15 +4,49 @@ import OfflineTTLTesting
 import Synchronization
 import Testing
 
-/// The async variants never block a thread of the cooperative pool: with the mark store's lock
-/// held by someone else, more async checks than the pool has threads wait for it, and other
-/// async work still runs.
+/// The async variants never block their calling thread: with a store's lock held by someone
+/// else, more async calls than their one thread wait for it, and other async work on that
+/// thread still runs.
 @Suite struct OfflineAccessGateAsyncTests {
   /// A thread-safe count.
   final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.add(1, ordering: .sequentiallyConsistent) }
     var value: Int { count.load(ordering: .sequentiallyConsistent) }
+  }
+
+  /// How many async calls wait for a held lock at once: more than the one thread they are
+  /// called from.
+  static let waiting = 4
+
+  /// Runs `calls` (which make `count` async calls that each wait for `held`'s lock) on a thread
+  /// of its own (``OneThreadExecutor``), and on that same thread, after them, a sentinel that
+  /// waits until `count` requests wait for the lock in the kernel (`/proc/locks`) and then
+  /// releases it. An async call that blocked its calling thread while it waited would keep the
+  /// sentinel from running until the watchdog released the lock, and the calls that did not
+  /// start yet from reaching the lock: `released` is then `false`.
+  ///
+  /// Nothing here is timed: the sentinel runs as soon as the thread is free, and the thread is
+  /// this test's alone (the shared cooperative pool, where the rest of the suite runs, could
+  /// keep a ready task waiting for longer than any bound: the flake this replaces, which
+  /// released the lock from the test's own task after a 200 ms sleep, and failed when that task
+  /// was not run again before the 120 s watchdog).
+  ///
+  /// - Returns: What `calls` returned, and whether the sentinel released the lock.
+  static func whileWaiting<Result: Sendable>(
+    for held: HeldFileLock, count: Int, _ calls: @escaping @Sendable () async -> Result
+  ) async -> (result: Result, released: Bool) {
+    let executor = OneThreadExecutor()
+    defer { executor.stop() }
+    let work = Task(executorPreference: executor) { await calls() }
+    let sentinel = Task(executorPreference: executor) { () -> Bool in
+      while held.waiterCount() < count, !held.isReleased {
+        try? await Task.sleep(for: .milliseconds(2))
+      }
+      return held.release()
+    }
+    let released = await sentinel.value
+    return (await work.value, released)
   }
 
   /// An item store that counts the summaries started (each check summarizes, then waits for
@@ -38,7 +72,11 @@ import Testing
     }
   }
 
-  @Test func asyncChecksWaitingForTheLockLeaveTheCooperativePoolFree() async throws {
+  @Test(
+    .enabled(
+      if: HeldFileLock.canCountWaiters,
+      "needs /proc/locks (Linux procfs) to see the checks wait for the lock"))
+  func asyncChecksWaitingForTheLockLeaveTheCooperativePoolFree() async throws {
     let directory = try TemporaryStoreDirectory(prefix: "async-gate")
     defer { directory.remove() }
     let summaries = Counter()
@@ -49,13 +87,12 @@ import Testing
     let session = try await gate.beginOnlineSessionAsync()
     try await session.writeAsync(contentsOf: [("token", Data("secret".utf8))])
 
-    // Hold the mark store's lock as another process would. Released after 60 s if the pool were
-    // starved, so a failure cannot hang the run (the checks reach the lock in milliseconds,
-    // seconds on a loaded machine).
-    let held = try HeldFileLock(directory.appending(FileClockMarkStore.lockFileName))
-
-    let waiting = ProcessInfo.processInfo.activeProcessorCount * 4
-    let decisions = Task {
+    // Hold the mark store's lock as another process would. The watchdog's bound is a safety
+    // net: it releases the lock only if the thread below stays blocked.
+    let held = try HeldFileLock(
+      directory.appending(FileClockMarkStore.lockFileName), releasingAfter: .seconds(120))
+    let waiting = Self.waiting
+    let releasedHere = await Self.whileWaiting(for: held, count: waiting) {
       await withTaskGroup(of: OfflineAccessDecision.self) { group in
         for _ in 0..<waiting { group.addTask { await gate.checkEligibilityAsync() } }
         var all: [OfflineAccessDecision] = []
@@ -63,14 +100,9 @@ import Testing
         return all
       }
     }
-    // Every check reaches the lock (more than the pool has threads), and this task still runs.
-    while summaries.value < waiting, !held.isReleased {
-      try await Task.sleep(for: .milliseconds(5))
-    }
-    let sentinel = await Task.detached { 42 }.value
-    #expect(sentinel == 42)
-    #expect(held.release(), "the cooperative pool was blocked")
-    let all = await decisions.value
+    #expect(releasedHere.released, "a check blocked its thread while it waited for the lock")
+    let all = releasedHere.result
+    #expect(summaries.value >= waiting, "every check summarized the items")
     #expect(all.count == waiting)
     let fresh = all.filter { $0.isFresh }.count
     #expect(fresh == waiting)
@@ -85,7 +117,11 @@ import Testing
   /// The async sign-in that writes: one atomic step, stamped under the writer lock; with the
   /// cache's writer lock held by someone else, more of them than the pool has threads wait for
   /// it while other async work runs, and each commits in a generation of its own.
-  @Test func asyncSignInsThatWriteWaitWithoutBlockingThePoolAndAllCommit() async throws {
+  @Test(
+    .enabled(
+      if: HeldFileLock.canCountWaiters,
+      "needs /proc/locks (Linux procfs) to see the sign-ins wait for the lock"))
+  func asyncSignInsThatWriteWaitWithoutBlockingThePoolAndAllCommit() async throws {
     let directory = try TemporaryStoreDirectory(prefix: "async-sign-in")
     defer { directory.remove() }
     let clock = ManualWallClock(GateFixture.start)
@@ -101,13 +137,12 @@ import Testing
     #expect(first.signInWrittenAt == GateFixture.start)
     #expect(try gate.cache.item(forKey: "profile")?.writtenAt == GateFixture.start)
 
-    // Hold the cache's writer lock as another process would; released after 120 s at most, so a
-    // starved pool cannot hang the run (wall time: the whole suite running beside this test on
-    // a loaded machine took more than 20 s to get here).
+    // Hold the cache's writer lock as another process would. The watchdog's bound is a safety
+    // net: it releases the lock only if the thread below stays blocked.
     let held = try HeldFileLock(directory.appending("cache/lock"), releasingAfter: .seconds(120))
     clock.advance(by: .seconds(60))
-    let waiting = ProcessInfo.processInfo.activeProcessorCount * 4
-    let sessions = Task {
+    let waiting = Self.waiting
+    let sessions = await Self.whileWaiting(for: held, count: waiting) {
       await withTaskGroup(of: OnlineSession?.self) { group in
         for index in 0..<waiting {
           group.addTask {
@@ -121,11 +156,8 @@ import Testing
         return all
       }
     }
-    try await Task.sleep(for: .milliseconds(200))
-    let sentinel = await Task.detached { 42 }.value
-    #expect(sentinel == 42)
-    #expect(held.release(), "the cooperative pool was blocked")
-    let all = await sessions.value
+    #expect(sessions.released, "a sign-in blocked its thread while it waited for the lock")
+    let all = sessions.result
     #expect(all.count == waiting, "every sign-in commits")
     #expect(Set(all.map(\.generation)) == Set((2...(waiting + 1)).map { UInt64($0) }))
     let last = try #require(all.max { $0.generation < $1.generation })

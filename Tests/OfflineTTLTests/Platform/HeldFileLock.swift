@@ -55,6 +55,43 @@ final class HeldFileLock: Sendable {
   /// Whether the watchdog released the lock because `bound` passed first.
   var wasReleasedByWatchdog: Bool { releasedByWatchdog.load(ordering: .acquiring) }
 
+  /// Whether ``waiterCount()`` can count (`/proc/locks` is readable: Linux).
+  static let canCountWaiters: Bool = access("/proc/locks", R_OK) == 0
+
+  /// How many `flock` requests of any process or thread wait for this lock now: the lines of
+  /// `/proc/locks` that list a blocked request (`->`) on this file's device and inode. A
+  /// request that waits in the kernel (a blocking `flock`) is listed; one that polls
+  /// (`LOCK_NB` and pauses) is not.
+  ///
+  /// - Returns: The count; 0 where `/proc/locks` cannot be read (see ``canCountWaiters``).
+  func waiterCount() -> Int {
+    var status = stat()
+    guard fstat(fd, &status) == 0 else { return 0 }
+    // `/proc/locks` names a file `MAJOR:MINOR:INODE`, the device numbers in hexadecimal.
+    let device = UInt64(status.st_dev)
+    let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+    let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+    let file =
+      String(major, radix: 16).leftPadded(to: 2) + ":"
+      + String(minor, radix: 16).leftPadded(to: 2) + ":" + String(status.st_ino)
+    let locks = open("/proc/locks", O_RDONLY | O_CLOEXEC)
+    guard locks >= 0 else { return 0 }
+    defer { close(locks) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      let count = read(locks, &chunk, chunk.count)
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { break }
+      bytes += chunk[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self).split(separator: "\n").count { line in
+      let fields = line.split(separator: " ")
+      return fields.count > 5 && fields[1] == "->" && fields[2] == "FLOCK"
+        && fields.contains { $0 == file }
+    }
+  }
+
   /// Releases the lock now.
   ///
   /// - Returns: `false` when it was already released (by the watchdog, or an earlier call).
@@ -67,4 +104,11 @@ final class HeldFileLock: Sendable {
   }
 
   deinit { close(fd) }
+}
+
+extension String {
+  /// The text with `0`s before it up to `width` characters.
+  fileprivate func leftPadded(to width: Int) -> String {
+    String(repeating: "0", count: max(0, width - count)) + self
+  }
 }

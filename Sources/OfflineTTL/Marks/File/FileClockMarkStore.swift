@@ -94,8 +94,10 @@ public struct FileClockMarkStore: ClockMarkStorage {
   let resolvedSealKeys: ResolvedSealKeys?
   /// The record bytes a sealed store value last verified (`observeSealed`).
   let sealedMemo = SealedMarkMemo()
-  /// The sealing key's name in an operation's scope (built once; `nil` when unsealed).
-  let sealingScopeName: SealingKeyScope.Name?
+  /// The sealing key's name in an operation's scope (built once; `nil` when unsealed). A gate
+  /// whose item store names the same key in other words sets it to the item store's provider's
+  /// name, so that the two share one key per operation.
+  var sealingScopeName: SealingKeyScope.Name?
   /// How long an operation waits for `clock-mark.lock` while another thread or process holds it;
   /// past it the operation fails with ``StoreError/Code/lockTimedOut`` (the gate refuses with
   /// it, `expired`) and reads, writes and deletes nothing. Zero or less: never wait. Default
