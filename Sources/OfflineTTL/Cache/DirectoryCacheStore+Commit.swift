@@ -103,7 +103,8 @@ extension DirectoryCacheStore {
       let before = try? sealedMarks.read().generation
       let result = body()
       if let after = try? sealedMarks.read().generation, after != before {
-        try sealedApply(CacheChanges(), cache: cache)
+        try sealedApply(
+          CacheChanges(), cache: cache, afterReset: true, previousGeneration: before)
       }
       return result
     }

@@ -82,12 +82,13 @@ extension DirectoryCacheStore {
       // sign-in here: taken for "no record", it would remove a committed staging whose roll
       // forward is not finished.
       let committed: ClockMarkRecord?
+      let committedStoreID: [UInt8]?
       do throws(StoreError) {
-        committed = try sealedMarks(keys: keys).readSealed().record
+        (committed, committedStoreID) = try sealedMarks(keys: keys).readSealed()
       } catch  where error.code == .lockTimedOut {
         throw error
       } catch {
-        committed = nil
+        (committed, committedStoreID) = (nil, nil)
       }
       let committedSignIn: SignInID?? =
         committed.flatMap { $0.generation == stored ? .some($0.signInID) : nil }
@@ -127,10 +128,18 @@ extension DirectoryCacheStore {
         sealedMarks.authenticStoreID(keys: keys)
         ?? (try? loadSealedIndex(cache, keys: keys, withBody: false))?.header.storeID
         ?? Sodium.randomBytes(MarkSeal.storeIDLength)
+      // Old items are carried only from the live index committed with the authentic clock
+      // mark: its store id and generation (none when the mark does not authenticate; read
+      // without the lock when the locked read failed for the lock file's sake).
+      let authentic =
+        committed.flatMap { record in committedStoreID.map { (record.generation, $0) } }
+        ?? sealedMarks.authenticGeneration(keys: keys)
+      let carryingFrom = authentic?.1 == storeID ? authentic?.0 : nil
       do throws(StoreFileError) {
         try stageSealed(
           changes, in: cache, named: name, generation: planned, storeID: storeID,
-          signIn: signIn, keys: keys, judgingCarried: true)
+          signIn: signIn, keys: keys, carryingFrom: carryingFrom,
+          judgingCarried: true)
       } catch {
         try? removeStaging(cache, name)
         try? files.remove(cache, Self.pendingName)
@@ -172,10 +181,14 @@ extension DirectoryCacheStore {
   /// already stands under its name), and makes both durable (a sign-in stages for the
   /// generation its reset will write; a session commit for the generation the mark holds).
   /// Every file is created with `O_CREAT | O_EXCL` after removing whatever stood under its
-  /// name; a staging of the wrong type is replaced.
+  /// name; a staging of the wrong type is replaced. Old items are carried only from a live
+  /// index bound to `storeID` and `indexGeneration` (the authentic clock mark's generation the
+  /// old set was committed under; `nil`: carry nothing), as
+  /// ``sealedCarriedEntries(_:items:keys:storeID:indexGeneration:judgingEach:rewritten:)`` says.
   func stageSealed(
     _ changes: CacheChanges, in cache: StoreDirectory, named name: String, generation: UInt64,
-    storeID: [UInt8], signIn: SignInID?, keys: SealKeys, judgingCarried: Bool
+    storeID: [UInt8], signIn: SignInID?, keys: SealKeys, carryingFrom indexGeneration: UInt64?,
+    judgingCarried: Bool
   ) throws(StoreFileError) {
     var entries: [String: CacheSeal.Entry] = [:]
     if !changes.removesAll {
@@ -188,8 +201,8 @@ extension DirectoryCacheStore {
         defer { files.close(live) }
         let written = Set(changes.entries.keys.map(\.rawValue))
         let carried = try sealedCarriedEntries(
-          cache, items: live, keys: keys, storeID: storeID, judgingEach: judgingCarried,
-          rewritten: written)
+          cache, items: live, keys: keys, storeID: storeID, indexGeneration: indexGeneration,
+          judgingEach: judgingCarried, rewritten: written)
         entries = carried.entries
         // What is dropped and not written again is said to the caller.
         SignInReport.record(carried.dropped.filter { !written.contains($0.key) })

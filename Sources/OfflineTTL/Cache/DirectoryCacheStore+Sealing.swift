@@ -620,14 +620,24 @@ extension DirectoryCacheStore {
     return index.entries.keys.map { CacheItemKey(validated: $0) }.sorted()
   }
 
-  /// The entries a sealed commit keeps: from the old index when it authenticates with this key
-  /// and store id (the clock mark may be a generation ahead: the session reset it), each item it
-  /// lists judged as a read judges it when `judgingEach` (a sign-in: the file, its tags, its
-  /// generation and store; ``judgeSealedItem(_:in:expected:storeID:keys:)``), and those a read
-  /// would refuse dropped; otherwise every item file that authenticates, the others dropped (an
-  /// unsealed store, a store under another key, forged files, files of the wrong type or of
-  /// another user: the online session replaces what they held). Every file is opened by the
-  /// secure open.
+  /// The entries a sealed commit keeps: from the old index only when it authenticates with this
+  /// key and is bound to `storeID` and to `indexGeneration`, the generation of the authentic
+  /// clock mark the old set was committed under (the mark may be a generation ahead: a reset
+  /// just moved it). Each item it lists is judged as a read judges it when `judgingEach` (a
+  /// sign-in: the file, its tags, its generation and store;
+  /// ``judgeSealedItem(_:in:expected:storeID:keys:)``), and those a read would refuse are
+  /// dropped.
+  ///
+  /// Without such an index (none, one that does not authenticate, one of another generation or
+  /// store, or no authentic clock mark: `indexGeneration` `nil`) nothing is carried, whatever
+  /// the files in `items/` hold: a read refuses every one of them, and an item file that
+  /// authenticates under this key may be a copy from an older commit or of an item signed out
+  /// since (its own seal binds the generation it was committed under, and a carried item keeps
+  /// that generation, so only the index tells the current copy from an old one). Each is
+  /// reported: `index_unauthentic` when it authenticates under this key, else as an item this
+  /// key cannot authenticate (an unsealed store, a store under another key, forged files,
+  /// files of the wrong type or of another user). The online session replaces what they held.
+  /// Every file is opened by the secure open.
   ///
   /// - Returns: The entries carried, and the old items dropped with why.
   /// - Throws: ``StoreFileError`` when `items/` cannot be listed or an item cannot be read (an
@@ -636,12 +646,25 @@ extension DirectoryCacheStore {
   ///   authenticate; else O(index).
   func sealedCarriedEntries(
     _ cache: StoreDirectory, items: StoreDirectory, keys: SealKeys, storeID: [UInt8],
-    judgingEach: Bool, rewritten: Set<String>
+    indexGeneration: UInt64?, judgingEach: Bool, rewritten: Set<String>
   ) throws(StoreFileError)
     -> (entries: [String: CacheSeal.Entry], dropped: [SignInReport.Dropped])
   {
-    if let (header, index) = try? loadSealedIndex(cache, keys: keys, withBody: true),
-      header.storeID == storeID
+    // A failed read that says nothing about the index (`EIO`, `ENOMEM`...) fails the commit:
+    // a passing failure never drops the items it lists.
+    let old: (header: CacheSeal.Header, index: CacheSeal.Index)?
+    do throws(StoreError) {
+      old = try loadSealedIndex(cache, keys: keys, withBody: true)
+    } catch {
+      if let number = error.errno, error.code == .indexUnreadable,
+        !Self.refusingErrnos.contains(Errno(rawValue: number))
+      {
+        throw StoreFileError(.system(Errno(rawValue: number)), path: cache.path(of: Self.indexName))
+      }
+      old = nil
+    }
+    if let indexGeneration, let (header, index) = old,
+      header.storeID == storeID, header.generation == indexGeneration
     {
       guard judgingEach else { return (index.entries, []) }
       var entries = index.entries
@@ -667,47 +690,48 @@ extension DirectoryCacheStore {
       }
       return (entries, dropped)
     }
-    var entries: [String: CacheSeal.Entry] = [:]
-    var dropped: [SignInReport.Dropped] = []
-    for name in try files.names(in: items) {
-      guard CacheItemKey.problem(with: name) == nil else { continue }
-      // Only what was read and does not authenticate (or is no private file at all) is
-      // discarded; a failure to read fails the commit, so an I/O error never drops a genuine
-      // item.
-      let file: OpenedStoreFile
-      do {
-        file = try files.openFile(items, name, .readOnly)
-      } catch  where error.errno == .noSuchFileOrDirectory {
-        continue
-      } catch
-        where error.isWrongType || error.isInsecure
-        || error.errno.map({ Self.refusingErrnos.contains($0) }) == true
-      {
-        let refusal = failure(error, .itemUnreadable, key: CacheItemKey(validated: name))
-        dropped.append(SignInReport.Dropped(key: name, refusal: refusal))
-        continue
-      }
-      defer { files.close(file.fd) }
-      guard file.status.size <= CacheSeal.maximumItemFileSize else {
-        let refusal = unreadable(CacheItemKey(validated: name), .fileTooLarge)
-        dropped.append(SignInReport.Dropped(key: name, refusal: refusal))
-        continue
-      }
-      let bytes = try files.read(
-        file.fd, count: Int(file.status.size), offset: 0, path: items.path(of: name))
-      switch CacheSeal.openItem(bytes, key: name, storeID: storeID, keys: keys) {
-      case .success(let opened):
-        entries[name] = opened.entry
-      case .failure(let problem):
-        let refusal = itemFailure(CacheItemKey(validated: name), problem)
-        dropped.append(
-          SignInReport.Dropped(
-            key: name, code: refusal.code,
-            reason: "item \(name) does not authenticate with this key",
-            unauthenticatedByKey: true))
-      }
+    // Nothing is carried without the current authentic index (see above), and nothing in
+    // `items/` is read: what the old index says of this key tells which report each gets.
+    let byKey: StoreError.Code?
+    switch indexHeaderUnderKey(cache, keys: keys) {
+    case .failure(.unsealed): byKey = .sealMismatch
+    case .failure(.otherKey): byKey = .itemUnauthentic
+    default: byKey = nil
     }
-    return (entries, dropped)
+    let why =
+      indexGeneration.map {
+        "no authentic index of generation \($0) of this store lists it (a copy from another"
+          + " commit, or an index removed, altered or replaced)"
+      } ?? "the clock mark does not authenticate, so no index can vouch for it"
+    var dropped: [SignInReport.Dropped] = []
+    for name in try files.names(in: items)
+    where !rewritten.contains(name) && CacheItemKey.problem(with: name) == nil {
+      dropped.append(
+        SignInReport.Dropped(
+          key: name, code: byKey ?? .indexUnauthentic,
+          reason: byKey != nil
+            ? "item \(name) does not authenticate with this key" : "item \(name): \(why)",
+          unauthenticatedByKey: byKey != nil))
+    }
+    return ([:], dropped)
+  }
+
+  /// The old index's header checked with `keys`: `.failure(.unsealed)` or `.failure(.otherKey)`
+  /// tell an old set this key cannot authenticate at all (sealed for the first time, or under
+  /// another key); anything else (no index, an altered one, one that authenticates) `nil` or
+  /// the header.
+  private func indexHeaderUnderKey(_ cache: StoreDirectory, keys: SealKeys)
+    -> Result<CacheSeal.Header, CacheSeal.Failure>?
+  {
+    guard let file = try? files.openFile(cache, Self.indexName, .readOnly) else { return nil }
+    defer { files.close(file.fd) }
+    // A shorter file is read as it is: an unsealed index may be shorter than a sealed header.
+    guard
+      let bytes = try? files.read(
+        file.fd, count: CacheSeal.indexHeaderSize, offset: 0,
+        path: cache.path(of: Self.indexName))
+    else { return nil }
+    return CacheSeal.decodeIndexHeader(bytes, keys: keys)
   }
 
   /// The sealed commit (a session's writes, deletions, sign-out, or the re-seal after a reset),
@@ -731,10 +755,16 @@ extension DirectoryCacheStore {
   ///
   /// - Complexity: O(n + k) for n stored and k changed items (O(total item bytes) when the live
   ///   index does not authenticate); one `syncfs`, a constant number of `fsync`s.
-  func sealedApply(_ changes: CacheChanges, cache: StoreDirectory) throws(StoreError) {
+  func sealedApply(
+    _ changes: CacheChanges, cache: StoreDirectory, afterReset: Bool = false,
+    previousGeneration: UInt64? = nil
+  ) throws(StoreError) {
     // Never creates the key: a commit needs the record a sign-in sealed with the existing one.
     let keys = try sealKeys(creating: false)
     let binding = try markBinding(keys: keys)
+    // The old set is carried from the index of the mark's generation; after a reset, of the
+    // generation the authentic mark held before it (none: nothing is carried).
+    let carried = afterReset ? previousGeneration : binding.generation
     let name = Self.stagingPrefix + String(binding.generation)
     do throws(StoreFileError) {
       try reclaimSealedStaging(
@@ -747,7 +777,8 @@ extension DirectoryCacheStore {
     do throws(StoreFileError) {
       try stageSealed(
         changes, in: cache, named: name, generation: binding.generation,
-        storeID: binding.storeID, signIn: binding.signInID, keys: keys, judgingCarried: false)
+        storeID: binding.storeID, signIn: binding.signInID, keys: keys, carryingFrom: carried,
+        judgingCarried: false)
     } catch {
       try? removeStaging(cache, name)
       try? files.remove(cache, Self.pendingName)

@@ -192,6 +192,42 @@ extension FileClockMarkStore {
     return nil
   }
 
+  /// The generation and store id of the newest slot whose seal verifies with `keys`, read
+  /// without the lock (as ``salvagedSeal(in:keys:)`` reads: a record of the wrong type or size,
+  /// another user's, or one that group or others may write gives `nil`). For a sealed
+  /// sign-in whose locked read of the record failed for something else than the record (a lock
+  /// file of the wrong type, which its reset replaces): only sign-ins change the generation,
+  /// and they hold the cache's writer lock.
+  func authenticGeneration(keys: SealKeys) -> (generation: UInt64, storeID: [UInt8])? {
+    guard let directory = try? secure.openDirectory(atPath: directoryPath, creating: false)
+    else { return nil }
+    defer { secure.close(directory) }
+    guard
+      let file = try? secure.openFile(
+        Self.recordFileName, in: StoreDirectory(fd: directory.fd, path: directoryPath), .readOnly)
+    else { return nil }
+    let fd = file.fd
+    defer { system.closeIgnoringErrors(fd) }
+    guard file.status.size == Int64(MarkRecordCodec.fileSize) else { return nil }
+    var bytes = [UInt8](repeating: 0, count: MarkRecordCodec.fileSize)
+    guard (try? system.preadAll(fd, into: &bytes, at: 0)) == MarkRecordCodec.fileSize else {
+      return nil
+    }
+    var newest: (sequence: UInt64, generation: UInt64, storeID: [UInt8])?
+    for index in MarkRecordCodec.slotOffsets.indices {
+      let seal = Self.sealOffset(index)
+      let slot = Self.slotBytes(bytes, index)
+      guard
+        case .authentic(let id) = MarkSeal.verify(
+          slot: slot, trailer: bytes[seal..<(seal + MarkSeal.length)], keys: keys),
+        case .valid(let sequence, let record) = MarkRecordCodec.decode(slot),
+        newest.map({ sequence > $0.sequence }) ?? true
+      else { continue }
+      newest = (sequence, record.generation, id)
+    }
+    return newest.map { ($0.generation, $0.storeID) }
+  }
+
   /// The store id of the record when one of its slots verifies with `keys`, read without the
   /// lock (every slot of a sealed record names the same store), or `nil`.
   func authenticStoreID(keys: SealKeys) -> [UInt8]? {
