@@ -634,16 +634,17 @@ extension DirectoryCacheStore {
   /// authenticates under this key may be a copy from an older commit or of an item signed out
   /// since (its own seal binds the generation it was committed under, and a carried item keeps
   /// that generation, so only the index tells the current copy from an old one). Each is
-  /// reported: `index_unauthentic` when it authenticates under this key, else as an item this
-  /// key cannot authenticate (an unsealed store, a store under another key, forged files,
-  /// files of the wrong type or of another user). The online session replaces what they held.
-  /// Every file is opened by the secure open.
+  /// reported without being read: as an item this key cannot authenticate when the old index
+  /// shows a set this key cannot authenticate at all (an unsealed store sealed for the first
+  /// time: `seal_mismatch`; a store under another key: `item_unauthentic`), otherwise as
+  /// `index_unauthentic`. The online session replaces what they held. The index is opened by the
+  /// secure open.
   ///
   /// - Returns: The entries carried, and the old items dropped with why.
   /// - Throws: ``StoreFileError`` when `items/` cannot be listed or an item cannot be read (an
   ///   I/O error never drops a genuine item: it fails the commit).
-  /// - Complexity: O(total item bytes) when judging each item or when the old index does not
-  ///   authenticate; else O(index).
+  /// - Complexity: O(total item bytes) when judging each item; O(index) otherwise, plus
+  ///   O(names in `items/`) when nothing is carried.
   func sealedCarriedEntries(
     _ cache: StoreDirectory, items: StoreDirectory, keys: SealKeys, storeID: [UInt8],
     indexGeneration: UInt64?, judgingEach: Bool, rewritten: Set<String>
